@@ -1,0 +1,14 @@
+import { ApiError, notFound } from '#lib/api/errors.ts';
+import { apiHandler } from '#lib/api/middlewares.ts';
+import { matchRoute } from '#lib/api/routes.ts';
+
+/** Any request no route takes: 405 when the path exists with other methods, 404 otherwise. */
+export const handler = apiHandler({ auth: false, body: false }, async ({ event }) => {
+  const match = matchRoute(event.httpMethod, event.path);
+  if ('allowedMethods' in match && match.allowedMethods.length > 0) {
+    throw new ApiError(405, 'method_not_allowed', `${event.httpMethod} is not allowed here; use ${match.allowedMethods.join(', ')}.`, {
+      headers: { Allow: match.allowedMethods.join(', ') },
+    });
+  }
+  throw notFound(`No route for ${event.httpMethod} ${event.path}.`);
+});

@@ -1,0 +1,20 @@
+import { invalidRequest } from '#lib/api/errors.ts';
+import { json, publicBaseUrl } from '#lib/api/http.ts';
+import { apiHandler } from '#lib/api/middlewares.ts';
+import { pdfRecordView } from '#lib/api/views.ts';
+import { pdfStore } from '#lib/aws/stores.ts';
+import { generateBodySchema, prepareDocument, producePdf } from '#lib/documents/produce-pdf.ts';
+import { describeIssue } from '#lib/render/options.ts';
+
+/** POST /v1/pdf/generate: one PDF from html or url (spec 4.1). */
+export const handler = apiHandler({ auth: true, body: true }, async ({ event, apiKey, body }) => {
+  const parsed = generateBodySchema.safeParse(body);
+  if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
+  const { html, url, ...options } = parsed.data;
+  if (html === undefined && url === undefined) throw invalidRequest('html or url is required.');
+  if (html !== undefined && url !== undefined) throw invalidRequest('Give either html or url, not both.');
+
+  const request = await prepareDocument({ html, url, options });
+  const record = await producePdf(pdfStore(), apiKey, request);
+  return json(200, pdfRecordView(record, publicBaseUrl(event)));
+});

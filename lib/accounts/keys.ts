@@ -1,0 +1,157 @@
+/**
+ * API keys: issued once in plaintext, stored only as a SHA-256 hash.
+ *
+ * A key carries about 238 random bits, so a fast hash is the right tool (no salt or slow KDF
+ * needed: there is nothing to brute-force). Authentication is a consistent read of the item named
+ * by the hash of the presented key; a revoked key is refused from the next request on.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { randomBase62 } from '#lib/random.ts';
+import { ENTITY_INDEX } from '#lib/storage/table.ts';
+import { TIERS, type TierLimits, type TierName } from './tiers.ts';
+
+export const API_KEY_PREFIX = 'pdfk_';
+const API_KEY_PATTERN = /^pdfk_[0-9A-Za-z]{40}$/;
+const ENTITY = 'APIKEY';
+
+/** What the service knows about the caller once a key is accepted. */
+export interface ApiKey {
+  readonly keyId: string;
+  readonly tier: TierName;
+  readonly name: string;
+  readonly createdAt: string;
+  readonly revokedAt?: string;
+  /** Per-key overrides of the tier's limits (enterprise "custom"). */
+  readonly rateLimitPerMinute?: number;
+  readonly monthlyQuota?: number;
+}
+
+export interface KeyStore {
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+}
+
+export function hashApiKey(apiKey: string): string {
+  return createHash('sha256').update(apiKey, 'utf8').digest('hex');
+}
+
+/** The limits in force for a key: its tier's, with the key's own overrides on top. */
+export function limitsFor(key: ApiKey): TierLimits {
+  const tier = TIERS[key.tier];
+  return {
+    ...tier,
+    rateLimitPerMinute: key.rateLimitPerMinute ?? tier.rateLimitPerMinute,
+    monthlyQuota: key.monthlyQuota ?? tier.monthlyQuota,
+  };
+}
+
+export async function createApiKey(
+  store: KeyStore,
+  input: { tier: TierName; name?: string; rateLimitPerMinute?: number; monthlyQuota?: number; now?: Date },
+): Promise<{ apiKey: string; key: ApiKey }> {
+  const apiKey = API_KEY_PREFIX + randomBase62(40);
+  const key: ApiKey = {
+    keyId: 'key_' + randomBase62(16),
+    tier: input.tier,
+    name: input.name ?? '',
+    createdAt: (input.now ?? new Date()).toISOString(),
+    ...(input.rateLimitPerMinute !== undefined && { rateLimitPerMinute: input.rateLimitPerMinute }),
+    ...(input.monthlyQuota !== undefined && { monthlyQuota: input.monthlyQuota }),
+  };
+  const hash = hashApiKey(apiKey);
+  await store.client.send(
+    new PutCommand({
+      TableName: store.tableName,
+      Item: {
+        pk: `${ENTITY}#${hash}`,
+        sk: ENTITY,
+        [ENTITY_INDEX.partitionKey]: ENTITY,
+        [ENTITY_INDEX.sortKey]: key.keyId,
+        keyHash: hash,
+        ...key,
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+  return { apiKey, key };
+}
+
+/**
+ * The key named by an `Authorization: Bearer <key>` header, or undefined when the header is
+ * missing or malformed, or the key is unknown or revoked.
+ */
+export async function findActiveKey(store: KeyStore, authorization: string | undefined): Promise<ApiKey | undefined> {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  const presented = match?.[1];
+  if (!presented || !API_KEY_PATTERN.test(presented)) return undefined;
+
+  const hash = hashApiKey(presented);
+  const { Item } = await store.client.send(
+    new GetCommand({ TableName: store.tableName, Key: { pk: `${ENTITY}#${hash}`, sk: ENTITY }, ConsistentRead: true }),
+  );
+  // The item was found by this very hash, so the comparison can only fail on a corrupted item;
+  // it is still done in constant time so that no code path compares secrets byte by byte.
+  if (!Item || typeof Item.keyHash !== 'string') return undefined;
+  if (!timingSafeEqual(Buffer.from(Item.keyHash, 'hex'), Buffer.from(hash, 'hex'))) return undefined;
+  if (Item.revokedAt) return undefined;
+  return toApiKey(Item);
+}
+
+export async function listApiKeys(store: KeyStore): Promise<ApiKey[]> {
+  const keys: ApiKey[] = [];
+  let cursor: Record<string, unknown> | undefined;
+  do {
+    const page = await store.client.send(
+      new QueryCommand({
+        TableName: store.tableName,
+        IndexName: ENTITY_INDEX.name,
+        KeyConditionExpression: '#p = :entity',
+        ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey },
+        ExpressionAttributeValues: { ':entity': ENTITY },
+        ExclusiveStartKey: cursor,
+      }),
+    );
+    keys.push(...(page.Items ?? []).map(toApiKey));
+    cursor = page.LastEvaluatedKey;
+  } while (cursor);
+  return keys;
+}
+
+/** Revokes a key by its id. Returns false when no such key exists. */
+export async function revokeApiKey(store: KeyStore, keyId: string, now = new Date()): Promise<boolean> {
+  const { Items } = await store.client.send(
+    new QueryCommand({
+      TableName: store.tableName,
+      IndexName: ENTITY_INDEX.name,
+      KeyConditionExpression: '#p = :entity AND #s = :keyId',
+      ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey, '#s': ENTITY_INDEX.sortKey },
+      ExpressionAttributeValues: { ':entity': ENTITY, ':keyId': keyId },
+    }),
+  );
+  const item = Items?.[0];
+  if (!item) return false;
+  await store.client.send(
+    new UpdateCommand({
+      TableName: store.tableName,
+      Key: { pk: item.pk, sk: item.sk },
+      UpdateExpression: 'SET revokedAt = if_not_exists(revokedAt, :now)',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':now': now.toISOString() },
+    }),
+  );
+  return true;
+}
+
+function toApiKey(item: Record<string, unknown>): ApiKey {
+  return {
+    keyId: String(item.keyId),
+    tier: item.tier as TierName,
+    name: String(item.name ?? ''),
+    createdAt: String(item.createdAt),
+    ...(typeof item.revokedAt === 'string' && { revokedAt: item.revokedAt }),
+    ...(typeof item.rateLimitPerMinute === 'number' && { rateLimitPerMinute: item.rateLimitPerMinute }),
+    ...(typeof item.monthlyQuota === 'number' && { monthlyQuota: item.monthlyQuota }),
+  };
+}

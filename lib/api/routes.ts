@@ -1,0 +1,76 @@
+/**
+ * The API's routes: read by the CDK stack (API Gateway resources and methods) and by the local
+ * HTTP adapter, so the deployed API and the local one cannot drift apart.
+ *
+ * `handler` names a file in functions/ (and the Lambda function built from it).
+ */
+export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+
+export interface Route {
+  readonly method: HttpMethod;
+  /** API Gateway resource path, with `{name}` path parameters. */
+  readonly path: string;
+  readonly handler: FunctionName;
+}
+
+/** Every API-facing Lambda function, by the name of its file in functions/. */
+export const API_FUNCTIONS = ['health', 'generate', 'files', 'pdfs', 'fallback'] as const;
+export type FunctionName = (typeof API_FUNCTIONS)[number];
+
+export const ROUTES: readonly Route[] = [
+  { method: 'GET', path: '/health', handler: 'health' },
+  { method: 'POST', path: '/v1/pdf/generate', handler: 'generate' },
+  { method: 'GET', path: '/v1/pdf/{id}', handler: 'pdfs' },
+  { method: 'DELETE', path: '/v1/pdf/{id}', handler: 'pdfs' },
+  { method: 'GET', path: '/v1/files/{id}', handler: 'files' },
+];
+
+/**
+ * Everything no route matches goes to the fallback function, which answers 404 or 405 in the API's
+ * error shape (API Gateway's own answer would be a 403 "Missing Authentication Token").
+ */
+export const FALLBACK_HANDLER: FunctionName = 'fallback';
+
+export interface RouteMatch {
+  readonly route: Route;
+  readonly pathParameters: Record<string, string>;
+}
+
+function pathPattern(path: string): RegExp {
+  const source = path
+    .split('/')
+    .map((segment) => (/^\{\w+\}$/.test(segment) ? '([^/]+)' : segment.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${source}$`);
+}
+
+function safeDecode(segment: string | undefined): string | undefined {
+  try {
+    return decodeURIComponent(segment ?? '');
+  } catch {
+    return undefined;
+  }
+}
+
+const paramCount = (path: string) => (path.match(/\{/g) ?? []).length;
+
+/**
+ * The route for a request, or which methods its path allows when the method is wrong. Like API
+ * Gateway, a literal path segment wins over a `{parameter}`: /v1/pdf/generate is not a PDF id.
+ */
+export function matchRoute(method: string, path: string): RouteMatch | { allowedMethods: HttpMethod[] } {
+  const resources = [...new Set(ROUTES.map((route) => route.path))].sort((a, b) => paramCount(a) - paramCount(b));
+  for (const resource of resources) {
+    const match = pathPattern(resource).exec(path);
+    if (!match) continue;
+    const candidates = ROUTES.filter((route) => route.path === resource);
+    const route = candidates.find((candidate) => candidate.method === method);
+    if (!route) return { allowedMethods: candidates.map((candidate) => candidate.method) };
+    const names = [...resource.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+    const values = match.slice(1).map(safeDecode);
+    if (values.some((value) => value === undefined)) continue;
+    const pathParameters = Object.fromEntries(names.map((name, i) => [name, values[i] as string]));
+    return { route, pathParameters };
+  }
+  return { allowedMethods: [] };
+}

@@ -1,0 +1,17 @@
+/**
+ * The production wiring of the domain modules' ports: the shared clients plus the configured table
+ * and bucket. Handlers use these; tests may build their own.
+ */
+import type { KeyStore } from '#lib/accounts/keys.ts';
+import type { PdfStore } from '#lib/storage/pdfs.ts';
+import { settings } from '#lib/settings.ts';
+import { dynamo, s3 } from './clients.ts';
+
+export const keyStore = (): KeyStore => ({ client: dynamo(), tableName: settings.tableName });
+
+export const pdfStore = (): PdfStore => ({
+  dynamo: dynamo(),
+  s3: s3(),
+  tableName: settings.tableName,
+  bucketName: settings.bucketName,
+});

@@ -1,0 +1,90 @@
+/**
+ * Producing one stored PDF from one validated request: the path shared by the single endpoint and
+ * by each batch item, so both validate, render and store in exactly the same way.
+ */
+import { z } from 'zod';
+import type { ApiKey } from '#lib/accounts/keys.ts';
+import { TIERS } from '#lib/accounts/tiers.ts';
+import { randomBase62 } from '#lib/random.ts';
+import { assertUrlAllowed } from '#lib/render/egress.ts';
+import { findHtmlProblem } from '#lib/render/html.ts';
+import { describeIssue, renderOptionsShape, resolveRenderOptions, type RenderOptions } from '#lib/render/options.ts';
+import { renderPdf, type DocumentSource } from '#lib/render/render.ts';
+import { settings } from '#lib/settings.ts';
+import { storePdf, type PdfRecord, type PdfStore } from '#lib/storage/pdfs.ts';
+import { DocumentError } from './errors.ts';
+
+/** A document request that passed every check that can be made before rendering. */
+export interface DocumentRequest {
+  readonly source: DocumentSource;
+  readonly options: RenderOptions;
+}
+
+/** 24 base62 characters: about 143 random bits, neither guessable nor sequential. */
+export function newPdfId(): string {
+  return 'pdf_' + randomBase62(24);
+}
+
+const sourceShape = {
+  html: z.unknown().optional(),
+  url: z.string({ error: 'url must be a string' }).optional(),
+};
+
+/** The single endpoint's body: source and options side by side. */
+export const generateBodySchema = z.strictObject({ ...sourceShape, ...renderOptionsShape });
+/** A batch item's options object: the same options, nested. */
+export const itemOptionsSchema = z.strictObject(renderOptionsShape, {
+  error: 'options must be an object',
+});
+
+/**
+ * Validates source and options, in the order a caller fixes them: which source, the HTML itself or
+ * the URL's destination, then each option.
+ */
+export async function prepareDocument(input: {
+  html?: unknown;
+  url?: string | undefined;
+  options: unknown;
+}): Promise<DocumentRequest> {
+  const parsed = itemOptionsSchema.safeParse(input.options ?? {});
+  if (!parsed.success) throw new DocumentError('INVALID_OPTIONS', describeIssue(parsed.error));
+  const options = resolveRenderOptions(parsed.data);
+  if ('error' in options) throw new DocumentError('INVALID_OPTIONS', options.error);
+
+  if (input.html !== undefined && input.url !== undefined) {
+    throw new DocumentError('INVALID_OPTIONS', 'Give either html or url, not both');
+  }
+  if (input.url !== undefined) {
+    const url = await assertUrlAllowed(input.url, { allowPrivateHosts: settings.allowPrivateHosts });
+    return { source: { url: url.href }, options };
+  }
+  if (input.html === undefined) throw new DocumentError('INVALID_HTML', 'html or url is required');
+  const problem = findHtmlProblem(input.html);
+  if (problem) throw new DocumentError('INVALID_HTML', problem);
+  return { source: { html: input.html as string }, options };
+}
+
+/** Renders and stores one prepared document for the key that asked for it. */
+export async function producePdf(
+  store: PdfStore,
+  owner: ApiKey,
+  request: DocumentRequest,
+  now: () => Date = () => new Date(),
+): Promise<PdfRecord> {
+  const started = performance.now();
+  const createdAt = now();
+  const rendered = await renderPdf(request.source, request.options, {
+    timeoutMs: settings.renderTimeoutMs,
+    now: createdAt,
+  });
+  return storePdf(store, {
+    id: newPdfId(),
+    keyId: owner.keyId,
+    bytes: rendered.bytes,
+    pages: rendered.pages,
+    format: request.options.format,
+    generationTimeMs: Math.round(performance.now() - started),
+    createdAt: createdAt.toISOString(),
+    retentionDays: TIERS[owner.tier].linkValidityDays,
+  });
+}

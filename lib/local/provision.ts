@@ -1,0 +1,61 @@
+/**
+ * Creates the table and bucket the CDK stack would create, when they are missing: the local
+ * counterpart of `cdk deploy`, reading the same table shape.
+ */
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  ResourceNotFoundException,
+  UpdateTimeToLiveCommand,
+  type DynamoDBClient,
+} from '@aws-sdk/client-dynamodb';
+import { CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import { ENTITY_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
+
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    return;
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw error;
+  }
+  const stringAttribute = (name: string) => ({ AttributeName: name, AttributeType: 'S' as const });
+  await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        stringAttribute(TABLE_KEYS.partitionKey),
+        stringAttribute(TABLE_KEYS.sortKey),
+        stringAttribute(ENTITY_INDEX.partitionKey),
+        stringAttribute(ENTITY_INDEX.sortKey),
+      ],
+      KeySchema: [
+        { AttributeName: TABLE_KEYS.partitionKey, KeyType: 'HASH' },
+        { AttributeName: TABLE_KEYS.sortKey, KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: ENTITY_INDEX.name,
+          KeySchema: [
+            { AttributeName: ENTITY_INDEX.partitionKey, KeyType: 'HASH' },
+            { AttributeName: ENTITY_INDEX.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+    }),
+  );
+  // dynalite does not expire items, but the call keeps the local table described as AWS's is.
+  await client
+    .send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true } }))
+    .catch(() => undefined);
+}
+
+export async function ensureBucket(client: S3Client, bucketName: string): Promise<void> {
+  try {
+    await client.send(new HeadBucketCommand({ Bucket: bucketName }));
+  } catch {
+    await client.send(new CreateBucketCommand({ Bucket: bucketName }));
+  }
+}

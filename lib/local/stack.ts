@@ -1,0 +1,137 @@
+/**
+ * The whole service in one process: dynalite and s3rver as AWS stand-ins, the API-Gateway-style
+ * adapter in front of the real handlers, and the shared browser warmed before the API answers.
+ *
+ * The stack owns its process: it points the AWS SDK at the stand-ins through the standard
+ * environment variables, exactly as a deployment's configuration would point it at AWS.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { prepareDocument } from '#lib/documents/produce-pdf.ts';
+import { closeBrowser } from '#lib/render/browser.ts';
+import { renderPdf } from '#lib/render/render.ts';
+import { settings } from '#lib/settings.ts';
+import { startDynamoDb, startS3 } from './aws-standins.ts';
+import { createGateway } from './gateway.ts';
+import { API_HANDLERS } from './handlers.ts';
+import { ensureBucket, ensureTable } from './provision.ts';
+
+export const LOCAL_TABLE_NAME = 'pdf-api';
+export const LOCAL_BUCKET_NAME = 'pdf-api-local';
+/** s3rver's built-in account; dynalite accepts any credentials. */
+const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+const LOCAL_REGION = 'us-east-1';
+/** API Gateway's integration timeout: no API answer takes longer. */
+const GATEWAY_TIMEOUT_MS = 29_000;
+
+/** What a running stack writes to `<data dir>/stack.json` so tools (the key tool) can reach it. */
+export interface StackInfo {
+  readonly pid: number;
+  readonly apiUrl: string;
+  readonly region: string;
+  readonly dynamodbEndpoint: string;
+  readonly s3Endpoint: string;
+  readonly tableName: string;
+  readonly bucketName: string;
+}
+
+export const stackInfoPath = (dataDir: string) => join(dataDir, 'stack.json');
+
+/** The environment that points the AWS SDK and the settings at a local stack. */
+export function localAwsEnvironment(info: Omit<StackInfo, 'pid' | 'apiUrl'>): Record<string, string> {
+  return {
+    AWS_REGION: info.region,
+    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+    AWS_ENDPOINT_URL_DYNAMODB: info.dynamodbEndpoint,
+    AWS_ENDPOINT_URL_S3: info.s3Endpoint,
+    TABLE_NAME: info.tableName,
+    BUCKET_NAME: info.bucketName,
+  };
+}
+
+function applyEnvironment(values: Record<string, string>): void {
+  // A developer's own AWS profile or session must never leak into local calls.
+  for (const name of ['AWS_PROFILE', 'AWS_SESSION_TOKEN', 'AWS_DEFAULT_PROFILE']) delete process.env[name];
+  Object.assign(process.env, values);
+}
+
+/** The link-signing secret, made once per data directory so links survive restarts. */
+async function linkSigningSecret(dataDir: string): Promise<string> {
+  const path = join(dataDir, 'link-signing-secret');
+  if (existsSync(path)) return (await readFile(path, 'utf8')).trim();
+  const secret = randomBytes(32).toString('base64url');
+  await writeFile(path, secret + '\n', { mode: 0o600 });
+  await chmod(path, 0o600);
+  return secret;
+}
+
+export interface LocalStack {
+  readonly apiUrl: string;
+  readonly info: StackInfo;
+  /** Time from start until the first PDF rendered (the warm-up document). */
+  readonly coldStartMs: number;
+  stop(): Promise<void>;
+}
+
+export async function startLocalStack(options: { dataDir: string; port: number; host?: string }): Promise<LocalStack> {
+  const started = performance.now();
+  const dataDir = resolve(options.dataDir);
+  const host = options.host ?? '127.0.0.1';
+  await mkdir(join(dataDir, 'dynamodb'), { recursive: true });
+  await mkdir(join(dataDir, 's3'), { recursive: true });
+
+  const dynamoDb = await startDynamoDb(join(dataDir, 'dynamodb'));
+  const s3 = await startS3(join(dataDir, 's3'));
+  const awsInfo = {
+    region: LOCAL_REGION,
+    dynamodbEndpoint: dynamoDb.endpoint,
+    s3Endpoint: s3.endpoint,
+    tableName: LOCAL_TABLE_NAME,
+    bucketName: LOCAL_BUCKET_NAME,
+  };
+  applyEnvironment({ ...localAwsEnvironment(awsInfo), LINK_SIGNING_SECRET: await linkSigningSecret(dataDir) });
+
+  const dynamoClient = new DynamoDBClient({});
+  const s3Client = new S3Client({ forcePathStyle: true });
+  await ensureTable(dynamoClient, LOCAL_TABLE_NAME);
+  await ensureBucket(s3Client, LOCAL_BUCKET_NAME);
+  dynamoClient.destroy();
+  s3Client.destroy();
+
+  // The API answers only once it can render: the first PDF pays Chromium's start-up here.
+  const warmUp = await prepareDocument({ html: '<p>warm-up</p>', options: {} });
+  await renderPdf(warmUp.source, warmUp.options, { timeoutMs: Math.max(settings.renderTimeoutMs, 30_000) });
+  const coldStartMs = Math.round(performance.now() - started);
+
+  const server = createGateway(API_HANDLERS, { timeoutMs: GATEWAY_TIMEOUT_MS });
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, host, () => resolveListen());
+  });
+  const { port } = server.address() as AddressInfo;
+  const apiUrl = `http://${host}:${port}`;
+  process.env.PUBLIC_BASE_URL ??= apiUrl;
+
+  const info: StackInfo = { pid: process.pid, apiUrl, ...awsInfo };
+  await writeFile(stackInfoPath(dataDir), JSON.stringify(info, null, 2) + '\n');
+
+  return {
+    apiUrl,
+    info,
+    coldStartMs,
+    async stop() {
+      await rm(stackInfoPath(dataDir), { force: true });
+      server.closeAllConnections();
+      await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
+      await closeBrowser();
+      await s3.close();
+      await dynamoDb.close();
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * The one Chromium of this process (one per Lambda container): launched on first use, reused by
+ * every document, replaced when it dies or hangs.
+ */
+import chromium from '@sparticuz/chromium';
+import puppeteer, { type Browser } from 'puppeteer-core';
+import { settings } from '#lib/settings.ts';
+
+/**
+ * Flags chosen one by one rather than taking @sparticuz/chromium's defaults, which switch off the
+ * same-origin policy (--disable-web-security, --allow-running-insecure-content) and run everything
+ * in one process (--single-process), where one page's infinite loop freezes every other page and
+ * browser contexts break.
+ */
+export const CHROMIUM_FLAGS: readonly string[] = [
+  // Lambda offers no user namespaces for Chromium's sandbox; isolation comes from the egress
+  // guard, per-document browser contexts and site isolation, and from Lambda's own microVM.
+  '--no-sandbox',
+  '--no-zygote',
+  // Lambda's /dev/shm is tiny; shared memory goes to /tmp instead.
+  '--disable-dev-shm-usage',
+  // Printing needs no GPU; software paths are deterministic and start faster.
+  '--disable-gpu',
+  // No phoning home: these connections would fail on a closed network and slow every start.
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-domain-reliability',
+  '--disable-sync',
+  '--no-pings',
+  '--no-first-run',
+  '--no-default-browser-check',
+  '--disable-extensions',
+  '--disable-print-preview',
+  '--mute-audio',
+  '--hide-scrollbars',
+  // Same text metrics on every machine, so pagination does not depend on the host.
+  '--font-render-hinting=none',
+];
+
+/** The browser being launched or in use; cleared when it disconnects or is discarded. */
+let shared: { promise: Promise<Browser>; browser?: Browser } | undefined;
+
+async function launch(): Promise<Browser> {
+  chromium.setGraphicsMode = false;
+  const executablePath = settings.chromePath ?? (await chromium.executablePath());
+  return puppeteer.launch({
+    executablePath,
+    headless: 'shell',
+    args: [...CHROMIUM_FLAGS],
+    defaultViewport: { width: 1280, height: 800 },
+    // The local stack and the Lambda runtime manage the process's signals themselves.
+    handleSIGINT: false,
+    handleSIGTERM: false,
+    handleSIGHUP: false,
+  });
+}
+
+/** The shared browser, launching it if there is none or the last one died. */
+export function getBrowser(): Promise<Browser> {
+  if (!shared) {
+    const entry: { promise: Promise<Browser>; browser?: Browser } = { promise: launch() };
+    shared = entry;
+    entry.promise.then(
+      (browser) => {
+        entry.browser = browser;
+        browser.once('disconnected', () => {
+          if (shared === entry) shared = undefined;
+        });
+      },
+      () => {
+        if (shared === entry) shared = undefined;
+      },
+    );
+  }
+  return shared.promise;
+}
+
+/** Kills a browser that no longer answers; the next document launches a fresh one. */
+export function discardBrowser(browser: Browser): void {
+  if (shared?.browser === browser) shared = undefined;
+  browser.process()?.kill('SIGKILL');
+}
+
+/** Closes the browser, if any (local stack shutdown, tests). */
+export async function closeBrowser(): Promise<void> {
+  const entry = shared;
+  shared = undefined;
+  const browser = await entry?.promise.catch(() => undefined);
+  await browser?.close().catch(() => undefined);
+}

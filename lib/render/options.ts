@@ -1,0 +1,137 @@
+/**
+ * The rendering options a caller may give (spec 4.1), their validation and their defaults.
+ *
+ * The same schema serves the single endpoint (options at the top level of the body) and batch items
+ * (options nested under `options`), so both reject exactly the same things with the same words.
+ */
+import { z } from 'zod';
+
+/** Paper sizes in inches (width x height, portrait), matching Chromium's own table. */
+export const PAPER_FORMATS = {
+  A3: { width: 11.7, height: 16.54 },
+  A4: { width: 8.27, height: 11.7 },
+  A5: { width: 5.83, height: 8.27 },
+  Letter: { width: 8.5, height: 11 },
+  Legal: { width: 8.5, height: 14 },
+  Tabloid: { width: 11, height: 17 },
+} as const;
+export type PaperFormat = keyof typeof PAPER_FORMATS;
+const FORMAT_NAMES = ['A4', 'A3', 'A5', 'Letter', 'Legal', 'Tabloid'] as const satisfies readonly PaperFormat[];
+
+export const WAIT_FOR = ['load', 'domcontentloaded', 'networkidle0', 'networkidle2'] as const;
+export type WaitFor = (typeof WAIT_FOR)[number];
+
+/** Largest header or footer template accepted; templates are small by nature. */
+export const MAX_TEMPLATE_CHARS = 100_000;
+
+const PIXELS_PER_UNIT = { px: 1, in: 96, cm: 96 / 2.54, mm: 96 / 25.4 } as const;
+const LENGTH_PATTERN = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(px|in|cm|mm)?\s*$/i;
+const LENGTH_RULE = 'a non-negative length with a unit of px, in, cm or mm, such as "10mm" or "0.5in"';
+
+/** A CSS-style length in CSS pixels (96 per inch), or undefined when it is not one we accept. */
+export function lengthToPixels(length: string): number | undefined {
+  const match = LENGTH_PATTERN.exec(length);
+  if (!match) return undefined;
+  const unit = (match[2]?.toLowerCase() ?? 'px') as keyof typeof PIXELS_PER_UNIT;
+  return Number(match[1]) * PIXELS_PER_UNIT[unit];
+}
+
+const length = (field: string) =>
+  z
+    .string({ error: `${field} must be ${LENGTH_RULE}` })
+    .refine((value) => lengthToPixels(value) !== undefined, { error: `${field} must be ${LENGTH_RULE}` });
+
+const SIDES = ['top', 'right', 'bottom', 'left'] as const;
+type Side = (typeof SIDES)[number];
+export type Margin = Partial<Record<Side, string>>;
+
+const marginSchema = z.union([length('margin'), z.strictObject({
+  top: length('margin.top').optional(),
+  right: length('margin.right').optional(),
+  bottom: length('margin.bottom').optional(),
+  left: length('margin.left').optional(),
+})], { error: `margin must be ${LENGTH_RULE}, or an object with any of the keys top, right, bottom, left` });
+
+const template = (field: string) =>
+  z
+    .string({ error: `${field} must be a string of HTML` })
+    .max(MAX_TEMPLATE_CHARS, { error: `${field} must be at most ${MAX_TEMPLATE_CHARS} characters` });
+
+/** Option fields as the API names them. */
+export const renderOptionsShape = {
+  format: z
+    .string({ error: `format must be one of ${FORMAT_NAMES.join(', ')}` })
+    .transform((value) => FORMAT_NAMES.find((name) => name.toLowerCase() === value.trim().toLowerCase()))
+    .refine((value) => value !== undefined, { error: `format must be one of ${FORMAT_NAMES.join(', ')}` })
+    .optional(),
+  margin: marginSchema.optional(),
+  orientation: z.enum(['portrait', 'landscape'], { error: 'orientation must be one of portrait, landscape' }).optional(),
+  print_background: z.boolean({ error: 'print_background must be true or false' }).optional(),
+  scale: z
+    .number({ error: 'scale must be a number from 0.1 to 2' })
+    .min(0.1, { error: 'scale must be a number from 0.1 to 2' })
+    .max(2, { error: 'scale must be a number from 0.1 to 2' })
+    .optional(),
+  wait_for: z.enum(WAIT_FOR, { error: `wait_for must be one of ${WAIT_FOR.join(', ')}` }).optional(),
+  header_html: template('header_html').optional(),
+  footer_html: template('footer_html').optional(),
+};
+
+/** Options after validation, with every default applied. */
+export interface RenderOptions {
+  readonly format: PaperFormat;
+  readonly landscape: boolean;
+  /** Margins as given by the caller, normalised to one value per side (absent sides are unset). */
+  readonly margin: Margin;
+  readonly printBackground: boolean;
+  readonly scale: number;
+  readonly waitFor: WaitFor;
+  readonly headerHtml?: string;
+  readonly footerHtml?: string;
+}
+
+type ParsedOptions = {
+  [K in keyof typeof renderOptionsShape]?: z.output<(typeof renderOptionsShape)[K]>;
+};
+
+/** Applies defaults (spec 4.1) and checks what single fields cannot: that the margins leave room for content. */
+export function resolveRenderOptions(parsed: ParsedOptions): RenderOptions | { error: string } {
+  const format = (parsed.format ?? 'A4') as PaperFormat;
+  const landscape = parsed.orientation === 'landscape';
+  const margin: Margin =
+    typeof parsed.margin === 'string'
+      ? { top: parsed.margin, right: parsed.margin, bottom: parsed.margin, left: parsed.margin }
+      : { ...parsed.margin };
+
+  const paper = PAPER_FORMATS[format];
+  const widthPx = (landscape ? paper.height : paper.width) * 96;
+  const heightPx = (landscape ? paper.width : paper.height) * 96;
+  const px = (side: Side) => lengthToPixels(margin[side] ?? '0') ?? 0;
+  // Half an inch of content in each direction is the least a page can usefully hold.
+  if (widthPx - px('left') - px('right') < 48 || heightPx - px('top') - px('bottom') < 48) {
+    return { error: `margin leaves no room for content on a ${format} ${landscape ? 'landscape' : 'portrait'} page` };
+  }
+
+  return {
+    format,
+    landscape,
+    margin,
+    printBackground: parsed.print_background ?? true,
+    scale: parsed.scale ?? 1,
+    waitFor: parsed.wait_for ?? 'load',
+    ...(parsed.header_html !== undefined && { headerHtml: parsed.header_html }),
+    ...(parsed.footer_html !== undefined && { footerHtml: parsed.footer_html }),
+  };
+}
+
+/** The first problem zod found, as one sentence naming the field. */
+export function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return 'The request is invalid.';
+  if (issue.code === 'unrecognized_keys') {
+    const where = issue.path.length ? ` in ${issue.path.join('.')}` : '';
+    return `Unknown field${issue.keys.length > 1 ? 's' : ''}${where}: ${issue.keys.join(', ')}`;
+  }
+  // Union failures carry the per-branch issues; the union's own message is the useful one.
+  return issue.message;
+}

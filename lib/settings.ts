@@ -1,0 +1,67 @@
+/**
+ * Every tunable limit and every deployment setting, read from the environment in one place.
+ *
+ * Each setting has a documented default (README "Configuration"). Values are read lazily so that
+ * the local stack and the tests can set the environment before the first request.
+ */
+
+function intFromEnv(name: string, fallback: number, { min = 1 }: { min?: number } = {}): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) {
+    throw new Error(`Setting ${name} must be an integer >= ${min}, got "${raw}"`);
+  }
+  return value;
+}
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`Setting ${name} is required`);
+  return value;
+}
+
+export const settings = {
+  /** DynamoDB table holding keys, counters and PDF records. */
+  get tableName(): string {
+    return required('TABLE_NAME');
+  },
+  /** S3 bucket holding the PDFs. */
+  get bucketName(): string {
+    return required('BUCKET_NAME');
+  },
+  /** HMAC secret for download links; rotating it invalidates every outstanding link. */
+  get linkSigningSecret(): string {
+    return required('LINK_SIGNING_SECRET');
+  },
+  /** Base URL for download links when the API sits behind a custom domain; derived from the request otherwise. */
+  get publicBaseUrl(): string | undefined {
+    return process.env.PUBLIC_BASE_URL || undefined;
+  },
+  /** Longest a single document may take to load and print. */
+  get renderTimeoutMs(): number {
+    return intFromEnv('RENDER_TIMEOUT_MS', 20_000);
+  },
+  /** Largest accepted request body (decisions.md: 5 MB). */
+  get maxBodyBytes(): number {
+    return intFromEnv('MAX_BODY_BYTES', 5 * 1024 * 1024);
+  },
+  /** Lifetime of the presigned S3 URL a download link redirects to: long enough to start a download, no more. */
+  get presignedUrlTtlSeconds(): number {
+    return intFromEnv('PRESIGNED_URL_TTL_SECONDS', 60);
+  },
+  /** `host:port` entries the egress guard lets through although they resolve to non-public addresses. */
+  get allowPrivateHosts(): ReadonlySet<string> {
+    const raw = process.env.PDF_ALLOW_PRIVATE_HOSTS ?? '';
+    return new Set(
+      raw
+        .split(',')
+        .map((entry) => entry.trim().toLowerCase())
+        .filter(Boolean),
+    );
+  },
+  /** Another Chromium to use instead of the one @sparticuz/chromium ships (macOS, Debian's chromium). */
+  get chromePath(): string | undefined {
+    return process.env.CHROME_PATH || undefined;
+  },
+};
