@@ -1,0 +1,64 @@
+/**
+ * What integration tests need to talk to the local stack the way a customer would.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { inject } from 'vitest';
+
+export const apiUrl = inject('apiUrl');
+const run = promisify(execFile);
+
+export interface TestKey {
+  readonly apiKey: string;
+  readonly keyId: string;
+  readonly tier: string;
+}
+
+/** Creates a key with the project's own key tool, against the running local stack. */
+export async function createKey(tier = 'pro', extra: string[] = []): Promise<TestKey> {
+  const { stdout } = await run(process.execPath, ['bin/keys.ts', 'create', '--tier', tier, '--json', ...extra], {
+    env: { ...process.env, DATA_DIR: inject('dataDir'), TABLE_NAME: '' },
+  });
+  const created = JSON.parse(stdout) as { api_key: string; key_id: string; tier: string };
+  return { apiKey: created.api_key, keyId: created.key_id, tier: created.tier };
+}
+
+export async function runKeyTool(args: string[], env: Record<string, string> = {}) {
+  return run(process.execPath, ['bin/keys.ts', ...args], {
+    env: { ...process.env, DATA_DIR: inject('dataDir'), TABLE_NAME: '', ...env },
+  }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+  );
+}
+
+export async function post(path: string, body: unknown, apiKey?: string, init: RequestInit = {}) {
+  const response = await fetch(apiUrl + path, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      ...(apiKey && { Authorization: `Bearer ${apiKey}` }),
+      ...(init.headers as Record<string, string>),
+    },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: response.status, headers: response.headers, body: (await response.json().catch(() => null)) as any };
+}
+
+export async function generate(apiKey: string, body: Record<string, unknown>) {
+  return post('/v1/pdf/generate', body, apiKey);
+}
+
+/** Follows a download link as `curl -L` would and returns the PDF's bytes. */
+export async function download(url: string): Promise<Uint8Array> {
+  const response = await fetch(url, { redirect: 'follow' });
+  if (response.status !== 200) throw new Error(`download answered ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+/** Generates a PDF and downloads it, failing loudly when either step does not succeed. */
+export async function generateAndDownload(apiKey: string, body: Record<string, unknown>) {
+  const result = await generate(apiKey, body);
+  if (result.status !== 200) throw new Error(`generate answered ${result.status}: ${JSON.stringify(result.body)}`);
+  return { record: result.body, bytes: await download(result.body.url) };
+}

@@ -1,0 +1,46 @@
+/**
+ * Starts the local stack once for all integration tests, exactly as `npm start` does, on a free
+ * port with a throw-away data directory, plus the loopback fixture sites.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startLocalStack } from '#lib/local/stack.ts';
+import { startFixtureServer } from './fixture-server.ts';
+
+/** Short enough to keep timeout tests quick, long enough for any honest test document. */
+export const TEST_RENDER_TIMEOUT_MS = 5_000;
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    apiUrl: string;
+    dataDir: string;
+    publicSite: string;
+    internalSite: string;
+    renderTimeoutMs: number;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-test-'));
+  const publicSite = await startFixtureServer();
+  const internalSite = await startFixtureServer();
+  process.env.PDF_ALLOW_PRIVATE_HOSTS = publicSite.hostPort;
+  process.env.RENDER_TIMEOUT_MS = String(TEST_RENDER_TIMEOUT_MS);
+  process.env.POWERTOOLS_LOG_LEVEL ??= 'CRITICAL';
+  const stack = await startLocalStack({ dataDir, port: 0 });
+
+  project.provide('apiUrl', stack.apiUrl);
+  project.provide('dataDir', dataDir);
+  project.provide('publicSite', publicSite.origin);
+  project.provide('internalSite', internalSite.origin);
+  project.provide('renderTimeoutMs', TEST_RENDER_TIMEOUT_MS);
+
+  return async () => {
+    await stack.stop();
+    await publicSite.close();
+    await internalSite.close();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+}
