@@ -2,7 +2,9 @@ import { invalidRequest } from '#lib/api/errors.ts';
 import { json, publicBaseUrl } from '#lib/api/http.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
 import { pdfRecordView } from '#lib/api/views.ts';
-import { pdfStore } from '#lib/aws/stores.ts';
+import { limitsFor } from '#lib/accounts/keys.ts';
+import { withReservedQuota } from '#lib/accounts/quota.ts';
+import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { generateBodySchema, prepareDocument, producePdf } from '#lib/documents/produce-pdf.ts';
 import { describeIssue } from '#lib/render/options.ts';
 
@@ -15,6 +17,10 @@ export const handler = apiHandler({ auth: true, body: true }, async ({ event, ap
   if (html !== undefined && url !== undefined) throw invalidRequest('Give either html or url, not both.');
 
   const request = await prepareDocument({ html, url, options });
-  const record = await producePdf(pdfStore(), apiKey, request);
+  const record = await withReservedQuota(
+    counterStore(),
+    { keyId: apiKey.keyId, monthlyQuota: limitsFor(apiKey).monthlyQuota, count: 1, now: new Date() },
+    async () => ({ result: await producePdf(pdfStore(), apiKey, request), failed: 0 }),
+  );
   return json(200, pdfRecordView(record, publicBaseUrl(event)));
 });

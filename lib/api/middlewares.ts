@@ -1,12 +1,16 @@
 /**
  * The middy middlewares every API function is built from, and `apiHandler`, which composes them in
- * the one documented order: errors -> authentication (401) -> body (413, 400) -> the handler.
+ * the one documented order: authentication (401) -> rate limit (429) -> body and validation
+ * (413, 400) -> quota (402, reserved in the handler once the request is known to be valid).
+ * A request refused for its body still counts against the rate limit: it was admitted and served.
  */
 import middy, { type MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { findActiveKey, type ApiKey } from '#lib/accounts/keys.ts';
-import { keyStore } from '#lib/aws/stores.ts';
+import { findActiveKey, limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
+import { QuotaExceededError } from '#lib/accounts/quota.ts';
+import { admitRequest, rateLimitHeaders } from '#lib/accounts/rate-limit.ts';
+import { counterStore, keyStore } from '#lib/aws/stores.ts';
 import { DocumentError } from '#lib/documents/errors.ts';
 import { logger } from '#lib/observability/logger.ts';
 import { settings } from '#lib/settings.ts';
@@ -42,15 +46,67 @@ export function errorResponder(): MiddlewareObj<Event, Result, Error, Context> {
       let apiError: ApiError;
       if (error instanceof ApiError) apiError = error;
       else if (error instanceof DocumentError) apiError = documentErrorToApiError(error);
+      else if (error instanceof QuotaExceededError) apiError = quotaExceeded(error);
       else apiError = new ApiError(500, 'render_failed', 'The request could not be completed because of an internal error.');
 
       if (apiError.status >= 500) {
-        logger.error('request failed', { code: apiError.code, error: error as Error });
+        // Name, code and message only: stacks and locations carry file paths, which stay out of logs.
+        const cause = error instanceof Error ? { name: error.name, message: error.message, cause: causeName(error) } : {};
+        if (apiError.code === 'render_timeout') logger.warn('render timed out', { code: apiError.code, ...cause });
+        else logger.error('request failed', { code: apiError.code, ...cause });
         apiError.extra.request_id = request.context.awsRequestId;
       }
       request.response = json(apiError.status, errorBody(apiError), apiError.headers);
     },
   };
+}
+
+function quotaExceeded(error: QuotaExceededError): ApiError {
+  const needs = error.remaining > 0 ? ` Only ${error.remaining} PDFs remain this month.` : '';
+  return new ApiError(402, 'quota_exceeded', `Monthly quota exceeded.${needs} It resets at ${error.resetAt.toISOString()}.`, {
+    extra: { quota_reset_at: error.resetAt.toISOString(), quota_remaining: error.remaining },
+  });
+}
+
+/** Headers that middlewares want on the response, whether the request succeeds or fails. */
+export interface HeadersContext extends Context {
+  responseHeaders?: Record<string, string>;
+}
+
+/** Adds `context.responseHeaders` to whatever response the chain produced, error responses included. */
+export function responseHeaders(): MiddlewareObj<Event, Result, Error, HeadersContext> {
+  const apply = async (request: { context: HeadersContext; response: Result | null | undefined }) => {
+    if (request.response && request.context.responseHeaders) {
+      request.response.headers = { ...request.response.headers, ...request.context.responseHeaders };
+    }
+  };
+  return { after: apply, onError: apply };
+}
+
+/** Admits the request under the key's per-minute limit or refuses it with 429 and `retry_after`. */
+export function rateLimit(): MiddlewareObj<Event, Result, Error, AuthenticatedContext & HeadersContext> {
+  return {
+    before: async (request) => {
+      const state = await admitRequest(counterStore(), {
+        keyId: request.context.apiKey.keyId,
+        limit: limitsFor(request.context.apiKey).rateLimitPerMinute,
+        now: new Date(),
+      });
+      request.context.responseHeaders = { ...request.context.responseHeaders, ...rateLimitHeaders(state) };
+      if (!state.admitted) {
+        throw new ApiError(
+          429,
+          'rate_limit_exceeded',
+          `Rate limit of ${state.limit} requests per minute exceeded. Retry in ${state.resetSeconds} s.`,
+          { extra: { retry_after: state.resetSeconds } },
+        );
+      }
+    },
+  };
+}
+
+function causeName(error: Error): string | undefined {
+  return error.cause instanceof Error ? `${error.cause.name}: ${error.cause.message.split('\n')[0]}` : undefined;
 }
 
 export interface AuthenticatedContext extends Context {
@@ -111,8 +167,12 @@ type InputFor<O extends Options> = HandlerInput &
 export function apiHandler<O extends Options>(options: O, handle: (input: InputFor<O>) => Promise<Result>) {
   const chain = middy<Event, Result, Error, Context>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(responseHeaders())
     .use(errorResponder());
-  if (options.auth) chain.use(authenticate() as MiddlewareObj<Event, Result, Error, Context>);
+  if (options.auth) {
+    chain.use(authenticate() as MiddlewareObj<Event, Result, Error, Context>);
+    chain.use(rateLimit() as MiddlewareObj<Event, Result, Error, Context>);
+  }
   if (options.body) chain.use(jsonObjectBody() as MiddlewareObj<Event, Result, Error, Context>);
   return chain.handler((event, context) => {
     const extended = context as Partial<AuthenticatedContext & BodyContext>;

@@ -14,7 +14,7 @@ export interface Route {
 }
 
 /** Every API-facing Lambda function, by the name of its file in functions/. */
-export const API_FUNCTIONS = ['health', 'generate', 'files', 'pdfs', 'fallback'] as const;
+export const API_FUNCTIONS = ['health', 'generate', 'files', 'pdfs', 'usage', 'fallback'] as const;
 export type FunctionName = (typeof API_FUNCTIONS)[number];
 
 export const ROUTES: readonly Route[] = [
@@ -23,6 +23,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v1/pdf/{id}', handler: 'pdfs' },
   { method: 'DELETE', path: '/v1/pdf/{id}', handler: 'pdfs' },
   { method: 'GET', path: '/v1/files/{id}', handler: 'files' },
+  { method: 'GET', path: '/v1/usage', handler: 'usage' },
 ];
 
 /**

@@ -3,6 +3,7 @@
  * and bucket. Handlers use these; tests may build their own.
  */
 import type { KeyStore } from '#lib/accounts/keys.ts';
+import type { CounterStore } from '#lib/accounts/rate-limit.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
 import { settings } from '#lib/settings.ts';
 import { dynamo, s3 } from './clients.ts';
@@ -15,3 +16,5 @@ export const pdfStore = (): PdfStore => ({
   tableName: settings.tableName,
   bucketName: settings.bucketName,
 });
+
+export const counterStore = (): CounterStore => ({ client: dynamo(), tableName: settings.tableName });

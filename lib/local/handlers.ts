@@ -8,6 +8,7 @@ import { handler as files } from '#functions/files.ts';
 import { handler as generate } from '#functions/generate.ts';
 import { handler as health } from '#functions/health.ts';
 import { handler as pdfs } from '#functions/pdfs.ts';
+import { handler as usage } from '#functions/usage.ts';
 import type { ProxyHandler } from './gateway.ts';
 
 export const API_HANDLERS: Readonly<Record<FunctionName, ProxyHandler>> = {
@@ -16,4 +17,5 @@ export const API_HANDLERS: Readonly<Record<FunctionName, ProxyHandler>> = {
   generate,
   health,
   pdfs,
+  usage,
 };

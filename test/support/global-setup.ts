@@ -6,7 +6,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startLocalStack } from '#lib/local/stack.ts';
 import { startFixtureServer } from './fixture-server.ts';
 
 /** Short enough to keep timeout tests quick, long enough for any honest test document. */
@@ -29,6 +28,8 @@ export default async function setup(project: TestProject) {
   process.env.PDF_ALLOW_PRIVATE_HOSTS = publicSite.hostPort;
   process.env.RENDER_TIMEOUT_MS = String(TEST_RENDER_TIMEOUT_MS);
   process.env.POWERTOOLS_LOG_LEVEL ??= 'CRITICAL';
+  // Imported only now, so that the logger and settings see the test environment above.
+  const { startLocalStack } = await import('#lib/local/stack.ts');
   const stack = await startLocalStack({ dataDir, port: 0 });
 
   project.provide('apiUrl', stack.apiUrl);
