@@ -5,6 +5,8 @@
  * the local stack and the tests can set the environment before the first request.
  */
 
+import { availableParallelism } from 'node:os';
+
 function intFromEnv(name: string, fallback: number, { min = 1 }: { min?: number } = {}): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -59,6 +61,29 @@ export const settings = {
         .map((entry) => entry.trim().toLowerCase())
         .filter(Boolean),
     );
+  },
+  /** Name (or ARN) of the render function the batch function invokes once per item. */
+  get renderFunctionName(): string {
+    return required('RENDER_FUNCTION_NAME');
+  },
+  /**
+   * Render invocations one batch keeps in flight. In AWS each runs in its own Lambda container, so
+   * this can be the batch maximum; locally it is bounded by the machine (see localRenderConcurrency).
+   */
+  get batchConcurrency(): number {
+    return intFromEnv('BATCH_CONCURRENCY', 100);
+  },
+  /** Longest one batch item may take, counted from its invocation: rendering plus storing. */
+  get batchItemTimeoutMs(): number {
+    return intFromEnv('BATCH_ITEM_TIMEOUT_MS', this.renderTimeoutMs + 5_000);
+  },
+  /** When a batch stops waiting for unfinished items, so it answers inside API Gateway's 29 s. */
+  get batchDeadlineMs(): number {
+    return intFromEnv('BATCH_DEADLINE_MS', 27_000);
+  },
+  /** Local stack only: render-function invocations run at once on this machine. */
+  get localRenderConcurrency(): number {
+    return intFromEnv('LOCAL_RENDER_CONCURRENCY', Math.max(2, availableParallelism() * 2));
   },
   /** Another Chromium to use instead of the one @sparticuz/chromium ships (macOS, Debian's chromium). */
   get chromePath(): string | undefined {

@@ -14,12 +14,17 @@ export interface Route {
 }
 
 /** Every API-facing Lambda function, by the name of its file in functions/. */
-export const API_FUNCTIONS = ['health', 'generate', 'files', 'pdfs', 'usage', 'fallback'] as const;
+export const API_FUNCTIONS = ['health', 'generate', 'batch', 'files', 'pdfs', 'usage', 'fallback'] as const;
 export type FunctionName = (typeof API_FUNCTIONS)[number];
+
+/** Functions invoked by other functions rather than through the API. */
+export const INTERNAL_FUNCTIONS = ['render'] as const;
+export type InternalFunctionName = (typeof INTERNAL_FUNCTIONS)[number];
 
 export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/health', handler: 'health' },
   { method: 'POST', path: '/v1/pdf/generate', handler: 'generate' },
+  { method: 'POST', path: '/v1/pdf/batch', handler: 'batch' },
   { method: 'GET', path: '/v1/pdf/{id}', handler: 'pdfs' },
   { method: 'DELETE', path: '/v1/pdf/{id}', handler: 'pdfs' },
   { method: 'GET', path: '/v1/files/{id}', handler: 'files' },

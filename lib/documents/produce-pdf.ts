@@ -67,7 +67,7 @@ export async function prepareDocument(input: {
 /** Renders and stores one prepared document for the key that asked for it. */
 export async function producePdf(
   store: PdfStore,
-  owner: ApiKey,
+  owner: Pick<ApiKey, 'keyId' | 'tier'>,
   request: DocumentRequest,
   now: () => Date = () => new Date(),
 ): Promise<PdfRecord> {

@@ -2,20 +2,29 @@
  * The Lambda handlers the local stack serves, by function name: the very modules each Lambda
  * function is bundled from.
  */
-import type { FunctionName } from '#lib/api/routes.ts';
+import type { FunctionName, InternalFunctionName } from '#lib/api/routes.ts';
+import { handler as batch } from '#functions/batch.ts';
 import { handler as fallback } from '#functions/fallback.ts';
 import { handler as files } from '#functions/files.ts';
 import { handler as generate } from '#functions/generate.ts';
 import { handler as health } from '#functions/health.ts';
 import { handler as pdfs } from '#functions/pdfs.ts';
+import { handler as render } from '#functions/render.ts';
 import { handler as usage } from '#functions/usage.ts';
 import type { ProxyHandler } from './gateway.ts';
+import type { InvokeHandler } from './invoke.ts';
 
 export const API_HANDLERS: Readonly<Record<FunctionName, ProxyHandler>> = {
+  batch,
   fallback,
   files,
   generate,
   health,
   pdfs,
   usage,
+};
+
+/** Functions reached through the local Lambda Invoke endpoint. */
+export const INVOKED_HANDLERS: Readonly<Record<InternalFunctionName, InvokeHandler>> = {
+  render: render as InvokeHandler,
 };

@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -18,7 +19,8 @@ import { renderPdf } from '#lib/render/render.ts';
 import { settings } from '#lib/settings.ts';
 import { startDynamoDb, startS3 } from './aws-standins.ts';
 import { createGateway } from './gateway.ts';
-import { API_HANDLERS } from './handlers.ts';
+import { API_HANDLERS, INVOKED_HANDLERS } from './handlers.ts';
+import { createInvokeEndpoint } from './invoke.ts';
 import { ensureBucket, ensureTable } from './provision.ts';
 
 export const LOCAL_TABLE_NAME = 'pdf-api';
@@ -36,6 +38,7 @@ export interface StackInfo {
   readonly region: string;
   readonly dynamodbEndpoint: string;
   readonly s3Endpoint: string;
+  readonly lambdaEndpoint: string;
   readonly tableName: string;
   readonly bucketName: string;
 }
@@ -43,7 +46,7 @@ export interface StackInfo {
 export const stackInfoPath = (dataDir: string) => join(dataDir, 'stack.json');
 
 /** The environment that points the AWS SDK and the settings at a local stack. */
-export function localAwsEnvironment(info: Omit<StackInfo, 'pid' | 'apiUrl'>): Record<string, string> {
+export function localAwsEnvironment(info: Omit<StackInfo, 'pid' | 'apiUrl' | 'lambdaEndpoint'>): Record<string, string> {
   return {
     AWS_REGION: info.region,
     AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
@@ -71,6 +74,14 @@ async function linkSigningSecret(dataDir: string): Promise<string> {
   return secret;
 }
 
+async function listen(server: Server, port: number, host: string): Promise<number> {
+  await new Promise<void>((resolveListen, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolveListen());
+  });
+  return (server.address() as AddressInfo).port;
+}
+
 export interface LocalStack {
   readonly apiUrl: string;
   readonly info: StackInfo;
@@ -95,7 +106,20 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
     tableName: LOCAL_TABLE_NAME,
     bucketName: LOCAL_BUCKET_NAME,
   };
-  applyEnvironment({ ...localAwsEnvironment(awsInfo), LINK_SIGNING_SECRET: await linkSigningSecret(dataDir) });
+  // The Lambda Invoke endpoint, for the batch function's fan-out to the render function.
+  const invokeEndpoint = createInvokeEndpoint(INVOKED_HANDLERS, {
+    concurrency: settings.localRenderConcurrency,
+    timeoutMs: GATEWAY_TIMEOUT_MS,
+  });
+  const lambdaEndpoint = `http://${host}:${await listen(invokeEndpoint, 0, host)}`;
+  applyEnvironment({
+    ...localAwsEnvironment(awsInfo),
+    AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint,
+    RENDER_FUNCTION_NAME: 'render',
+    // Local invocations share this machine: a batch keeps no more in flight than it can run.
+    BATCH_CONCURRENCY: process.env.BATCH_CONCURRENCY ?? String(settings.localRenderConcurrency),
+    LINK_SIGNING_SECRET: await linkSigningSecret(dataDir),
+  });
 
   const dynamoClient = new DynamoDBClient({});
   const s3Client = new S3Client({ forcePathStyle: true });
@@ -110,15 +134,11 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
   const coldStartMs = Math.round(performance.now() - started);
 
   const server = createGateway(API_HANDLERS, { timeoutMs: GATEWAY_TIMEOUT_MS });
-  await new Promise<void>((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => resolveListen());
-  });
-  const { port } = server.address() as AddressInfo;
+  const port = await listen(server, options.port, host);
   const apiUrl = `http://${host}:${port}`;
   process.env.PUBLIC_BASE_URL ??= apiUrl;
 
-  const info: StackInfo = { pid: process.pid, apiUrl, ...awsInfo };
+  const info: StackInfo = { pid: process.pid, apiUrl, lambdaEndpoint, ...awsInfo };
   await writeFile(stackInfoPath(dataDir), JSON.stringify(info, null, 2) + '\n');
 
   return {
@@ -129,6 +149,8 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
       await rm(stackInfoPath(dataDir), { force: true });
       server.closeAllConnections();
       await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
+      invokeEndpoint.closeAllConnections();
+      await new Promise<void>((resolveClose) => invokeEndpoint.close(() => resolveClose()));
       await closeBrowser();
       await s3.close();
       await dynamoDb.close();

@@ -1,0 +1,132 @@
+/**
+ * Batches: up to 100 documents in one request, each rendered by its own render-function invocation,
+ * in parallel with bounded concurrency, under a per-item timeout and a batch deadline.
+ *
+ * Every item ends as exactly one result in its input position, whatever order items finish in and
+ * whatever goes wrong with one of them (a bad document, a render error, a crashed or timed-out
+ * render function): one item never fails the batch or holds the others beyond its own timeout.
+ */
+import { z } from 'zod';
+import type { ApiKey } from '#lib/accounts/keys.ts';
+import type { PdfRecord } from '#lib/storage/pdfs.ts';
+import type { DocumentFailureCode } from './errors.ts';
+
+/** The item error codes of decisions.md "Batch". */
+export type BatchItemCode = 'INVALID_HTML' | 'INVALID_OPTIONS' | 'URL_NOT_ALLOWED' | 'RENDER_TIMEOUT' | 'RENDER_FAILED';
+
+/** How a document failure is reported in a batch item (an unreachable URL is a failed render). */
+export function batchItemCode(code: DocumentFailureCode): BatchItemCode {
+  return code === 'URL_UNREACHABLE' ? 'RENDER_FAILED' : code;
+}
+
+/** What the batch function sends the render function for one item. */
+export interface RenderInvocation {
+  readonly owner: Pick<ApiKey, 'keyId' | 'tier'>;
+  readonly item: { readonly html?: unknown; readonly url?: string; readonly options?: unknown };
+}
+
+/** What the render function answers for one item. */
+export type RenderOutcome =
+  | { readonly ok: true; readonly record: PdfRecord }
+  | { readonly ok: false; readonly code: BatchItemCode; readonly message: string };
+
+const metadataSchema = z
+  .record(z.string(), z.unknown(), { error: 'metadata must be an object' })
+  .refine((m) => m.filename === undefined || typeof m.filename === 'string', { error: 'metadata.filename must be a string' })
+  .refine((m) => m.reference_id === undefined || typeof m.reference_id === 'string', {
+    error: 'metadata.reference_id must be a string',
+  });
+
+const ITEM_FIELDS = new Set(['html', 'url', 'options', 'metadata']);
+
+/**
+ * The failure an item's shape already decides, before any rendering: not an object, unknown
+ * fields, bad metadata, a non-string url, or html and url together.
+ */
+export function checkItemShape(item: unknown): { code: BatchItemCode; message: string } | undefined {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+    return { code: 'INVALID_HTML', message: 'Each item must be an object with html (or url)' };
+  }
+  const fields = item as Record<string, unknown>;
+  const unknown = Object.keys(fields).filter((name) => !ITEM_FIELDS.has(name));
+  if (unknown.length) return { code: 'INVALID_OPTIONS', message: `Unknown item field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}` };
+  if (fields.metadata !== undefined) {
+    const metadata = metadataSchema.safeParse(fields.metadata);
+    if (!metadata.success) return { code: 'INVALID_OPTIONS', message: metadata.error.issues[0]?.message ?? 'metadata is invalid' };
+  }
+  if (fields.url !== undefined && typeof fields.url !== 'string') return { code: 'URL_NOT_ALLOWED', message: 'url must be a string' };
+  if (fields.url !== undefined && fields.html !== undefined) {
+    return { code: 'INVALID_OPTIONS', message: 'Give either html or url, not both' };
+  }
+  return undefined;
+}
+
+export type BatchItemResult =
+  | {
+      readonly success: true;
+      readonly pdf_id: string;
+      readonly download_url: string;
+      readonly pages: number;
+      readonly size_bytes: number;
+      readonly metadata: unknown;
+    }
+  | { readonly success: false; readonly error: { readonly code: BatchItemCode; readonly message: string } };
+
+export interface BatchRun {
+  readonly items: readonly unknown[];
+  readonly owner: Pick<ApiKey, 'keyId' | 'tier'>;
+  /** Invokes the render function for one item; must honour the signal. */
+  readonly invokeRender: (invocation: RenderInvocation, signal: AbortSignal) => Promise<RenderOutcome>;
+  /** The item's download link, from its stored record. */
+  readonly linkFor: (record: PdfRecord) => string;
+  /** Render invocations in flight at once. */
+  readonly concurrency: number;
+  /** Longest one item may take from the start of its invocation. */
+  readonly itemTimeoutMs: number;
+  /** When every unfinished item gives up, so the batch answers inside the gateway's limit. */
+  readonly deadline: AbortSignal;
+}
+
+const failure = (code: BatchItemCode, message: string): BatchItemResult => ({ success: false, error: { code, message } });
+
+export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
+  const results: BatchItemResult[] = new Array(run.items.length);
+  let next = 0;
+
+  const processItem = async (index: number): Promise<BatchItemResult> => {
+    const item = run.items[index];
+    const shapeProblem = checkItemShape(item);
+    if (shapeProblem) return failure(shapeProblem.code, shapeProblem.message);
+    if (run.deadline.aborted) return failure('RENDER_TIMEOUT', 'The batch ran out of time before this item could start');
+
+    const { html, url, options, metadata } = item as Record<string, unknown>;
+    const signal = AbortSignal.any([AbortSignal.timeout(run.itemTimeoutMs), run.deadline]);
+    try {
+      const outcome = await run.invokeRender(
+        { owner: run.owner, item: { html, ...(url !== undefined && { url: url as string }), options } },
+        signal,
+      );
+      if (!outcome.ok) return failure(outcome.code, outcome.message);
+      return {
+        success: true,
+        pdf_id: outcome.record.id,
+        download_url: run.linkFor(outcome.record),
+        pages: outcome.record.pages,
+        size_bytes: outcome.record.size,
+        metadata: metadata ?? {},
+      };
+    } catch {
+      if (signal.aborted) return failure('RENDER_TIMEOUT', 'Rendering this item took longer than its time limit');
+      return failure('RENDER_FAILED', 'The render function failed for this item');
+    }
+  };
+
+  const worker = async () => {
+    while (next < run.items.length) {
+      const index = next++;
+      results[index] = await processItem(index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(run.concurrency, run.items.length)) }, worker));
+  return results;
+}

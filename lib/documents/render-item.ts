@@ -1,0 +1,24 @@
+/**
+ * The render function's work for one batch item: validate, render and store it exactly as the
+ * single endpoint does, and answer with an outcome instead of throwing, so that a bad document is
+ * a failed item and never a failed invocation.
+ */
+import { logger } from '#lib/observability/logger.ts';
+import type { PdfStore } from '#lib/storage/pdfs.ts';
+import { batchItemCode, type RenderInvocation, type RenderOutcome } from './batch.ts';
+import { DocumentError } from './errors.ts';
+import { prepareDocument, producePdf } from './produce-pdf.ts';
+
+export async function renderItem(store: PdfStore, invocation: RenderInvocation): Promise<RenderOutcome> {
+  try {
+    const { html, url, options } = invocation.item;
+    const request = await prepareDocument({ html, url, options });
+    return { ok: true, record: await producePdf(store, invocation.owner, request) };
+  } catch (error) {
+    if (error instanceof DocumentError) {
+      return { ok: false, code: batchItemCode(error.code), message: error.message };
+    }
+    logger.error('batch item failed', { name: (error as Error).name, message: (error as Error).message });
+    return { ok: false, code: 'RENDER_FAILED', message: 'The document could not be rendered' };
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * Batch orchestration (lib/documents/batch.ts) with the render function replaced by an injected
+ * port: order, shape checks, concurrency bound, per-item timeout, crashes and the batch deadline.
+ */
+import { describe, expect, it } from 'vitest';
+import { runBatch, type BatchRun, type RenderInvocation, type RenderOutcome } from '#lib/documents/batch.ts';
+import type { PdfRecord } from '#lib/storage/pdfs.ts';
+
+const record = (id: string, pages = 1): PdfRecord => ({
+  id,
+  keyId: 'key_x',
+  objectKey: `retention/7d/key_x/${id}.pdf`,
+  size: 1000 + pages,
+  pages,
+  format: 'A4',
+  generationTimeMs: 5,
+  createdAt: '2026-11-21T00:00:00.000Z',
+  expiresAt: '2026-11-28T00:00:00.000Z',
+});
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    });
+  });
+
+function batch(items: unknown[], invokeRender: BatchRun['invokeRender'], overrides: Partial<BatchRun> = {}): Promise<unknown[]> {
+  return runBatch({
+    items,
+    owner: { keyId: 'key_x', tier: 'pro' },
+    invokeRender,
+    linkFor: (r) => `https://api.example/v1/files/${r.id}`,
+    concurrency: 4,
+    itemTimeoutMs: 1_000,
+    deadline: new AbortController().signal,
+    ...overrides,
+  });
+}
+
+describe('runBatch', () => {
+  it('keeps input order whatever order items finish in, and echoes metadata as sent', async () => {
+    // Prepare: later items finish first.
+    const items = [0, 1, 2, 3, 4].map((i) => ({ html: `<p>${i}</p>`, metadata: { reference_id: `ref-${i}`, n: i } }));
+    const invoke = async (inv: RenderInvocation, signal: AbortSignal): Promise<RenderOutcome> => {
+      const i = Number(/\d/.exec(String(inv.item.html))?.[0]);
+      await sleep((5 - i) * 20, signal);
+      return { ok: true, record: record(`pdf_${i}`, i + 1) };
+    };
+
+    // Act
+    const results = await batch(items, invoke);
+
+    // Assess
+    expect(results).toEqual(
+      items.map((item, i) => ({
+        success: true,
+        pdf_id: `pdf_${i}`,
+        download_url: `https://api.example/v1/files/pdf_${i}`,
+        pages: i + 1,
+        size_bytes: 1001 + i,
+        metadata: item.metadata,
+      })),
+    );
+  });
+
+  it('reports shape problems without invoking the render function', async () => {
+    // Prepare
+    let invocations = 0;
+    const invoke = async (): Promise<RenderOutcome> => {
+      invocations++;
+      return { ok: true, record: record('pdf_ok') };
+    };
+    const items = [
+      'not an object',
+      { html: '<p>x</p>', colour: 'red' },
+      { html: '<p>x</p>', metadata: 'tag' },
+      { html: '<p>x</p>', metadata: { filename: 7 } },
+      { url: 42 },
+      { html: '<p>x</p>', url: 'https://example.com/' },
+      { html: '<p>fine</p>' },
+    ];
+
+    // Act
+    const results = (await batch(items, invoke)) as { success: boolean; error?: { code: string; message: string } }[];
+
+    // Assess
+    expect(results.map((r) => r.error?.code ?? 'OK')).toEqual([
+      'INVALID_HTML',
+      'INVALID_OPTIONS',
+      'INVALID_OPTIONS',
+      'INVALID_OPTIONS',
+      'URL_NOT_ALLOWED',
+      'INVALID_OPTIONS',
+      'OK',
+    ]);
+    expect(results[1]?.error?.message).toContain('colour');
+    expect(results[3]?.error?.message).toContain('metadata.filename');
+    expect(invocations).toBe(1);
+  });
+
+  it('passes document failures through as item errors, with no pdf_id or download_url', async () => {
+    // Prepare
+    const invoke = async (): Promise<RenderOutcome> => ({ ok: false, code: 'INVALID_HTML', message: 'html is malformed: x' });
+
+    // Act
+    const [result] = await batch([{ html: '<div' }], invoke);
+
+    // Assess
+    expect(result).toEqual({ success: false, error: { code: 'INVALID_HTML', message: 'html is malformed: x' } });
+  });
+
+  it('turns a crashed render function into a failed item, not a failed batch', async () => {
+    // Prepare
+    const invoke = async (inv: RenderInvocation): Promise<RenderOutcome> => {
+      if (inv.item.html === 'crash') throw new Error('Runtime.ExitError');
+      return { ok: true, record: record('pdf_fine') };
+    };
+
+    // Act
+    const results = (await batch([{ html: 'crash' }, { html: 'fine' }], invoke)) as { success: boolean; error?: { code: string } }[];
+
+    // Assess
+    expect(results[0]).toEqual({ success: false, error: { code: 'RENDER_FAILED', message: expect.any(String) } });
+    expect(results[1]?.success).toBe(true);
+  });
+
+  it('gives up on a hung item after its own timeout while the others finish', async () => {
+    // Prepare
+    const invoke = async (inv: RenderInvocation, signal: AbortSignal): Promise<RenderOutcome> => {
+      await sleep(inv.item.html === 'hang' ? 60_000 : 10, signal);
+      return { ok: true, record: record('pdf_fine') };
+    };
+    const started = Date.now();
+
+    // Act
+    const results = (await batch([{ html: 'hang' }, { html: 'a' }, { html: 'b' }], invoke, { itemTimeoutMs: 200 })) as {
+      success: boolean;
+      error?: { code: string };
+    }[];
+
+    // Assess
+    expect(results.map((r) => r.error?.code ?? 'OK')).toEqual(['RENDER_TIMEOUT', 'OK', 'OK']);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('never has more invocations in flight than its concurrency', async () => {
+    // Prepare
+    let inFlight = 0;
+    let peak = 0;
+    const invoke = async (_inv: RenderInvocation, signal: AbortSignal): Promise<RenderOutcome> => {
+      peak = Math.max(peak, ++inFlight);
+      await sleep(5, signal);
+      inFlight--;
+      return { ok: true, record: record('pdf_x') };
+    };
+
+    // Act
+    const results = await batch(Array.from({ length: 30 }, () => ({ html: 'x' })), invoke, { concurrency: 3 });
+
+    // Assess
+    expect(results).toHaveLength(30);
+    expect(peak).toBe(3);
+  });
+
+  it('fails the items left when the batch deadline passes, so the batch still answers', async () => {
+    // Prepare
+    const deadline = new AbortController();
+    const invoke = async (_inv: RenderInvocation, signal: AbortSignal): Promise<RenderOutcome> => {
+      await sleep(50, signal);
+      deadline.abort();
+      return { ok: true, record: record('pdf_first') };
+    };
+
+    // Act
+    const results = (await batch([{ html: 'a' }, { html: 'b' }, { html: 'c' }], invoke, {
+      concurrency: 1,
+      deadline: deadline.signal,
+    })) as { success: boolean; error?: { code: string } }[];
+
+    // Assess
+    expect(results.map((r) => r.error?.code ?? 'OK')).toEqual(['OK', 'RENDER_TIMEOUT', 'RENDER_TIMEOUT']);
+  });
+});
