@@ -6,6 +6,11 @@
  */
 
 import { availableParallelism } from 'node:os';
+import { resolveSecretArns } from './aws/secrets.ts';
+
+// In AWS the link-signing secret arrives as LINK_SIGNING_SECRET_ARN and is fetched here, once per
+// cold start, so that the getter below stays synchronous (see lib/aws/secrets.ts).
+await resolveSecretArns(['LINK_SIGNING_SECRET']);
 
 function intFromEnv(name: string, fallback: number, { min = 1 }: { min?: number } = {}): number {
   const raw = process.env[name];
@@ -32,7 +37,10 @@ export const settings = {
   get bucketName(): string {
     return required('BUCKET_NAME');
   },
-  /** HMAC secret for download links; rotating it invalidates every outstanding link. */
+  /**
+   * HMAC secret for download links; rotating it invalidates every outstanding link. In AWS it is
+   * read from the Secrets Manager secret named by LINK_SIGNING_SECRET_ARN.
+   */
   get linkSigningSecret(): string {
     return required('LINK_SIGNING_SECRET');
   },
@@ -43,6 +51,18 @@ export const settings = {
   /** Longest a single document may take to load and print. */
   get renderTimeoutMs(): number {
     return intFromEnv('RENDER_TIMEOUT_MS', 20_000);
+  },
+  /** Most pages one PDF may have; longer documents are refused (printing stops one page past it). */
+  get maxPdfPages(): number {
+    return intFromEnv('MAX_PDF_PAGES', 2_000);
+  },
+  /** Largest PDF produced; printing is cut off as soon as it is exceeded. */
+  get maxPdfBytes(): number {
+    return intFromEnv('MAX_PDF_BYTES', 100 * 1024 * 1024);
+  },
+  /** Most bytes one document may download (images, fonts, scripts...); past it its connections are cut. */
+  get maxDocumentDownloadBytes(): number {
+    return intFromEnv('MAX_DOCUMENT_DOWNLOAD_BYTES', 50 * 1024 * 1024);
   },
   /** Largest accepted request body (decisions.md: 5 MB). */
   get maxBodyBytes(): number {

@@ -9,7 +9,7 @@ import { randomBase62 } from '#lib/random.ts';
 import { assertUrlAllowed } from '#lib/render/egress.ts';
 import { findHtmlProblem } from '#lib/render/html.ts';
 import { describeIssue, renderOptionsShape, resolveRenderOptions, type RenderOptions } from '#lib/render/options.ts';
-import { renderPdf, type DocumentSource } from '#lib/render/render.ts';
+import { renderPdf, type DocumentSource, type RenderLimits } from '#lib/render/render.ts';
 import { settings } from '#lib/settings.ts';
 import { storePdf, type PdfRecord, type PdfStore } from '#lib/storage/pdfs.ts';
 import { DocumentError } from './errors.ts';
@@ -64,6 +64,17 @@ export async function prepareDocument(input: {
   return { source: { html: input.html as string }, options };
 }
 
+/** The limits every document renders under, from the settings. */
+export function renderLimits(): RenderLimits {
+  return {
+    timeoutMs: settings.renderTimeoutMs,
+    maxPages: settings.maxPdfPages,
+    maxPdfBytes: settings.maxPdfBytes,
+    maxDownloadBytes: settings.maxDocumentDownloadBytes,
+    allowPrivateHosts: settings.allowPrivateHosts,
+  };
+}
+
 /** Renders and stores one prepared document for the key that asked for it. */
 export async function producePdf(
   store: PdfStore,
@@ -73,10 +84,7 @@ export async function producePdf(
 ): Promise<PdfRecord> {
   const started = performance.now();
   const createdAt = now();
-  const rendered = await renderPdf(request.source, request.options, {
-    timeoutMs: settings.renderTimeoutMs,
-    now: createdAt,
-  });
+  const rendered = await renderPdf(request.source, request.options, renderLimits(), createdAt);
   return storePdf(store, {
     id: newPdfId(),
     keyId: owner.keyId,

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { prepareDocument } from '#lib/documents/produce-pdf.ts';
+import { prepareDocument, renderLimits } from '#lib/documents/produce-pdf.ts';
 import { closeBrowser } from '#lib/render/browser.ts';
 import { renderPdf } from '#lib/render/render.ts';
 import { settings } from '#lib/settings.ts';
@@ -130,7 +130,7 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
 
   // The API answers only once it can render: the first PDF pays Chromium's start-up here.
   const warmUp = await prepareDocument({ html: '<p>warm-up</p>', options: {} });
-  await renderPdf(warmUp.source, warmUp.options, { timeoutMs: Math.max(settings.renderTimeoutMs, 30_000) });
+  await renderPdf(warmUp.source, warmUp.options, { ...renderLimits(), timeoutMs: Math.max(settings.renderTimeoutMs, 30_000) });
   const coldStartMs = Math.round(performance.now() - started);
 
   const server = createGateway(API_HANDLERS, { timeoutMs: GATEWAY_TIMEOUT_MS });

@@ -5,6 +5,7 @@
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { settings } from '#lib/settings.ts';
+import { startEgressGuard, type EgressGuard } from './egress-guard.ts';
 
 /**
  * Flags chosen one by one rather than taking @sparticuz/chromium's defaults, which switch off the
@@ -40,13 +41,22 @@ export const CHROMIUM_FLAGS: readonly string[] = [
 /** The browser being launched or in use; cleared when it disconnects or is discarded. */
 let shared: { promise: Promise<Browser>; browser?: Browser } | undefined;
 
+/**
+ * Documents get a guard of their own per browser context (lib/render/render.ts). The browser-wide
+ * proxy is the backstop for anything outside those contexts: it enforces the same policy, so no
+ * request of this browser ever leaves without passing a guard.
+ */
+let backstopGuard: Promise<EgressGuard> | undefined;
+
 async function launch(): Promise<Browser> {
   chromium.setGraphicsMode = false;
   const executablePath = settings.chromePath ?? (await chromium.executablePath());
+  backstopGuard ??= startEgressGuard({ allowPrivateHosts: settings.allowPrivateHosts, maxBytes: Number.POSITIVE_INFINITY });
+  const guard = await backstopGuard;
   return puppeteer.launch({
     executablePath,
     headless: 'shell',
-    args: [...CHROMIUM_FLAGS],
+    args: [...CHROMIUM_FLAGS, `--proxy-server=${guard.proxyServer}`, '--proxy-bypass-list=<-loopback>'],
     defaultViewport: { width: 1280, height: 800 },
     // The local stack and the Lambda runtime manage the process's signals themselves.
     handleSIGINT: false,
@@ -87,4 +97,7 @@ export async function closeBrowser(): Promise<void> {
   shared = undefined;
   const browser = await entry?.promise.catch(() => undefined);
   await browser?.close().catch(() => undefined);
+  const guard = await backstopGuard?.catch(() => undefined);
+  backstopGuard = undefined;
+  await guard?.close();
 }

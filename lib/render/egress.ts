@@ -13,20 +13,32 @@ import { DocumentError } from '#lib/documents/errors.ts';
 const ALLOWED_PROTOCOLS = new Set(['http:', 'https:']);
 
 /**
+ * IANA's global unicast block. ipaddr.js calls every IPv6 address outside its named special
+ * ranges 'unicast', including the rest of the IETF-reserved space: the deprecated IPv4-compatible
+ * ::/96 (which `http://[::127.0.0.1]/` normalises to) and ::/8, 4000::/3 and the like.
+ */
+const IPV6_GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
+
+/**
  * True when an address is ordinary public unicast. IPv4-mapped IPv6 is judged as the IPv4
  * address it carries; 6to4, NAT64 and Teredo embeddings are refused outright, since they can
- * tunnel to addresses we cannot see.
+ * tunnel to addresses we cannot see, and so is IPv6 outside the global unicast block 2000::/3.
  */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   const parsed = ipaddr.process(address); // unwraps ::ffff:a.b.c.d into a.b.c.d
-  return parsed.range() === 'unicast';
+  if (parsed.range() !== 'unicast') return false;
+  return parsed.kind() === 'ipv4' || parsed.match(IPV6_GLOBAL_UNICAST);
 }
 
 /** `host:port` as it appears in the allow-list, with the scheme's default port filled in. */
 export function hostPortOf(url: URL): string {
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  return `${url.hostname.toLowerCase()}:${port}`;
+  return `${url.hostname.toLowerCase()}:${portOf(url)}`;
+}
+
+/** The URL's port, or its scheme's default. */
+export function portOf(url: URL): number {
+  return Number(url.port || (url.protocol === 'https:' ? 443 : 80));
 }
 
 export interface EgressPolicy {
@@ -40,9 +52,37 @@ async function resolveAll(host: string): Promise<string[]> {
   return answers.map((answer) => answer.address);
 }
 
+export type Destination =
+  | { readonly allowed: true; /** The address to connect to: the one that was checked. */ readonly address: string }
+  | { readonly allowed: false; readonly reason: 'not_public' | 'unresolvable' };
+
 /**
- * Checks a caller-supplied URL before the browser is pointed at it.
- * Throws URL_NOT_ALLOWED with a message a caller can act on.
+ * Where a connection to `host:port` may go: the allow-list by name, else every address the name
+ * resolves to must be public, and the connection must then go to one of exactly those addresses
+ * (never resolve again: that is how DNS rebinding switches a checked name to an internal address).
+ */
+export async function resolveDestination(host: string, port: number, policy: EgressPolicy): Promise<Destination> {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const allowListed = policy.allowPrivateHosts.has(`${host.toLowerCase()}:${port}`);
+  let addresses: string[];
+  if (ipaddr.isValid(bare)) {
+    addresses = [bare];
+  } else {
+    try {
+      addresses = await (policy.resolve ?? resolveAll)(bare);
+    } catch {
+      return { allowed: false, reason: 'unresolvable' };
+    }
+  }
+  const first = addresses[0];
+  if (first === undefined) return { allowed: false, reason: 'unresolvable' };
+  if (!allowListed && !addresses.every(isPublicAddress)) return { allowed: false, reason: 'not_public' };
+  return { allowed: true, address: first };
+}
+
+/**
+ * Checks a caller-supplied URL before the browser is pointed at it, so that a refused URL is a
+ * clear 400 rather than a failed navigation. Throws URL_NOT_ALLOWED with a message a caller can act on.
  */
 export async function assertUrlAllowed(raw: string, policy: EgressPolicy): Promise<URL> {
   let url: URL;
@@ -54,21 +94,11 @@ export async function assertUrlAllowed(raw: string, policy: EgressPolicy): Promi
   if (!ALLOWED_PROTOCOLS.has(url.protocol)) {
     throw new DocumentError('URL_NOT_ALLOWED', `url is not allowed: only http and https URLs can be rendered`);
   }
-  if (policy.allowPrivateHosts.has(hostPortOf(url))) return url;
-
-  // URL keeps IPv6 literals in brackets.
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  let addresses: string[];
-  if (ipaddr.isValid(host)) {
-    addresses = [host];
-  } else {
-    try {
-      addresses = await (policy.resolve ?? resolveAll)(host);
-    } catch {
-      throw new DocumentError('URL_UNREACHABLE', `url could not be loaded: the host ${host} does not resolve`);
-    }
+  const destination = await resolveDestination(url.hostname, portOf(url), policy);
+  if (!destination.allowed && destination.reason === 'unresolvable') {
+    throw new DocumentError('URL_UNREACHABLE', `url could not be loaded: the host ${url.hostname} does not resolve`);
   }
-  if (addresses.length === 0 || !addresses.every(isPublicAddress)) {
+  if (!destination.allowed) {
     throw new DocumentError(
       'URL_NOT_ALLOWED',
       'url is not allowed: it must point to a publicly reachable host, not a private, loopback or link-local address',

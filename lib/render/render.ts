@@ -6,10 +6,11 @@
  * seen by or act on a later one. A document that overruns its time limit has its context closed;
  * a browser that cannot even do that is killed and replaced.
  */
-import type { Browser, BrowserContext, PDFOptions } from 'puppeteer-core';
+import type { Browser, BrowserContext, HTTPResponse, Page, PDFOptions } from 'puppeteer-core';
 import { PDFDocument } from 'pdf-lib';
 import { DocumentError } from '#lib/documents/errors.ts';
 import { discardBrowser, getBrowser } from './browser.ts';
+import { REFUSAL_HEADER, startEgressGuard, type EgressGuard } from './egress-guard.ts';
 import type { RenderOptions } from './options.ts';
 import { headerFooterOptions } from './templates.ts';
 
@@ -39,63 +40,126 @@ export function toPdfOptions(options: RenderOptions, now: Date, timeoutMs: numbe
   };
 }
 
+/** What one document may use; each is a named setting (lib/settings.ts) with a documented default. */
+export interface RenderLimits {
+  readonly timeoutMs: number;
+  /** Pages printed at most; a longer document is refused rather than printed in full. */
+  readonly maxPages: number;
+  /** Largest PDF accepted; printing stops as soon as it is exceeded. */
+  readonly maxPdfBytes: number;
+  /** Most bytes the document may download through the egress guard. */
+  readonly maxDownloadBytes: number;
+  /** `host:port` entries the document may reach although they are not public. */
+  readonly allowPrivateHosts: ReadonlySet<string>;
+}
+
 export async function renderPdf(
   source: DocumentSource,
   options: RenderOptions,
-  { timeoutMs, now = new Date() }: { timeoutMs: number; now?: Date },
+  limits: RenderLimits,
+  now = new Date(),
 ): Promise<RenderedPdf> {
   const browser = await getBrowser();
-  const context = await browser.createBrowserContext({ downloadBehavior: { policy: 'deny' } });
+  const guard = await startEgressGuard({ allowPrivateHosts: limits.allowPrivateHosts, maxBytes: limits.maxDownloadBytes });
+  let context: BrowserContext | undefined;
   let timer: NodeJS.Timeout | undefined;
-  const work = printInContext(context, source, options, now, timeoutMs);
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new DocumentError('RENDER_TIMEOUT', `Rendering took longer than the limit of ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-  });
   try {
+    context = await browser.createBrowserContext({
+      // Every request of the document goes through its guard; `<-loopback>` removes Chromium's
+      // implicit bypass for loopback addresses, which would otherwise skip the proxy silently.
+      proxyServer: guard.proxyServer,
+      proxyBypassList: ['<-loopback>'],
+      downloadBehavior: { policy: 'deny' },
+    });
+    const work = printInContext(context, guard, source, options, limits, now);
+    work.catch(() => undefined); // its outcome no longer matters once the deadline has passed
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new DocumentError('RENDER_TIMEOUT', `Rendering took longer than the limit of ${limits.timeoutMs} ms`)),
+        limits.timeoutMs,
+      );
+    });
     const bytes = await Promise.race([work, deadline]);
     const pages = (await PDFDocument.load(bytes, { updateMetadata: false })).getPageCount();
+    if (pages > limits.maxPages) {
+      throw new DocumentError('RENDER_FAILED', `The document has more than the maximum of ${limits.maxPages} pages`);
+    }
     return { bytes, pages };
   } catch (error) {
     throw asDocumentError(error);
   } finally {
     clearTimeout(timer);
-    work.catch(() => undefined); // its outcome no longer matters once the deadline has passed
-    await closeOrDiscard(browser, context);
+    if (context) await closeOrDiscard(browser, context);
+    await guard.close();
   }
 }
 
 async function printInContext(
   context: BrowserContext,
+  guard: EgressGuard,
   source: DocumentSource,
   options: RenderOptions,
+  limits: RenderLimits,
   now: Date,
-  timeoutMs: number,
 ): Promise<Uint8Array> {
   const page = await context.newPage();
-  page.setDefaultTimeout(timeoutMs);
+  // Popups have no place in a PDF; close any the document opens.
+  context.on('targetcreated', (target) => {
+    if (target.type() === 'page' && target !== page.target()) void target.page().then((popup) => popup?.close());
+  });
+  page.setDefaultTimeout(limits.timeoutMs);
   if ('html' in source) {
     // setContent knows only load events; the network-idle conditions are awaited after it.
     const lifecycle = options.waitFor === 'domcontentloaded' ? 'domcontentloaded' : 'load';
-    await page.setContent(source.html, { waitUntil: lifecycle, timeout: timeoutMs });
+    await page.setContent(source.html, { waitUntil: lifecycle, timeout: limits.timeoutMs });
     if (options.waitFor === 'networkidle0' || options.waitFor === 'networkidle2') {
-      await page.waitForNetworkIdle({ idleTime: 500, concurrency: options.waitFor === 'networkidle0' ? 0 : 2, timeout: timeoutMs });
+      await page.waitForNetworkIdle({ idleTime: 500, concurrency: options.waitFor === 'networkidle0' ? 0 : 2, timeout: limits.timeoutMs });
     }
   } else {
-    const response = await page
-      .goto(source.url, { waitUntil: options.waitFor, timeout: timeoutMs })
-      .catch((error: unknown) => {
-        const reason = error instanceof Error ? /net::ERR_[A-Z_]+/.exec(error.message)?.[0] : undefined;
-        if (!reason) throw error;
-        throw new DocumentError('URL_UNREACHABLE', `url could not be loaded (${reason})`);
-      });
-    if (response && response.status() >= 400) {
-      throw new DocumentError('URL_UNREACHABLE', `url could not be loaded: it answered HTTP ${response.status()}`);
-    }
+    await navigate(page, guard, source.url, options, limits.timeoutMs);
   }
-  return page.pdf(toPdfOptions(options, now, timeoutMs));
+  return printWithinLimits(page, toPdfOptions(options, now, limits.timeoutMs), limits);
+}
+
+const NOT_ALLOWED_REDIRECT = 'url is not allowed: it redirected to a private, loopback or link-local address';
+
+async function navigate(page: Page, guard: EgressGuard, url: string, options: RenderOptions, timeoutMs: number) {
+  let response: HTTPResponse | null;
+  try {
+    response = await page.goto(url, { waitUntil: options.waitFor, timeout: timeoutMs });
+  } catch (error) {
+    const reason = error instanceof Error ? /net::ERR_[A-Z_]+/.exec(error.message)?.[0] : undefined;
+    if (!reason) throw error;
+    // An https redirect to a refused address fails the tunnel; the guard knows why.
+    if (guard.refused.length > 0) throw new DocumentError('URL_NOT_ALLOWED', NOT_ALLOWED_REDIRECT);
+    throw new DocumentError('URL_UNREACHABLE', `url could not be loaded (${reason})`);
+  }
+  if (response?.headers()[REFUSAL_HEADER]) throw new DocumentError('URL_NOT_ALLOWED', NOT_ALLOWED_REDIRECT);
+  if (response && response.status() >= 400) {
+    throw new DocumentError('URL_UNREACHABLE', `url could not be loaded: it answered HTTP ${response.status()}`);
+  }
+}
+
+/**
+ * Prints at most one page more than allowed (so an over-long document is detected without printing
+ * all of it) and streams the PDF, stopping as soon as it grows past the size limit.
+ */
+async function printWithinLimits(page: Page, pdfOptions: PDFOptions, limits: RenderLimits): Promise<Uint8Array> {
+  const stream = await page.createPDFStream({ ...pdfOptions, pageRanges: `1-${limits.maxPages + 1}` });
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limits.maxPdfBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new DocumentError('RENDER_FAILED', `The PDF is larger than the maximum of ${limits.maxPdfBytes} bytes`);
+    }
+    chunks.push(value);
+  }
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
 }
 
 async function closeOrDiscard(browser: Browser, context: BrowserContext): Promise<void> {
