@@ -27,6 +27,7 @@ export function documentErrorToApiError(error: DocumentError): ApiError {
     case 'INVALID_OPTIONS':
     case 'URL_NOT_ALLOWED':
     case 'URL_UNREACHABLE':
+    case 'TOO_LARGE':
       return invalidRequest(error.message);
     case 'RENDER_TIMEOUT':
       return new ApiError(504, 'render_timeout', `Rendering took longer than the limit of ${settings.renderTimeoutMs} ms.`);

@@ -14,9 +14,9 @@ import type { DocumentFailureCode } from './errors.ts';
 /** The item error codes of decisions.md "Batch". */
 export type BatchItemCode = 'INVALID_HTML' | 'INVALID_OPTIONS' | 'URL_NOT_ALLOWED' | 'RENDER_TIMEOUT' | 'RENDER_FAILED';
 
-/** How a document failure is reported in a batch item (an unreachable URL is a failed render). */
+/** How a document failure is reported in a batch item (an unreachable URL or an oversized PDF is a failed render). */
 export function batchItemCode(code: DocumentFailureCode): BatchItemCode {
-  return code === 'URL_UNREACHABLE' ? 'RENDER_FAILED' : code;
+  return code === 'URL_UNREACHABLE' || code === 'TOO_LARGE' ? 'RENDER_FAILED' : code;
 }
 
 /** What the batch function sends the render function for one item. */

@@ -1,12 +1,14 @@
 /**
- * Why one document could not be produced. The codes are the batch item codes of decisions.md;
- * each API surface maps them to its own answer (see `lib/api/document-errors.ts`).
+ * Why one document could not be produced. Most codes are the batch item codes of decisions.md; the
+ * two of our own (an unreachable URL, a document over the page or size limit) are reported as
+ * RENDER_FAILED in batches. The single endpoint maps them in `documentErrorToApiError`.
  */
 export type DocumentFailureCode =
   | 'INVALID_HTML'
   | 'INVALID_OPTIONS'
   | 'URL_NOT_ALLOWED'
   | 'URL_UNREACHABLE'
+  | 'TOO_LARGE'
   | 'RENDER_TIMEOUT'
   | 'RENDER_FAILED';
 

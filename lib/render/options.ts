@@ -24,9 +24,9 @@ export type WaitFor = (typeof WAIT_FOR)[number];
 /** Largest header or footer template accepted; templates are small by nature. */
 export const MAX_TEMPLATE_CHARS = 100_000;
 
-const PIXELS_PER_UNIT = { px: 1, in: 96, cm: 96 / 2.54, mm: 96 / 25.4 } as const;
-const LENGTH_PATTERN = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(px|in|cm|mm)?\s*$/i;
-const LENGTH_RULE = 'a non-negative length with a unit of px, in, cm or mm, such as "10mm" or "0.5in"';
+const PIXELS_PER_UNIT = { px: 1, pt: 96 / 72, in: 96, cm: 96 / 2.54, mm: 96 / 25.4 } as const;
+const LENGTH_PATTERN = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(px|pt|in|cm|mm)?\s*$/i;
+const LENGTH_RULE = 'a non-negative length with a unit of px, pt, in, cm or mm, such as "10mm" or "0.5in"';
 
 /** A CSS-style length in CSS pixels (96 per inch), or undefined when it is not one we accept. */
 export function lengthToPixels(length: string): number | undefined {
@@ -81,7 +81,7 @@ export const renderOptionsShape = {
 export interface RenderOptions {
   readonly format: PaperFormat;
   readonly landscape: boolean;
-  /** Margins as given by the caller, normalised to one value per side (absent sides are unset). */
+  /** Margins given by the caller, one value per side in CSS px (absent sides are unset). */
   readonly margin: Margin;
   readonly printBackground: boolean;
   readonly scale: number;
@@ -98,10 +98,16 @@ type ParsedOptions = {
 export function resolveRenderOptions(parsed: ParsedOptions): RenderOptions | { error: string } {
   const format = (parsed.format ?? 'A4') as PaperFormat;
   const landscape = parsed.orientation === 'landscape';
-  const margin: Margin =
+  const given: Margin =
     typeof parsed.margin === 'string'
       ? { top: parsed.margin, right: parsed.margin, bottom: parsed.margin, left: parsed.margin }
       : { ...parsed.margin };
+  // Chromium understands px, in, cm and mm only, spelled exactly; every length leaves here in px.
+  const margin: Margin = Object.fromEntries(
+    Object.entries(given).flatMap(([side, value]) =>
+      value === undefined ? [] : [[side, `${Math.round((lengthToPixels(value) ?? 0) * 1000) / 1000}px`]],
+    ),
+  );
 
   const paper = PAPER_FORMATS[format];
   const widthPx = (landscape ? paper.height : paper.width) * 96;

@@ -82,7 +82,7 @@ export async function renderPdf(
     const bytes = await Promise.race([work, deadline]);
     const pages = (await PDFDocument.load(bytes, { updateMetadata: false })).getPageCount();
     if (pages > limits.maxPages) {
-      throw new DocumentError('RENDER_FAILED', `The document has more than the maximum of ${limits.maxPages} pages`);
+      throw new DocumentError('TOO_LARGE', `The document has more than the maximum of ${limits.maxPages} pages`);
     }
     return { bytes, pages };
   } catch (error) {
@@ -155,7 +155,7 @@ async function printWithinLimits(page: Page, pdfOptions: PDFOptions, limits: Ren
     size += value.byteLength;
     if (size > limits.maxPdfBytes) {
       await reader.cancel().catch(() => undefined);
-      throw new DocumentError('RENDER_FAILED', `The PDF is larger than the maximum of ${limits.maxPdfBytes} bytes`);
+      throw new DocumentError('TOO_LARGE', `The PDF is larger than the maximum of ${limits.maxPdfBytes} bytes`);
     }
     chunks.push(value);
   }

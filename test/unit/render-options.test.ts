@@ -33,7 +33,7 @@ function resolve(options: Record<string, unknown>): RenderOptions | { error: str
 }
 
 const FORMAT_LIST = 'A4, A3, A5, Letter, Legal, Tabloid';
-const LENGTH_RULE = 'a non-negative length with a unit of px, in, cm or mm';
+const LENGTH_RULE = 'a non-negative length with a unit of px, pt, in, cm or mm';
 
 describe('format', () => {
   it.each(['A4', 'A3', 'A5', 'Letter', 'Legal', 'Tabloid'])('accepts %s and keeps its spelling', (format) => {
@@ -171,15 +171,25 @@ describe('wait_for', () => {
 });
 
 describe('margin', () => {
-  it.each(['10mm', '1cm', '0.5in', '.5in', '20px', '20', '0', ' 12 MM '])('accepts the length %j', (margin) => {
+  it.each([
+    ['10mm', '37.795px'],
+    ['1cm', '37.795px'],
+    ['0.5in', '48px'],
+    ['.5in', '48px'],
+    ['20px', '20px'],
+    ['12pt', '16px'],
+    ['20', '20px'],
+    ['0', '0px'],
+    [' 12 MM ', '45.354px'],
+  ])('accepts the length %j and hands it to Chromium as %s', (margin, pixels) => {
     // Act
     const resolved = resolve({ margin });
 
-    // Assess: one string applies to all four sides
-    expect(resolved).toMatchObject({ margin: { top: margin, right: margin, bottom: margin, left: margin } });
+    // Assess: one string applies to all four sides, in the one unit spelling Chromium parses exactly
+    expect(resolved).toMatchObject({ margin: { top: pixels, right: pixels, bottom: pixels, left: pixels } });
   });
 
-  it.each(['banana', '-5mm', '10pt', '10 em', '1e2px', 'mm', '', '10mm 5mm'])('rejects %j and says what a length is', (margin) => {
+  it.each(['banana', '-5mm', '10em', '10 em', '1e2px', 'mm', '', '10mm 5mm'])('rejects %j and says what a length is', (margin) => {
     // Act
     const result = parseBody({ margin });
 
@@ -201,7 +211,7 @@ describe('margin', () => {
     const resolved = resolve({ margin: { top: '1in', bottom: '2cm' } });
 
     // Assess
-    expect(resolved).toMatchObject({ margin: { top: '1in', bottom: '2cm' } });
+    expect(resolved).toMatchObject({ margin: { top: '96px', bottom: '75.591px' } });
     expect((resolved as RenderOptions).margin).not.toHaveProperty('left');
     expect((resolved as RenderOptions).margin).not.toHaveProperty('right');
   });
@@ -377,6 +387,7 @@ describe('lengthToPixels', () => {
     ['2.54cm', 96],
     ['25.4mm', 96],
     ['0.5IN', 48],
+    ['72pt', 96],
     ['.25in', 24],
     [' 10 px ', 10],
     ['0', 0],
@@ -388,7 +399,7 @@ describe('lengthToPixels', () => {
     expect(result).toBeCloseTo(pixels, 9);
   });
 
-  it.each(['-1px', '10pt', '10em', '10%', 'abc', '', '1.2.3in', 'in'])('returns undefined for %j', (length) => {
+  it.each(['-1px', '10em', '10%', 'abc', '', '1.2.3in', 'in'])('returns undefined for %j', (length) => {
     // Act
     const result = lengthToPixels(length);
 
