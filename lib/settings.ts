@@ -64,6 +64,10 @@ export const settings = {
   get maxDocumentDownloadBytes(): number {
     return intFromEnv('MAX_DOCUMENT_DOWNLOAD_BYTES', 50 * 1024 * 1024);
   },
+  /** Browser workspaces (context + page + guard) kept prepared ahead of the next documents. */
+  get preparedWorkspaces(): number {
+    return intFromEnv('PREPARED_WORKSPACES', 2, { min: 0 });
+  },
   /** Largest accepted request body (decisions.md: 5 MB). */
   get maxBodyBytes(): number {
     return intFromEnv('MAX_BODY_BYTES', 5 * 1024 * 1024);

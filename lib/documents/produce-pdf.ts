@@ -72,6 +72,7 @@ export function renderLimits(): RenderLimits {
     maxPdfBytes: settings.maxPdfBytes,
     maxDownloadBytes: settings.maxDocumentDownloadBytes,
     allowPrivateHosts: settings.allowPrivateHosts,
+    preparedWorkspaces: settings.preparedWorkspaces,
   };
 }
 

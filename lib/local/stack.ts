@@ -14,8 +14,8 @@ import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { prepareDocument, renderLimits } from '#lib/documents/produce-pdf.ts';
-import { closeBrowser } from '#lib/render/browser.ts';
 import { renderPdf } from '#lib/render/render.ts';
+import { shutDownRendering } from '#lib/render/workspaces.ts';
 import { settings } from '#lib/settings.ts';
 import { startDynamoDb, startS3 } from './aws-standins.ts';
 import { createGateway } from './gateway.ts';
@@ -151,7 +151,7 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
       await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
       invokeEndpoint.closeAllConnections();
       await new Promise<void>((resolveClose) => invokeEndpoint.close(() => resolveClose()));
-      await closeBrowser();
+      await shutDownRendering();
       await s3.close();
       await dynamoDb.close();
     },

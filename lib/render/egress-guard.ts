@@ -34,6 +34,8 @@ export interface EgressGuard {
   readonly bytesReceived: number;
   /** True once the document went over its download cap and was cut off. */
   readonly overLimit: boolean;
+  /** Sets the policy; until then every destination is refused (a prepared guard fails closed). */
+  arm(options: GuardOptions): void;
   close(): Promise<void>;
 }
 
@@ -48,7 +50,8 @@ function splitHostPort(authority: string): { host: string; port: number } | unde
   return { host: match[1] as string, port: Number(match[2]) };
 }
 
-export async function startEgressGuard(options: GuardOptions): Promise<EgressGuard> {
+export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGuard> {
+  let options: GuardOptions | undefined = initial;
   const sockets = new Set<Socket>();
   const refused: string[] = [];
   let bytesReceived = 0;
@@ -64,15 +67,14 @@ export async function startEgressGuard(options: GuardOptions): Promise<EgressGua
   };
   const count = (chunk: Buffer) => {
     bytesReceived += chunk.length;
-    if (bytesReceived > options.maxBytes && !overLimit) {
+    if (bytesReceived > (options?.maxBytes ?? 0) && !overLimit) {
       overLimit = true;
       cutEverything();
     }
   };
   const check = async (host: string, port: number) => {
-    if (closed || overLimit) return undefined;
-    const destination = await resolveDestination(host, port, options);
-    if (!destination.allowed) {
+    const destination = options && !closed && !overLimit ? await resolveDestination(host, port, options) : undefined;
+    if (!destination?.allowed) {
       refused.push(`${host}:${port}`);
       return undefined;
     }
@@ -177,6 +179,9 @@ export async function startEgressGuard(options: GuardOptions): Promise<EgressGua
     },
     get overLimit() {
       return overLimit;
+    },
+    arm(policy: GuardOptions) {
+      options = policy;
     },
     async close() {
       closed = true;

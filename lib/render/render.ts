@@ -6,11 +6,11 @@
  * seen by or act on a later one. A document that overruns its time limit has its context closed;
  * a browser that cannot even do that is killed and replaced.
  */
-import type { Browser, BrowserContext, HTTPResponse, Page, PDFOptions } from 'puppeteer-core';
-import { PDFDocument } from 'pdf-lib';
+import type { HTTPResponse, Page, PDFOptions } from 'puppeteer-core';
 import { DocumentError } from '#lib/documents/errors.ts';
-import { discardBrowser, getBrowser } from './browser.ts';
-import { REFUSAL_HEADER, startEgressGuard, type EgressGuard } from './egress-guard.ts';
+import { REFUSAL_HEADER, type EgressGuard } from './egress-guard.ts';
+import { countPages } from './pdf-pages.ts';
+import { releaseWorkspace, takeWorkspace, type Workspace } from './workspaces.ts';
 import type { RenderOptions } from './options.ts';
 import { headerFooterOptions } from './templates.ts';
 
@@ -20,9 +20,6 @@ export interface RenderedPdf {
   readonly bytes: Uint8Array;
   readonly pages: number;
 }
-
-/** How long a context may take to close before its browser is presumed hung. */
-const CONTEXT_CLOSE_GRACE_MS = 5_000;
 
 /** Puppeteer's PDF settings for validated options. */
 export function toPdfOptions(options: RenderOptions, now: Date, timeoutMs: number): PDFOptions {
@@ -51,6 +48,8 @@ export interface RenderLimits {
   readonly maxDownloadBytes: number;
   /** `host:port` entries the document may reach although they are not public. */
   readonly allowPrivateHosts: ReadonlySet<string>;
+  /** Workspaces kept prepared for the documents that follow. */
+  readonly preparedWorkspaces: number;
 }
 
 export async function renderPdf(
@@ -59,19 +58,13 @@ export async function renderPdf(
   limits: RenderLimits,
   now = new Date(),
 ): Promise<RenderedPdf> {
-  const browser = await getBrowser();
-  const guard = await startEgressGuard({ allowPrivateHosts: limits.allowPrivateHosts, maxBytes: limits.maxDownloadBytes });
-  let context: BrowserContext | undefined;
+  const workspace = await takeWorkspace(
+    { allowPrivateHosts: limits.allowPrivateHosts, maxBytes: limits.maxDownloadBytes },
+    limits.preparedWorkspaces,
+  );
   let timer: NodeJS.Timeout | undefined;
   try {
-    context = await browser.createBrowserContext({
-      // Every request of the document goes through its guard; `<-loopback>` removes Chromium's
-      // implicit bypass for loopback addresses, which would otherwise skip the proxy silently.
-      proxyServer: guard.proxyServer,
-      proxyBypassList: ['<-loopback>'],
-      downloadBehavior: { policy: 'deny' },
-    });
-    const work = printInContext(context, guard, source, options, limits, now);
+    const work = printInWorkspace(workspace, source, options, limits, now);
     work.catch(() => undefined); // its outcome no longer matters once the deadline has passed
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -80,7 +73,7 @@ export async function renderPdf(
       );
     });
     const bytes = await Promise.race([work, deadline]);
-    const pages = (await PDFDocument.load(bytes, { updateMetadata: false })).getPageCount();
+    const pages = await countPages(bytes);
     if (pages > limits.maxPages) {
       throw new DocumentError('TOO_LARGE', `The document has more than the maximum of ${limits.maxPages} pages`);
     }
@@ -89,20 +82,18 @@ export async function renderPdf(
     throw asDocumentError(error);
   } finally {
     clearTimeout(timer);
-    if (context) await closeOrDiscard(browser, context);
-    await guard.close();
+    // Closing takes a round trip the caller need not wait for; nothing of the document survives it.
+    void releaseWorkspace(workspace);
   }
 }
 
-async function printInContext(
-  context: BrowserContext,
-  guard: EgressGuard,
+async function printInWorkspace(
+  { context, page, guard }: Workspace,
   source: DocumentSource,
   options: RenderOptions,
   limits: RenderLimits,
   now: Date,
 ): Promise<Uint8Array> {
-  const page = await context.newPage();
   // Popups have no place in a PDF; close any the document opens.
   context.on('targetcreated', (target) => {
     if (target.type() === 'page' && target !== page.target()) void target.page().then((popup) => popup?.close());
@@ -160,19 +151,6 @@ async function printWithinLimits(page: Page, pdfOptions: PDFOptions, limits: Ren
     chunks.push(value);
   }
   return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
-}
-
-async function closeOrDiscard(browser: Browser, context: BrowserContext): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const closed = await Promise.race([
-    context.close().then(
-      () => true,
-      () => !browser.connected, // a dead browser has nothing left to close
-    ),
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CONTEXT_CLOSE_GRACE_MS))),
-  ]);
-  clearTimeout(timer);
-  if (!closed) discardBrowser(browser);
 }
 
 function asDocumentError(error: unknown): DocumentError {

@@ -1,8 +1,7 @@
 /**
  * Stored PDFs: the file in S3 under its retention prefix, and its record in DynamoDB.
  *
- * The object is written first and the record second, so a record never points at a missing file;
- * a file without a record (the record write failed) is unreachable and expires with its prefix.
+ * A PDF is stored whole or not at all: object and record together, or neither.
  */
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -46,17 +45,19 @@ export async function storePdf(
     size: bytes.byteLength,
     expiresAt: new Date(Date.parse(fields.createdAt) + retentionDays * DAY_MS).toISOString(),
   };
-  await store.s3.send(
-    new PutObjectCommand({
-      Bucket: store.bucketName,
-      Key: record.objectKey,
-      Body: bytes,
-      ContentType: 'application/pdf',
-      ContentDisposition: `inline; filename="${record.id}.pdf"`,
-    }),
-  );
-  try {
-    await store.dynamo.send(
+  // Object and record are written at once: nobody knows the id until both are stored, so no one can
+  // observe one without the other. If either write fails, the other is undone and nothing is kept.
+  const [object, item] = await Promise.allSettled([
+    store.s3.send(
+      new PutObjectCommand({
+        Bucket: store.bucketName,
+        Key: record.objectKey,
+        Body: bytes,
+        ContentType: 'application/pdf',
+        ContentDisposition: `inline; filename="${record.id}.pdf"`,
+      }),
+    ),
+    store.dynamo.send(
       new PutCommand({
         TableName: store.tableName,
         Item: {
@@ -68,10 +69,15 @@ export async function storePdf(
         },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
-    );
-  } catch (error) {
-    await store.s3.send(new DeleteObjectCommand({ Bucket: store.bucketName, Key: record.objectKey })).catch(() => undefined);
-    throw error;
+    ),
+  ]);
+  if (object.status === 'rejected' || item.status === 'rejected') {
+    await Promise.allSettled([
+      object.status === 'fulfilled' && store.s3.send(new DeleteObjectCommand({ Bucket: store.bucketName, Key: record.objectKey })),
+      item.status === 'fulfilled' &&
+        store.dynamo.send(new DeleteCommand({ TableName: store.tableName, Key: { pk: `${ENTITY}#${record.id}`, sk: ENTITY } })),
+    ]);
+    throw object.status === 'rejected' ? object.reason : (item as PromiseRejectedResult).reason;
   }
   return record;
 }
