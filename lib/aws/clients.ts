@@ -11,19 +11,29 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 
-function once<T>(build: () => T): () => T {
-  let value: T | undefined;
-  return () => (value ??= build());
+/**
+ * A client built once per value of the variable that points it at an endpoint. On Lambda the value
+ * never changes, so this is "once"; a local stack stopped and started again in the same process
+ * (tests) runs its stand-ins on new ports, and a client kept from before would call dead ones.
+ */
+function oncePerEndpoint<T>(endpointVariable: string, build: () => T): () => T {
+  let built: { endpoint: string | undefined; client: T } | undefined;
+  return () => {
+    const endpoint = process.env[endpointVariable];
+    if (!built || built.endpoint !== endpoint) built = { endpoint, client: build() };
+    return built.client;
+  };
 }
 
-export const dynamo = once(() =>
+export const dynamo = oncePerEndpoint('AWS_ENDPOINT_URL_DYNAMODB', () =>
   DynamoDBDocumentClient.from(new DynamoDBClient({}), {
     marshallOptions: { removeUndefinedValues: true },
   }),
 );
 
-export const s3 = once(
+export const s3 = oncePerEndpoint(
+  'AWS_ENDPOINT_URL_S3',
   () => new S3Client({ forcePathStyle: Boolean(process.env.AWS_ENDPOINT_URL_S3) }),
 );
 
-export const lambda = once(() => new LambdaClient({}));
+export const lambda = oncePerEndpoint('AWS_ENDPOINT_URL_LAMBDA', () => new LambdaClient({}));

@@ -136,7 +136,9 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
   const server = createGateway(API_HANDLERS, { timeoutMs: GATEWAY_TIMEOUT_MS });
   const port = await listen(server, options.port, host);
   const apiUrl = `http://${host}:${port}`;
-  process.env.PUBLIC_BASE_URL ??= apiUrl;
+  // Links point at this stack unless the operator chose a base URL; a restart on another port gets new ones.
+  const ownsBaseUrl = !process.env.PUBLIC_BASE_URL;
+  if (ownsBaseUrl) process.env.PUBLIC_BASE_URL = apiUrl;
 
   const info: StackInfo = { pid: process.pid, apiUrl, lambdaEndpoint, ...awsInfo };
   await writeFile(stackInfoPath(dataDir), JSON.stringify(info, null, 2) + '\n');
@@ -147,6 +149,7 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
     coldStartMs,
     async stop() {
       await rm(stackInfoPath(dataDir), { force: true });
+      if (ownsBaseUrl) delete process.env.PUBLIC_BASE_URL;
       server.closeAllConnections();
       await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
       invokeEndpoint.closeAllConnections();

@@ -3,7 +3,8 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
+import { REQUEST_LOG_PATH } from './fixture-server.ts';
 
 export const apiUrl = inject('apiUrl');
 const run = promisify(execFile);
@@ -61,4 +62,70 @@ export async function generateAndDownload(apiKey: string, body: Record<string, u
   const result = await generate(apiKey, body);
   if (result.status !== 200) throw new Error(`generate answered ${result.status}: ${JSON.stringify(result.body)}`);
   return { record: result.body, bytes: await download(result.body.url) };
+}
+
+export interface ApiResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  /** The JSON body, or null when the body is empty or not JSON. */
+  readonly body: any;
+  readonly text: string;
+}
+
+/** Any request to the API, as a plain HTTP client sends it; redirects are never followed. */
+export async function request(
+  method: string,
+  path: string,
+  { apiKey, body, headers = {} }: { apiKey?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<ApiResponse> {
+  const response = await fetch(path.startsWith('http') ? path : apiUrl + path, {
+    method,
+    redirect: 'manual',
+    headers: { ...(apiKey && { Authorization: `Bearer ${apiKey}` }), ...headers },
+    ...(body !== undefined && { body }),
+  });
+  const text = await response.text();
+  let json: unknown = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // not JSON: leave body null, keep the text
+  }
+  return { status: response.status, headers: response.headers, body: json as any, text };
+}
+
+/** Things an error body must never show: stack frames, source paths, internal module names. */
+const LEAKS: readonly RegExp[] = [
+  /\n\s*at\s/,
+  /\bat\s+\S+\s+\(/,
+  /\/work\//,
+  /node_modules/,
+  /file:\/\//,
+  /(\/[\w.-]+){2,}\.(ts|js|mjs|cjs):\d+/,
+];
+
+/**
+ * Asserts the documented error answer `{ error: { code, message, ...extra } }` with this status and
+ * code, and that it leaks nothing (stack, paths, the given secrets). Returns the message.
+ */
+export function expectApiError(
+  response: { status: number; body: any; text?: string },
+  status: number,
+  code: string,
+  { secrets = [] }: { secrets?: string[] } = {},
+): string {
+  const raw = response.text ?? JSON.stringify(response.body);
+  expect({ status: response.status, body: response.body }).toMatchObject({ status, body: { error: { code } } });
+  expect(Object.keys(response.body)).toEqual(['error']);
+  expect(typeof response.body.error.message).toBe('string');
+  expect(response.body.error.message.length).toBeGreaterThan(0);
+  for (const leak of LEAKS) expect(raw).not.toMatch(leak);
+  for (const secret of secrets.filter(Boolean)) expect(raw).not.toContain(secret);
+  return response.body.error.message as string;
+}
+
+/** Every request a fixture site has received so far (path plus query). */
+export async function requestsReceivedBy(siteOrigin: string): Promise<string[]> {
+  const response = await fetch(siteOrigin + REQUEST_LOG_PATH);
+  return (await response.json()) as string[];
 }

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 
 export const CANARY = 'CANARY-7f3e-INTERNAL-SECRET';
 
-const pages: Record<string, (url: URL) => { status?: number; type?: string; body: string; delayMs?: number } | 'hang'> = {
+const pages: Record<string, (url: URL) => { status?: number; type?: string; body: string; delayMs?: number; location?: string } | 'hang'> = {
   '/page': () => ({ body: '<!doctype html><title>Fixture</title><h1>Fixture page from the public site</h1>' }),
   // Content that appears only after a delayed fetch: captured with networkidle0, missed with domcontentloaded.
   '/late-content': () => ({
@@ -20,7 +20,12 @@ const pages: Record<string, (url: URL) => { status?: number; type?: string; body
   '/not-found': () => ({ status: 404, body: '<h1>Nothing here</h1>' }),
   '/hang': () => 'hang',
   '/canary': () => ({ body: `<!doctype html><p>${CANARY}</p>` }),
+  // An open redirect, as many real sites have: sends the browser wherever ?to= says.
+  '/redirect': (url) => ({ status: 302, location: url.searchParams.get('to') ?? '/', body: '' }),
 };
+
+/** Path of the request log: every request the site received, as path plus query, oldest first. */
+export const REQUEST_LOG_PATH = '/__requests';
 
 export interface FixtureServer {
   readonly origin: string;
@@ -30,8 +35,15 @@ export interface FixtureServer {
 
 export async function startFixtureServer(): Promise<FixtureServer> {
   const hanging = new Set<import('node:http').ServerResponse>();
+  const received: string[] = [];
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://fixture');
+    // Lets tests check from their own process that a site was (or was never) contacted.
+    if (url.pathname === REQUEST_LOG_PATH) {
+      response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(received));
+      return;
+    }
+    received.push(url.pathname + url.search);
     const page = pages[url.pathname]?.(url);
     if (!page) {
       response.writeHead(404).end();
@@ -43,7 +55,11 @@ export async function startFixtureServer(): Promise<FixtureServer> {
     }
     const send = () =>
       response
-        .writeHead(page.status ?? 200, { 'Content-Type': page.type ?? 'text/html; charset=utf-8', 'Cache-Control': 'no-store' })
+        .writeHead(page.status ?? 200, {
+          'Content-Type': page.type ?? 'text/html; charset=utf-8',
+          'Cache-Control': 'no-store',
+          ...(page.location !== undefined && { Location: page.location }),
+        })
         .end(page.body);
     if (page.delayMs) setTimeout(send, page.delayMs);
     else send();

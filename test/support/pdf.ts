@@ -5,14 +5,22 @@
 import { PDFDocument } from 'pdf-lib';
 import { getDocument, OPS } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
+export interface PdfTextItem {
+  readonly str: string;
+  readonly fontSize: number;
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+}
+
 export interface PdfPage {
   /** Page size in PDF points (1/72 inch). */
   readonly width: number;
   readonly height: number;
   /** The page's text, items joined by spaces. */
   readonly text: string;
-  /** Text items with their font size in points and position. */
-  readonly items: { str: string; fontSize: number; x: number; y: number }[];
+  /** Text items with their font size in points, their baseline origin and their advance width, in points from the bottom left. */
+  readonly items: PdfTextItem[];
   /** Every fill colour the page sets, as lower-case #rrggbb. */
   readonly fillColors: string[];
 }
@@ -24,6 +32,19 @@ export interface ReadPdf {
 }
 
 export const POINTS_PER_INCH = 72;
+export const POINTS_PER_MM = 72 / 25.4;
+
+/** Text with every run of white space (including the joins between items) collapsed to one space. */
+export function normalizeText(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** The first text item on a page that contains `needle`; fails loudly when there is none. */
+export function findItem(page: PdfPage | undefined, needle: string): PdfTextItem {
+  const item = page?.items.find((candidate) => candidate.str.includes(needle));
+  if (!item) throw new Error(`no text item contains "${needle}"; page text: ${page?.text ?? '(no page)'}`);
+  return item;
+}
 
 export async function readPdf(bytes: Uint8Array): Promise<ReadPdf> {
   const structure = await PDFDocument.load(bytes);
@@ -39,6 +60,7 @@ export async function readPdf(bytes: Uint8Array): Promise<ReadPdf> {
         fontSize: Math.hypot(item.transform[0], item.transform[1]),
         x: item.transform[4],
         y: item.transform[5],
+        width: item.width,
       }));
     const operators = await page.getOperatorList();
     const fillColors: string[] = [];
