@@ -7,7 +7,67 @@ import type { AddressInfo } from 'node:net';
 
 export const CANARY = 'CANARY-7f3e-INTERNAL-SECRET';
 
-const pages: Record<string, (url: URL) => { status?: number; type?: string; body: string; delayMs?: number; location?: string } | 'hang'> = {
+type Page = {
+  status?: number;
+  type?: string;
+  body: string;
+  delayMs?: number;
+  location?: string;
+  headers?: Record<string, string>;
+};
+
+/**
+ * A document that leaves every kind of state a browser keeps behind: a cookie, web storage,
+ * IndexedDB, Cache Storage, a service worker that would answer later requests, and a timer.
+ */
+const PLANT_STATE = `<!doctype html><p>planting</p><script>
+  localStorage.setItem('planted', 'PLANTED-LOCAL-STORAGE');
+  sessionStorage.setItem('planted', 'PLANTED-SESSION-STORAGE');
+  const open = indexedDB.open('planted', 1);
+  open.onupgradeneeded = () => open.result.createObjectStore('s');
+  open.onsuccess = () => open.result.transaction('s', 'readwrite').objectStore('s').put('PLANTED-INDEXEDDB', 'k');
+  caches.open('planted').then((cache) => cache.put('/page', new Response('PLANTED-CACHE-STORAGE')));
+  navigator.serviceWorker.register('/sw.js');
+  setInterval(() => document.body.insertAdjacentText('beforeend', ' PLANTED-TIMER '), 5);
+  fetch('/cacheable');
+</script>`;
+
+/** A document that prints whatever state it can find, so that a PDF shows any leak. */
+const INSPECT_STATE = `<!doctype html><pre id="out">inspecting</pre><script>
+  const out = [];
+  out.push('cookie=' + document.cookie);
+  out.push('local=' + localStorage.getItem('planted'));
+  out.push('session=' + sessionStorage.getItem('planted'));
+  out.push('controller=' + Boolean(navigator.serviceWorker.controller));
+  Promise.all([
+    caches.keys().then((keys) => out.push('caches=' + keys.join(','))),
+    new Promise((done) => {
+      const open = indexedDB.open('planted', 1);
+      open.onupgradeneeded = () => open.result.createObjectStore('s');
+      open.onsuccess = () => {
+        const get = open.result.transaction('s').objectStore('s').get('k');
+        get.onsuccess = () => done(out.push('idb=' + get.result));
+      };
+      open.onerror = () => done(out.push('idb=error'));
+    }),
+    fetch('/page').then((r) => r.text()).then((t) => out.push('fetched=' + t.replace(/<[^>]+>/g, ' '))),
+    fetch('/cacheable').then((r) => r.text()).then((t) => out.push('cacheable=' + t)),
+  ]).then(() => { document.getElementById('out').textContent = 'INSPECTED ' + out.join(' | '); });
+</script>`;
+
+let cacheableServed = 0;
+
+const pages: Record<string, (url: URL) => Page | 'hang'> = {
+  '/plant': () => ({ body: PLANT_STATE, headers: { 'Set-Cookie': 'planted=PLANTED-COOKIE; Path=/; Max-Age=3600' } }),
+  '/inspect': () => ({ body: INSPECT_STATE }),
+  '/sw.js': () => ({
+    type: 'text/javascript',
+    body: "self.addEventListener('install', () => self.skipWaiting()); self.addEventListener('activate', (e) => e.waitUntil(self.clients.claim())); self.addEventListener('fetch', (e) => e.respondWith(new Response('PLANTED-SERVICE-WORKER', { headers: { 'Content-Type': 'text/html' } })));",
+  }),
+  // Ten megabytes, five times the tests' per-document download cap, with its only visible text at the end.
+  '/big': () => ({ body: `<!doctype html><!--${'x'.repeat(10 * 1024 * 1024)}--><p>END-OF-BIG-PAGE</p>` }),
+  // Cacheable for an hour: a second document must not get the first one's copy.
+  '/cacheable': () => ({ type: 'text/plain', body: `served-${++cacheableServed}`, headers: { 'Cache-Control': 'public, max-age=3600' } }),
   '/page': () => ({ body: '<!doctype html><title>Fixture</title><h1>Fixture page from the public site</h1>' }),
   // Content that appears only after a delayed fetch: captured with networkidle0, missed with domcontentloaded.
   '/late-content': () => ({
@@ -59,6 +119,7 @@ export async function startFixtureServer(): Promise<FixtureServer> {
           'Content-Type': page.type ?? 'text/html; charset=utf-8',
           'Cache-Control': 'no-store',
           ...(page.location !== undefined && { Location: page.location }),
+          ...page.headers,
         })
         .end(page.body);
     if (page.delayMs) setTimeout(send, page.delayMs);

@@ -10,6 +10,8 @@ import { startFixtureServer } from './fixture-server.ts';
 
 /** Short enough to keep timeout tests quick, long enough for any honest test document. */
 export const TEST_RENDER_TIMEOUT_MS = 5_000;
+export const TEST_MAX_PDF_PAGES = 50;
+export const TEST_MAX_DOWNLOAD_BYTES = 2 * 1024 * 1024;
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -27,6 +29,9 @@ export default async function setup(project: TestProject) {
   const internalSite = await startFixtureServer();
   process.env.PDF_ALLOW_PRIVATE_HOSTS = publicSite.hostPort;
   process.env.RENDER_TIMEOUT_MS = String(TEST_RENDER_TIMEOUT_MS);
+  // Small enough to test without huge documents; see the limits tests.
+  process.env.MAX_PDF_PAGES = String(TEST_MAX_PDF_PAGES);
+  process.env.MAX_DOCUMENT_DOWNLOAD_BYTES = String(TEST_MAX_DOWNLOAD_BYTES);
   process.env.POWERTOOLS_LOG_LEVEL ??= 'CRITICAL';
   // Imported only now, so that the logger and settings see the test environment above.
   const { startLocalStack } = await import('#lib/local/stack.ts');
