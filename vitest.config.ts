@@ -7,18 +7,31 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          // Projects run one after another (fast first), so they never compete for the two cores.
+          sequence: { groupOrder: 0 },
         },
       },
       {
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          sequence: { groupOrder: 2 },
           // One local stack (dynalite, s3rver, the API adapter and Chromium) serves every file.
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           // Chromium does the heavy lifting; two cores are best shared by two test files at a time.
           maxWorkers: 2,
+        },
+      },
+      {
+        test: {
+          name: 'cdk',
+          include: ['test/cdk/**/*.test.ts'],
+          sequence: { groupOrder: 1 },
+          // Synthesizing the stack takes seconds; the real `cdk synth` (with bundling) tens of them.
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
         },
       },
     ],

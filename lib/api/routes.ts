@@ -37,6 +37,39 @@ export const ROUTES: readonly Route[] = [
  */
 export const FALLBACK_HANDLER: FunctionName = 'fallback';
 
+/**
+ * What one Lambda function needs from its deployment. The CDK stack grants exactly this and nothing
+ * more (least privilege), so a function that starts using a new table or bucket operation must say
+ * so here.
+ */
+export interface FunctionProfile {
+  /** Renders with Chromium: gets the Chromium layer, Chromium-sized memory and a render-sized timeout. */
+  readonly chromium?: boolean;
+  /** DynamoDB item operations it performs on the one table. */
+  readonly table?: readonly ('GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem')[];
+  /** S3 operations it performs on PDF objects (presigning a GET counts as GetObject). */
+  readonly objects?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
+  /** Signs or verifies download links, so it reads the link-signing secret. */
+  readonly linkSecret?: boolean;
+  /** Internal functions it invokes through the Lambda API; each arrives as `<NAME>_FUNCTION_NAME`. */
+  readonly invokes?: readonly InternalFunctionName[];
+}
+
+/**
+ * Every Lambda function the stack deploys, API-facing or internal, with what it needs. Every
+ * authenticated function reads the key (GetItem) and counts the request (UpdateItem).
+ */
+export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionName, FunctionProfile>> = {
+  health: {},
+  fallback: {},
+  generate: { chromium: true, table: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'], objects: ['PutObject', 'DeleteObject'], linkSecret: true },
+  batch: { table: ['GetItem', 'UpdateItem'], linkSecret: true, invokes: ['render'] },
+  render: { chromium: true, table: ['PutItem', 'DeleteItem'], objects: ['PutObject', 'DeleteObject'] },
+  files: { table: ['GetItem'], objects: ['GetObject'], linkSecret: true },
+  pdfs: { table: ['GetItem', 'UpdateItem', 'DeleteItem'], objects: ['DeleteObject'], linkSecret: true },
+  usage: { table: ['GetItem', 'UpdateItem'] },
+};
+
 export interface RouteMatch {
   readonly route: Route;
   readonly pathParameters: Record<string, string>;

@@ -5,6 +5,7 @@
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { settings } from '#lib/settings.ts';
+import { fontEnvironment } from './fonts.ts';
 import { startEgressGuard, type EgressGuard } from './egress-guard.ts';
 
 /**
@@ -58,6 +59,8 @@ async function launch(): Promise<Browser> {
     headless: 'shell',
     args: [...CHROMIUM_FLAGS, `--proxy-server=${guard.proxyServer}`, '--proxy-bypass-list=<-loopback>'],
     defaultViewport: { width: 1280, height: 800 },
+    // Only the project's fonts, the same locally and on Lambda (lib/render/fonts.ts).
+    env: { ...process.env, ...fontEnvironment() },
     // The local stack and the Lambda runtime manage the process's signals themselves.
     handleSIGINT: false,
     handleSIGTERM: false,

@@ -86,6 +86,12 @@ export interface RenderOptions {
   readonly printBackground: boolean;
   readonly scale: number;
   readonly waitFor: WaitFor;
+  /**
+   * True when the caller gave no `format`: a page size the document declares itself (CSS
+   * `@page { size: ... }`) is then used, and A4 only when it declares none (README "Fonts and
+   * page layout").
+   */
+  readonly preferCssPageSize: boolean;
   readonly headerHtml?: string;
   readonly footerHtml?: string;
 }
@@ -125,6 +131,7 @@ export function resolveRenderOptions(parsed: ParsedOptions): RenderOptions | { e
     printBackground: parsed.print_background ?? true,
     scale: parsed.scale ?? 1,
     waitFor: parsed.wait_for ?? 'load',
+    preferCssPageSize: parsed.format === undefined,
     ...(parsed.header_html !== undefined && { headerHtml: parsed.header_html }),
     ...(parsed.footer_html !== undefined && { footerHtml: parsed.footer_html }),
   };

@@ -12,7 +12,8 @@ import { REFUSAL_HEADER, type EgressGuard } from './egress-guard.ts';
 import { countPages } from './pdf-pages.ts';
 import { releaseWorkspace, takeWorkspace, type Workspace } from './workspaces.ts';
 import type { RenderOptions } from './options.ts';
-import { headerFooterOptions } from './templates.ts';
+import { preparePrint } from './print-preparation.ts';
+import { headerFooterOptions, type TemplateStyle } from './templates.ts';
 
 export type DocumentSource = { readonly html: string } | { readonly url: string };
 
@@ -22,10 +23,12 @@ export interface RenderedPdf {
 }
 
 /** Puppeteer's PDF settings for validated options. */
-export function toPdfOptions(options: RenderOptions, now: Date, timeoutMs: number): PDFOptions {
-  const { displayHeaderFooter, headerTemplate, footerTemplate, margin } = headerFooterOptions(options, now);
+export function toPdfOptions(options: RenderOptions, now: Date, timeoutMs: number, templateStyle: TemplateStyle = {}): PDFOptions {
+  const { displayHeaderFooter, headerTemplate, footerTemplate, margin } = headerFooterOptions(options, now, templateStyle);
   return {
     format: options.format,
+    // No format from the caller: the document's own @page size wins (format is then the fallback).
+    preferCSSPageSize: options.preferCssPageSize,
     landscape: options.landscape,
     margin,
     printBackground: options.printBackground,
@@ -109,7 +112,9 @@ async function printInWorkspace(
   } else {
     await navigate(page, guard, source.url, options, limits.timeoutMs);
   }
-  return printWithinLimits(page, toPdfOptions(options, now, limits.timeoutMs), limits);
+  // Lazy images loaded, template fonts ready, the body's font read for the templates.
+  const templateStyle = await preparePrint(page, options);
+  return printWithinLimits(page, toPdfOptions(options, now, limits.timeoutMs, templateStyle), limits);
 }
 
 const NOT_ALLOWED_REDIRECT = 'url is not allowed: it redirected to a private, loopback or link-local address';

@@ -3,14 +3,18 @@
  * "internal" one that plays a private service holding a canary secret and must stay unreachable.
  */
 import { createServer, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+
+/** The font file /brand-font.ttf serves. */
+export const BRAND_FONT = 'node_modules/@expo-google-fonts/noto-sans-hebrew/400Regular/NotoSansHebrew_400Regular.ttf';
 
 export const CANARY = 'CANARY-7f3e-INTERNAL-SECRET';
 
 type Page = {
   status?: number;
   type?: string;
-  body: string;
+  body: string | Uint8Array;
   delayMs?: number;
   location?: string;
   headers?: Record<string, string>;
@@ -76,6 +80,20 @@ const pages: Record<string, (url: URL) => Page | 'hang'> = {
     </script>`,
   }),
   '/data': () => ({ type: 'text/plain', body: 'Data arrived after a delayed fetch', delayMs: 400 }),
+  // A red square (lazy-image tests) and a web font (Noto Sans Hebrew, which also draws Latin), both slow
+  // enough that a print which does not wait for them misses them.
+  '/red-square.svg': () => ({
+    type: 'image/svg+xml',
+    body: '<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"><rect width="100" height="100" fill="#ff0000"/></svg>',
+    delayMs: 600,
+  }),
+  // Fonts are fetched in CORS mode, so a font host must allow other origins (public font CDNs do).
+  '/brand-font.ttf': () => ({
+    type: 'font/ttf',
+    body: readFileSync(BRAND_FONT),
+    delayMs: 300,
+    headers: { 'Access-Control-Allow-Origin': '*' },
+  }),
   '/slow-image': () => ({ type: 'image/svg+xml', body: '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>', delayMs: 1500 }),
   '/not-found': () => ({ status: 404, body: '<h1>Nothing here</h1>' }),
   '/hang': () => 'hang',

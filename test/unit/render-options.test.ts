@@ -355,6 +355,7 @@ describe('defaults', () => {
       printBackground: true,
       scale: 1,
       waitFor: 'load',
+      preferCssPageSize: true,
     });
   });
 

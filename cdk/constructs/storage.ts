@@ -1,0 +1,101 @@
+/**
+ * The service's state: the one DynamoDB table (shape from lib/storage/table.ts, shared with the
+ * local stack), the PDF bucket (one lifecycle rule per retention prefix, from the tier table) and
+ * the link-signing secret.
+ */
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type LifecycleRule } from 'aws-cdk-lib/aws-s3';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
+import { retentionPrefix } from '#lib/storage/pdfs.ts';
+import { ENTITY_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
+
+/**
+ * One rule per retention prefix. S3 counts `Days` from the object's creation and rounds up to the
+ * next midnight UTC, so `Days = retention` removes an object between 0 and 24 hours after its
+ * link expired (the link's expiry is creation + retention days) and never before: exactly
+ * decisions.md's "no later than a day after their expiry". `retention + 1` would let PDFs linger
+ * up to 48 hours. Incomplete multipart uploads (none are started today, but an SDK may) go after
+ * a day.
+ */
+export function pdfLifecycleRules(): LifecycleRule[] {
+  return [
+    ...RETENTION_DAYS.map((days) => ({
+      id: `expire-${days}d`,
+      prefix: retentionPrefix(days),
+      expiration: Duration.days(days),
+    })),
+    { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+  ];
+}
+
+export interface StorageProps {
+  /** Production: deletion protection on the table, and table, bucket and secret kept on stack deletion. */
+  readonly deletionProtection: boolean;
+}
+
+export class Storage extends Construct {
+  readonly table: Table;
+  readonly bucket: Bucket;
+  readonly accessLogsBucket: Bucket;
+  readonly linkSigningSecret: Secret;
+
+  constructor(scope: Construct, id: string, props: StorageProps) {
+    super(scope, id);
+    const removalPolicy = props.deletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const string = (name: string) => ({ name, type: AttributeType.STRING });
+
+    this.table = new Table(this, 'Table', {
+      partitionKey: string(TABLE_KEYS.partitionKey),
+      sortKey: string(TABLE_KEYS.sortKey),
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: TTL_ATTRIBUTE,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: props.deletionProtection,
+      removalPolicy,
+    });
+    this.table.addGlobalSecondaryIndex({
+      indexName: ENTITY_INDEX.name,
+      partitionKey: string(ENTITY_INDEX.partitionKey),
+      sortKey: string(ENTITY_INDEX.sortKey),
+      projectionType: ProjectionType.ALL,
+    });
+
+    const privateBucket = {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      encryption: BucketEncryption.S3_MANAGED,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      removalPolicy,
+    } as const;
+
+    // Who fetched which PDF: downloads go straight to S3 on a presigned URL, past API Gateway.
+    this.accessLogsBucket = new Bucket(this, 'AccessLogs', {
+      ...privateBucket,
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(90) }],
+    });
+
+    this.bucket = new Bucket(this, 'Pdfs', {
+      ...privateBucket,
+      // Not versioned: DELETE /v1/pdf/{id} and the lifecycle rules must really remove a PDF.
+      serverAccessLogsBucket: this.accessLogsBucket,
+      serverAccessLogsPrefix: 'pdfs/',
+      lifecycleRules: pdfLifecycleRules(),
+    });
+
+    this.linkSigningSecret = new Secret(this, 'LinkSigningSecret', {
+      description: 'HMAC key of the PDF download links; replacing it invalidates every outstanding link.',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
+      removalPolicy,
+    });
+    Validations.of(this.linkSigningSecret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason:
+        'Download links stay valid for up to 365 days and are verified with this one key; automatic rotation would ' +
+        'break every outstanding link. Rotate deliberately (new secret value) when a leak is suspected.',
+    });
+  }
+}

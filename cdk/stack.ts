@@ -1,0 +1,245 @@
+/**
+ * The PDF API in AWS: one stack, everything derived from the tables the local stack also reads.
+ *
+ * - Routes: lib/api/routes.ts `ROUTES` (API Gateway resources and methods, see PdfRestApi).
+ * - Functions: one per name in `API_FUNCTIONS` and `INTERNAL_FUNCTIONS`, built from
+ *   functions/<name>.ts, sized and granted from `FUNCTION_PROFILES`.
+ * - Table: lib/storage/table.ts; bucket lifecycle: the tier table's retention periods.
+ *
+ * Deployment switches come from CDK context (`-c name=value`), see `stackPropsFromContext`.
+ */
+import { fileURLToPath } from 'node:url';
+import { CfnOutput, Duration, RemovalPolicy, Size, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
+import type { Construct, Node } from 'constructs';
+import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
+import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS, type FunctionName, type FunctionProfile } from '#lib/api/routes.ts';
+import { retentionPrefix } from '#lib/storage/pdfs.ts';
+import { Alarms } from './constructs/alarms.ts';
+import { ChromiumLayer } from './constructs/chromium-layer.ts';
+import { PdfRestApi } from './constructs/rest-api.ts';
+import { createServiceFunction, RUNTIME } from './constructs/service-function.ts';
+import { Storage } from './constructs/storage.ts';
+
+export const STACK_NAME = 'PdfApi';
+export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const SERVICE_NAME = 'pdf-api';
+export const METRICS_NAMESPACE = 'PdfApi';
+
+/** API Gateway gives up on an integration after 29 s (a hard limit for regional REST APIs). */
+export const API_GATEWAY_TIMEOUT = Duration.seconds(29);
+
+/**
+ * Memory, /tmp and timeouts, by kind of function.
+ *
+ * - Chromium functions: 2048 MB. Lambda's CPU share grows with memory (one full vCPU at 1769 MB);
+ *   Chromium's browser, GPU-less renderer and utility processes plus the PDF in memory need about
+ *   1 GB at peak, and the extra CPU shortens both the cold start (decompressing the browser into
+ *   /tmp) and every render. /tmp gets 1 GB: the browser alone unpacks to about 200 MB, plus its
+ *   libraries, fonts, profile and the shared memory Chromium keeps in /tmp (--disable-dev-shm-usage).
+ * - API functions that render or wait for renders (generate, batch): 28 s, inside API Gateway's 29 s, so the
+ *   function stops before the gateway answers 504 for it. A render is capped at RENDER_TIMEOUT_MS
+ *   (20 s), leaving 8 s for a cold start, validation and storing; batch stops waiting for items
+ *   at BATCH_DEADLINE_MS (27 s) and answers with what it has.
+ * - The render function (invoked by batch, not the gateway): RENDER_TIMEOUT_MS + 10 s, room for a
+ *   cold start and the upload after the longest allowed render.
+ * - Everything else: 512 MB, 10 s. They make one to three DynamoDB/S3 calls of a few milliseconds;
+ *   512 MB buys the CPU for a quick cold start of the bundled SDK, 10 s bounds a stuck call.
+ */
+export const CHROMIUM_MEMORY_MB = 2048;
+export const CHROMIUM_TMP = Size.mebibytes(1024);
+export const LIGHT_MEMORY_MB = 512;
+export const API_LONG_TIMEOUT = Duration.seconds(28);
+export const LIGHT_TIMEOUT = Duration.seconds(10);
+export const RENDER_FUNCTION_EXTRA = Duration.seconds(10);
+/** Cold start, validation and storing around a render, inside API_LONG_TIMEOUT. */
+const RENDER_HEADROOM_MS = 8_000;
+
+export interface PdfApiStackProps extends StackProps {
+  /** Table deletion protection, and table, bucket, secret and logs kept when the stack is deleted. */
+  readonly deletionProtection: boolean;
+  /** X-Ray tracing on the API stage and every function. */
+  readonly tracing: boolean;
+  /** RENDER_TIMEOUT_MS of every function; decides the render function's timeout. */
+  readonly renderTimeoutMs: number;
+  /** Stage-wide throttling (requests per second, burst). */
+  readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  /** Base of download links behind a custom domain (PUBLIC_BASE_URL); derived from the request otherwise. */
+  readonly publicBaseUrl?: string;
+  /** Subscribes this address to the alarm topic. */
+  readonly alarmEmail?: string;
+  readonly logRetention?: RetentionDays;
+}
+
+function contextFlag(node: Node, name: string, fallback: boolean): boolean {
+  const value: unknown = node.tryGetContext(name);
+  if (value === undefined) return fallback;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new Error(`Context ${name} must be true or false, got ${JSON.stringify(value)}`);
+}
+
+function contextInt(node: Node, name: string, fallback: number): number {
+  const value: unknown = node.tryGetContext(name);
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`Context ${name} must be a positive integer, got ${JSON.stringify(value)}`);
+  return parsed;
+}
+
+function contextString(node: Node, name: string): string | undefined {
+  const value: unknown = node.tryGetContext(name);
+  return value === undefined || value === '' ? undefined : String(value);
+}
+
+/**
+ * The stack's switches from CDK context, with production defaults:
+ * `deletionProtection` (true; `-c deletionProtection=false` for a throw-away dev stack), `tracing`
+ * (true), `renderTimeoutMs` (20000), `throttleRate` / `throttleBurst` (100 / 200 requests per
+ * second), `publicBaseUrl`, `alarmEmail`.
+ */
+export function stackPropsFromContext(node: Node): PdfApiStackProps {
+  const publicBaseUrl = contextString(node, 'publicBaseUrl');
+  const alarmEmail = contextString(node, 'alarmEmail');
+  return {
+    description: 'PDF API: HTML to PDF on API Gateway, Lambda with Chromium, DynamoDB and S3',
+    deletionProtection: contextFlag(node, 'deletionProtection', true),
+    tracing: contextFlag(node, 'tracing', true),
+    renderTimeoutMs: contextInt(node, 'renderTimeoutMs', 20_000),
+    // 100 requests/s is 6,000 a minute: six enterprise keys at their full per-key limit, far above
+    // any tier, yet a ceiling on what a flood can cost. Raise it for real traffic.
+    throttle: { rateLimit: contextInt(node, 'throttleRate', 100), burstLimit: contextInt(node, 'throttleBurst', 200) },
+    ...(publicBaseUrl && { publicBaseUrl }),
+    ...(alarmEmail && { alarmEmail }),
+  };
+}
+
+const allFunctionNames = [...API_FUNCTIONS, ...INTERNAL_FUNCTIONS];
+type AnyFunctionName = (typeof allFunctionNames)[number];
+
+export class PdfApiStack extends Stack {
+  readonly functions: Readonly<Record<AnyFunctionName, NodejsFunction>>;
+  readonly storage: Storage;
+  readonly restApi: PdfRestApi;
+  readonly alarms: Alarms;
+  readonly chromiumLayer: ChromiumLayer;
+
+  constructor(scope: Construct, id: string, props: PdfApiStackProps) {
+    super(scope, id, props);
+    if (props.renderTimeoutMs + RENDER_HEADROOM_MS > API_LONG_TIMEOUT.toMilliseconds()) {
+      throw new Error(
+        `renderTimeoutMs ${props.renderTimeoutMs} leaves no room for a cold start and storing inside ` +
+          `the ${API_LONG_TIMEOUT.toSeconds()} s the API allows; use at most ${API_LONG_TIMEOUT.toMilliseconds() - RENDER_HEADROOM_MS}.`,
+      );
+    }
+    const removalPolicy = props.deletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
+
+    this.storage = new Storage(this, 'Storage', { deletionProtection: props.deletionProtection });
+    const { table, bucket, linkSigningSecret } = this.storage;
+    this.chromiumLayer = new ChromiumLayer(this, 'Chromium', { projectRoot: PROJECT_ROOT, runtime: RUNTIME });
+
+    const commonEnvironment: Record<string, string> = {
+      TABLE_NAME: table.tableName,
+      BUCKET_NAME: bucket.bucketName,
+      RENDER_TIMEOUT_MS: String(props.renderTimeoutMs),
+      POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+      ...(props.publicBaseUrl && { PUBLIC_BASE_URL: props.publicBaseUrl }),
+    };
+
+    const sizing = (name: AnyFunctionName, profile: FunctionProfile) => {
+      const apiFacing = (API_FUNCTIONS as readonly string[]).includes(name);
+      // A function that invokes others waits for them (batch waits for its renders).
+      if (!profile.chromium) return { memorySize: LIGHT_MEMORY_MB, timeout: profile.invokes?.length ? API_LONG_TIMEOUT : LIGHT_TIMEOUT };
+      return {
+        memorySize: CHROMIUM_MEMORY_MB,
+        ephemeralStorage: CHROMIUM_TMP,
+        timeout: apiFacing ? API_LONG_TIMEOUT : Duration.millis(props.renderTimeoutMs).plus(RENDER_FUNCTION_EXTRA),
+      };
+    };
+
+    const functions = {} as Record<AnyFunctionName, NodejsFunction>;
+    for (const name of allFunctionNames) {
+      const profile = FUNCTION_PROFILES[name];
+      functions[name] = createServiceFunction(this, {
+        name,
+        projectRoot: PROJECT_ROOT,
+        description: `PDF API: functions/${name}.ts`,
+        chromium: Boolean(profile.chromium),
+        ...(profile.chromium && { layers: [this.chromiumLayer.layer] }),
+        ...sizing(name, profile),
+        environment: {
+          ...commonEnvironment,
+          ...(profile.linkSecret && { LINK_SIGNING_SECRET_ARN: linkSigningSecret.secretArn }),
+        },
+        tracing: props.tracing,
+        logRetention,
+        removalPolicy,
+      });
+    }
+
+    // Least privilege, from each function's profile: the table operations it performs on the
+    // table (no index: no function queries), its object operations under the retention prefixes
+    // only, the secret if it signs links, and invoking exactly the functions it calls.
+    const objectArns = RETENTION_DAYS.map((days) => bucket.arnForObjects(`${retentionPrefix(days)}*`));
+    for (const name of allFunctionNames) {
+      const profile = FUNCTION_PROFILES[name];
+      const fn = functions[name];
+      if (profile.table?.length) {
+        fn.addToRolePolicy(new PolicyStatement({ actions: profile.table.map((op) => `dynamodb:${op}`), resources: [table.tableArn] }));
+      }
+      if (profile.objects?.length) {
+        fn.addToRolePolicy(new PolicyStatement({ actions: profile.objects.map((op) => `s3:${op}`), resources: objectArns }));
+        const bucketId = this.getLogicalId(bucket.node.defaultChild as CfnBucket);
+        for (const days of RETENTION_DAYS) {
+          Validations.of(fn.role!).acknowledge({
+            id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${retentionPrefix(days)}*]`,
+            reason: `PDF object keys are generated per document (${retentionPrefix(days)}<key id>/<pdf id>.pdf); the retention prefix is as narrow as they allow.`,
+          });
+        }
+      }
+      if (profile.linkSecret) linkSigningSecret.grantRead(fn);
+      for (const target of profile.invokes ?? []) {
+        fn.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [functions[target].functionArn] }));
+        fn.addEnvironment(`${target.toUpperCase()}_FUNCTION_NAME`, functions[target].functionName);
+      }
+      if (props.tracing) {
+        Validations.of(fn.role!).acknowledge({
+          id: 'AwsSolutions-IAM5[Resource::*]',
+          reason: 'X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords, added by active tracing) has no resource-level permissions.',
+        });
+      }
+    }
+    this.functions = functions;
+
+    this.restApi = new PdfRestApi(this, 'Http', {
+      handlers: Object.fromEntries(API_FUNCTIONS.map((name) => [name, functions[name]])) as Record<FunctionName, NodejsFunction>,
+      tracing: props.tracing,
+      throttle: props.throttle,
+      logRetention,
+      removalPolicy,
+    });
+
+    this.alarms = new Alarms(this, 'Alarms', {
+      api: this.restApi.api,
+      functions,
+      renderLogGroups: allFunctionNames.filter((name) => FUNCTION_PROFILES[name].chromium).map((name) => functions[name].logGroup),
+      metricsNamespace: METRICS_NAMESPACE,
+      ...(props.alarmEmail && { email: props.alarmEmail }),
+    });
+
+    new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the API', value: this.restApi.api.url });
+    new CfnOutput(this, 'TableName', { description: 'DynamoDB table (TABLE_NAME for the key tool)', value: table.tableName });
+    new CfnOutput(this, 'BucketName', { description: 'S3 bucket holding the PDFs', value: bucket.bucketName });
+    new CfnOutput(this, 'LinkSigningSecretArn', {
+      description: 'Secret holding the download-link key (LINK_SIGNING_SECRET_ARN, e.g. for sam local invoke)',
+      value: linkSigningSecret.secretArn,
+    });
+    new CfnOutput(this, 'AlarmTopicArn', { description: 'SNS topic of the alarms: subscribe to be told', value: this.alarms.topic.topicArn });
+  }
+}

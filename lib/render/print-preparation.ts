@@ -1,0 +1,52 @@
+/**
+ * What a loaded document needs before it is printed, beyond what the page's own load events wait for.
+ *
+ * - Images with `loading="lazy"` start loading only near the viewport, and the `load` event does not
+ *   wait for them, so a lazy image further down prints as an empty box. They are switched to eager
+ *   loading and awaited like any other image (unless the caller asked for `domcontentloaded`,
+ *   which waits for no image at all).
+ * - Header and footer templates are printed in documents of their own that load nothing: a font
+ *   declared there with a data: URL is only used if it is already decoded in the page's memory
+ *   cache. So the templates' fonts are loaded into the page first (as FontFace objects that are never
+ *   added to the document, so the document's own rendering is unchanged).
+ * - Templates use the body's font family unless they set their own, so that is read here.
+ *
+ * Everything runs in the page, under the document's time limit (see render.ts).
+ */
+import type { Page } from 'puppeteer-core';
+import type { RenderOptions } from './options.ts';
+import { sanitizeTemplate, templateFontUrls, type TemplateStyle } from './templates.ts';
+
+/** Prepares the loaded page for printing and returns how its header and footer are to be styled. */
+export async function preparePrint(page: Page, options: RenderOptions): Promise<TemplateStyle> {
+  await loadLazyContent(page, options.waitFor !== 'domcontentloaded');
+  if (options.headerHtml === undefined && options.footerHtml === undefined) return {};
+  const fontUrls = templateFontUrls(sanitizeTemplate(options.headerHtml ?? ''), sanitizeTemplate(options.footerHtml ?? ''));
+  const fontFamily = await page.evaluate(async (urls: string[]) => {
+    await Promise.all(urls.map((url, index) => new FontFace(`pdf-api-template-font-${index}`, `url("${url}")`).load().catch(() => undefined)));
+    const body = document.body ?? document.documentElement;
+    return body ? getComputedStyle(body).fontFamily : '';
+  }, fontUrls);
+  return typeof fontFamily === 'string' && fontFamily !== '' ? { fontFamily } : {};
+}
+
+/** Makes lazy images and iframes load now, and (when `wait`) waits until every such image has loaded or failed. */
+async function loadLazyContent(page: Page, wait: boolean): Promise<void> {
+  await page.evaluate(async (wait: boolean) => {
+    const lazy = Array.from(document.querySelectorAll('img[loading], iframe[loading]')).filter(
+      (element) => element.getAttribute('loading')?.toLowerCase() === 'lazy',
+    );
+    for (const element of lazy) element.setAttribute('loading', 'eager');
+    if (!wait) return;
+    const pending = lazy.filter((element): element is HTMLImageElement => element instanceof HTMLImageElement && !element.complete);
+    await Promise.all(
+      pending.map(
+        (image) =>
+          new Promise<void>((resolve) => {
+            image.addEventListener('load', () => resolve(), { once: true });
+            image.addEventListener('error', () => resolve(), { once: true });
+          }),
+      ),
+    );
+  }, wait);
+}

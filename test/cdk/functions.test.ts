@@ -1,0 +1,118 @@
+/**
+ * One Lambda function per function name of lib/api/routes.ts, each sized, configured and wired as
+ * its profile says.
+ */
+import { beforeAll, describe, expect, test } from 'vitest';
+import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
+import { functionId } from '../../cdk/constructs/service-function.ts';
+import { API_GATEWAY_TIMEOUT, SERVICE_NAME, METRICS_NAMESPACE } from '../../cdk/stack.ts';
+import { resourcesOfType, synthStack, type CfnResource } from './stack-fixture.ts';
+
+const ALL_FUNCTIONS = [...API_FUNCTIONS, ...INTERNAL_FUNCTIONS];
+const ref = (resources: Record<string, CfnResource>, type: string, idPrefix: string) => {
+  const found = resourcesOfType(resources, type).filter(([id]) => id.startsWith(idPrefix));
+  expect(found).toHaveLength(1);
+  return { Ref: found[0]![0] };
+};
+
+describe('Lambda functions', () => {
+  let resources: Record<string, CfnResource>;
+  const fn = (name: string) => resources[functionId(name)]?.Properties as Record<string, any>;
+
+  beforeAll(() => {
+    ({ resources } = synthStack());
+  });
+
+  test('one function per name in API_FUNCTIONS and INTERNAL_FUNCTIONS, and no other', () => {
+    const ids = resourcesOfType(resources, 'AWS::Lambda::Function').map(([id]) => id);
+    expect(ids.sort()).toEqual(ALL_FUNCTIONS.map(functionId).sort());
+  });
+
+  test.each(ALL_FUNCTIONS)('%s: Node 24 on x86_64, ES module bundle, its own log group', (name) => {
+    expect(fn(name)).toMatchObject({
+      Runtime: 'nodejs24.x',
+      Architectures: ['x86_64'],
+      Handler: 'index.handler',
+      Description: `PDF API: functions/${name}.ts`,
+      LoggingConfig: { LogGroup: { Ref: expect.stringMatching(new RegExp(`^${functionId(name)}Logs`)) } },
+    });
+  });
+
+  test.each(ALL_FUNCTIONS.filter((name) => FUNCTION_PROFILES[name].chromium))(
+    '%s runs Chromium: the layer, at least 1600 MB, 1 GB of /tmp',
+    (name) => {
+      const layer = ref(resources, 'AWS::Lambda::LayerVersion', 'Chromium');
+      expect(fn(name).Layers).toEqual([layer]);
+      expect(fn(name).MemorySize).toBeGreaterThanOrEqual(1600);
+      expect(fn(name).EphemeralStorage).toEqual({ Size: 1024 });
+    },
+  );
+
+  test.each(ALL_FUNCTIONS.filter((name) => !FUNCTION_PROFILES[name].chromium))('%s does not run Chromium: no layer, small', (name) => {
+    expect(fn(name).Layers).toBeUndefined();
+    expect(fn(name).MemorySize).toBeLessThan(1600);
+  });
+
+  test('the Chromium layer is built for the same runtime and architecture', () => {
+    const [[, layer]] = resourcesOfType(resources, 'AWS::Lambda::LayerVersion') as [[string, CfnResource]];
+    expect(layer.Properties).toMatchObject({ CompatibleRuntimes: ['nodejs24.x'], CompatibleArchitectures: ['x86_64'] });
+  });
+
+  test.each(API_FUNCTIONS)('%s answers API Gateway, so it stops inside the 29 s integration limit', (name) => {
+    expect(fn(name).Timeout).toBeLessThan(API_GATEWAY_TIMEOUT.toSeconds());
+  });
+
+  test('the render function outlives the longest render it is allowed', () => {
+    const render = fn('render');
+    expect(render.Timeout * 1000).toBeGreaterThan(Number(render.Environment.Variables.RENDER_TIMEOUT_MS));
+  });
+
+  test('functions that render or wait for renders get the long API timeout; the rest a short one', () => {
+    expect(fn('generate').Timeout).toBe(28);
+    expect(fn('batch').Timeout).toBe(28);
+    for (const name of ['health', 'fallback', 'files', 'pdfs', 'usage']) expect(fn(name).Timeout).toBeLessThanOrEqual(10);
+  });
+
+  test.each(ALL_FUNCTIONS)('%s gets the table, the bucket, the render timeout and Powertools settings', (name) => {
+    const variables = fn(name).Environment.Variables;
+    expect(variables).toMatchObject({
+      TABLE_NAME: ref(resources, 'AWS::DynamoDB::Table', 'StorageTable'),
+      BUCKET_NAME: ref(resources, 'AWS::S3::Bucket', 'StoragePdfs'),
+      RENDER_TIMEOUT_MS: '20000',
+      POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+      POWERTOOLS_METRICS_NAMESPACE: METRICS_NAMESPACE,
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+    });
+    // The secret's value never appears in a function's configuration; only its ARN, where needed.
+    expect(variables).not.toHaveProperty('LINK_SIGNING_SECRET');
+    if (FUNCTION_PROFILES[name].linkSecret) {
+      expect(variables.LINK_SIGNING_SECRET_ARN).toEqual(ref(resources, 'AWS::SecretsManager::Secret', 'StorageLinkSigningSecret'));
+    } else {
+      expect(variables).not.toHaveProperty('LINK_SIGNING_SECRET_ARN');
+    }
+  });
+
+  test('batch finds the render function by name; nothing else does', () => {
+    expect(fn('batch').Environment.Variables.RENDER_FUNCTION_NAME).toEqual({ Ref: functionId('render') });
+    for (const name of ALL_FUNCTIONS.filter((n) => n !== 'batch')) {
+      expect(fn(name).Environment.Variables).not.toHaveProperty('RENDER_FUNCTION_NAME');
+    }
+  });
+
+  test('context switches: renderTimeoutMs reaches every function and the render timeout; too long is refused', () => {
+    const { resources: custom } = synthStack({ renderTimeoutMs: '15000' });
+    const render = custom[functionId('render')]?.Properties as Record<string, any>;
+    expect(render.Environment.Variables.RENDER_TIMEOUT_MS).toBe('15000');
+    expect(render.Timeout).toBe(25);
+    expect(() => synthStack({ renderTimeoutMs: '25000' })).toThrow(/renderTimeoutMs/);
+    expect(() => synthStack({ deletionProtection: 'maybe' })).toThrow(/deletionProtection/);
+  });
+
+  test('publicBaseUrl, when given, reaches every function as PUBLIC_BASE_URL', () => {
+    const { resources: custom } = synthStack({ publicBaseUrl: 'https://pdf.example.com' });
+    for (const name of ALL_FUNCTIONS) {
+      expect((custom[functionId(name)]?.Properties as any).Environment.Variables.PUBLIC_BASE_URL).toBe('https://pdf.example.com');
+    }
+    expect(fn('generate').Environment.Variables).not.toHaveProperty('PUBLIC_BASE_URL');
+  });
+});

@@ -1,0 +1,124 @@
+/**
+ * Least privilege: each function's role allows exactly what its profile in lib/api/routes.ts says,
+ * on exactly the resources it concerns; only batch may invoke render; no `*` resource but X-Ray's.
+ */
+import { beforeAll, describe, expect, test } from 'vitest';
+import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
+import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
+import { retentionPrefix } from '#lib/storage/pdfs.ts';
+import { functionId } from '../../cdk/constructs/service-function.ts';
+import { asArray, resourcesOfType, synthStack, type CfnResource } from './stack-fixture.ts';
+
+const ALL_FUNCTIONS = [...API_FUNCTIONS, ...INTERNAL_FUNCTIONS];
+
+interface Statement {
+  readonly Effect: string;
+  readonly Action: string | string[];
+  readonly Resource: unknown;
+  readonly Condition?: unknown;
+}
+
+describe('IAM', () => {
+  let resources: Record<string, CfnResource>;
+  const idOf = (type: string, prefix: string) => resourcesOfType(resources, type).find(([id]) => id.startsWith(prefix))![0];
+
+  /** Every statement of every policy attached to the function's role. */
+  const statementsOf = (name: string): Statement[] => {
+    const roleId = (resources[functionId(name)]?.Properties as any).Role['Fn::GetAtt'][0] as string;
+    const role = resources[roleId] as CfnResource;
+    expect(role.Properties?.ManagedPolicyArns).toBeUndefined();
+    expect(role.Properties?.Policies).toBeUndefined();
+    return resourcesOfType(resources, 'AWS::IAM::Policy')
+      .filter(([, policy]) => asArray(policy.Properties?.Roles).some((r: any) => r.Ref === roleId))
+      .flatMap(([, policy]) => policy.Properties?.PolicyDocument.Statement as Statement[]);
+  };
+  /** The actions of a service the function may perform, with the resources of each statement. */
+  const grants = (name: string, service: string) =>
+    statementsOf(name)
+      .map((s) => ({ actions: asArray(s.Action).filter((a) => a.startsWith(`${service}:`)).sort(), resources: asArray(s.Resource) }))
+      .filter((g) => g.actions.length > 0);
+
+  beforeAll(() => {
+    ({ resources } = synthStack());
+  });
+
+  test.each(ALL_FUNCTIONS)('%s: only Allow statements, on named resources or X-Ray', (name) => {
+    for (const statement of statementsOf(name)) {
+      expect(statement.Effect).toBe('Allow');
+      if (asArray(statement.Resource).includes('*')) {
+        // X-Ray has no resource-level permissions (the only `*`, added by active tracing).
+        expect(asArray(statement.Action).sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+      }
+    }
+  });
+
+  test.each(ALL_FUNCTIONS)('%s: writes its own log group, and no other', (name) => {
+    expect(grants(name, 'logs')).toEqual([
+      { actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [{ 'Fn::GetAtt': [idOf('AWS::Logs::LogGroup', `${functionId(name)}Logs`), 'Arn'] }] },
+    ]);
+  });
+
+  test.each(ALL_FUNCTIONS)('%s: exactly its profile’s table operations, on the table only (no index, no scan)', (name) => {
+    const wanted = (FUNCTION_PROFILES[name].table ?? []).map((op) => `dynamodb:${op}`).sort();
+    const table = { 'Fn::GetAtt': [idOf('AWS::DynamoDB::Table', 'StorageTable'), 'Arn'] };
+    expect(grants(name, 'dynamodb')).toEqual(wanted.length ? [{ actions: wanted, resources: [table] }] : []);
+  });
+
+  test.each(ALL_FUNCTIONS)('%s: exactly its profile’s object operations, under the retention prefixes only', (name) => {
+    const wanted = (FUNCTION_PROFILES[name].objects ?? []).map((op) => `s3:${op}`).sort();
+    const bucketArn = { 'Fn::GetAtt': [idOf('AWS::S3::Bucket', 'StoragePdfs'), 'Arn'] };
+    const prefixes = RETENTION_DAYS.map((days) => ({ 'Fn::Join': ['', [bucketArn, `/${retentionPrefix(days)}*`]] }));
+    const actual = grants(name, 's3');
+    if (!wanted.length) return expect(actual).toEqual([]);
+    expect(actual).toHaveLength(1);
+    expect(actual[0]!.actions).toEqual(wanted);
+    expect(actual[0]!.resources).toEqual(expect.arrayContaining(prefixes));
+    expect(actual[0]!.resources).toHaveLength(prefixes.length);
+  });
+
+  test.each(ALL_FUNCTIONS)('%s: reads the link-signing secret only if it signs links', (name) => {
+    const secret = { Ref: idOf('AWS::SecretsManager::Secret', 'StorageLinkSigningSecret') };
+    expect(grants(name, 'secretsmanager')).toEqual(
+      FUNCTION_PROFILES[name].linkSecret ? [{ actions: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'], resources: [secret] }] : [],
+    );
+  });
+
+  test.each(ALL_FUNCTIONS)('%s: touches no service it has no business with', (name) => {
+    const services = new Set(statementsOf(name).flatMap((s) => asArray(s.Action).map((a) => a.split(':')[0])));
+    const allowed = new Set(['logs', 'xray', 'dynamodb', 's3', 'secretsmanager', 'lambda']);
+    for (const service of services) expect(allowed).toContain(service);
+  });
+
+  test('only batch may invoke render, and it may invoke nothing else', () => {
+    expect(grants('batch', 'lambda')).toEqual([{ actions: ['lambda:InvokeFunction'], resources: [{ 'Fn::GetAtt': [functionId('render'), 'Arn'] }] }]);
+    for (const name of ALL_FUNCTIONS.filter((n) => n !== 'batch')) expect(grants(name, 'lambda')).toEqual([]);
+  });
+
+  test('no resource-based permission opens render to anyone; API Gateway may invoke only the API functions', () => {
+    const permissions = resourcesOfType(resources, 'AWS::Lambda::Permission').map(([, p]) => p.Properties as Record<string, any>);
+    const invoked = new Set(permissions.map((p) => p.FunctionName['Fn::GetAtt'][0]));
+    expect(invoked).not.toContain(functionId('render'));
+    for (const permission of permissions) {
+      expect(permission).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
+      // Scoped to this API's stage, not to any API in the account.
+      expect(JSON.stringify(permission.SourceArn)).toContain(idOf('AWS::ApiGateway::RestApi', 'HttpApi'));
+    }
+    expect([...invoked].sort()).toEqual(API_FUNCTIONS.map(functionId).sort());
+  });
+
+  test('every role is assumable by Lambda only, except API Gateway’s logging role', () => {
+    for (const [id, role] of resourcesOfType(resources, 'AWS::IAM::Role')) {
+      const principal = role.Properties?.AssumeRolePolicyDocument.Statement[0].Principal.Service;
+      expect(principal).toBe(id.startsWith('HttpApiCloudWatchRole') ? 'apigateway.amazonaws.com' : 'lambda.amazonaws.com');
+    }
+  });
+
+  test('with tracing off there is no `*` resource at all', () => {
+    const { resources: untraced } = synthStack({ tracing: 'false' });
+    for (const [, policy] of resourcesOfType(untraced, 'AWS::IAM::Policy')) {
+      for (const statement of policy.Properties?.PolicyDocument.Statement as Statement[]) {
+        expect(asArray(statement.Resource)).not.toContain('*');
+      }
+    }
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * `npx cdk synth` works on this machine, offline and without Docker, exactly as a user runs it
+ * before `cdk deploy` or `sam local invoke`: cdk-nag and CloudFormation's validation pass, every
+ * function is bundled by the local esbuild as an ES module, and the Chromium layer carries the
+ * browser and everything @sparticuz/chromium needs to load.
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
+import { bundledFontFiles, FONT_BUNDLE_PATHS } from '#lib/render/fonts.ts';
+import { CREATE_REQUIRE_BANNER, functionId } from '../../cdk/constructs/service-function.ts';
+import { PROJECT_ROOT, STACK_NAME } from '../../cdk/stack.ts';
+
+const run = promisify(execFile);
+const ALL_FUNCTIONS = [...API_FUNCTIONS, ...INTERNAL_FUNCTIONS];
+
+describe('npx cdk synth', () => {
+  let outdir: string;
+  let template: { Resources: Record<string, { Type: string; Metadata?: Record<string, string> }> };
+  let synthMs: number;
+  /** The bundled asset directory of a resource, from the metadata SAM also reads. */
+  const assetDir = (logicalId: string) => join(outdir, template.Resources[logicalId]!.Metadata!['aws:asset:path']!);
+  const layerDir = () => {
+    const [id] = Object.entries(template.Resources).find(([, r]) => r.Type === 'AWS::Lambda::LayerVersion')!;
+    return assetDir(id);
+  };
+
+  beforeAll(async () => {
+    outdir = mkdtempSync(join(tmpdir(), 'pdf-api-cdk-out-'));
+    const started = performance.now();
+    // The project's bin first on the PATH, as `npm test` has it: cdk.json's `node` is Node 24.
+    await run('npx', ['cdk', 'synth', '--quiet', '--output', outdir], {
+      cwd: PROJECT_ROOT,
+      env: { ...process.env, PATH: `${join(PROJECT_ROOT, 'node_modules', '.bin')}:${process.env.PATH}`, CDK_DISABLE_VERSION_CHECK: 'true' },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    synthMs = performance.now() - started;
+    template = JSON.parse(readFileSync(join(outdir, `${STACK_NAME}.template.json`), 'utf8'));
+  });
+
+  afterAll(() => {
+    if (outdir) rmSync(outdir, { recursive: true, force: true });
+  });
+
+  test('succeeds with cdk-nag and CloudFormation validation reporting nothing', () => {
+    console.info(`cdk synth with bundling took ${Math.round(synthMs)} ms`);
+    const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as { pluginReports: { violations: unknown[] }[] };
+    expect(report.pluginReports.flatMap((r) => r.violations)).toEqual([]);
+  });
+
+  test.each(ALL_FUNCTIONS)('%s is one ES module bundle with a require shim', (name) => {
+    const bundle = readFileSync(join(assetDir(functionId(name)), 'index.mjs'), 'utf8');
+    expect(bundle.startsWith(CREATE_REQUIRE_BANNER)).toBe(true);
+    expect(bundle).toMatch(/export\s*\{[^}]*\bhandler\b/);
+  });
+
+  test.each(ALL_FUNCTIONS)('%s keeps @sparticuz/chromium outside exactly when it runs Chromium', (name) => {
+    const bundle = readFileSync(join(assetDir(functionId(name)), 'index.mjs'), 'utf8');
+    if (FUNCTION_PROFILES[name].chromium) expect(bundle).toMatch(/from\s*"@sparticuz\/chromium"/);
+    else expect(bundle).not.toContain('sparticuz');
+  });
+
+  test.each(ALL_FUNCTIONS)('%s ships the service’s fonts beside its bundle exactly when it runs Chromium', (name) => {
+    const dir = assetDir(functionId(name));
+    if (FUNCTION_PROFILES[name].chromium) {
+      // Where lib/render/fonts.ts looks on Lambda: node_modules under the task root.
+      for (const file of bundledFontFiles([dir])) expect(file.startsWith(join(dir, 'node_modules'))).toBe(true);
+      for (const path of FONT_BUNDLE_PATHS) expect(existsSync(join(dir, 'node_modules', path)), path).toBe(true);
+    } else {
+      expect(existsSync(join(dir, 'node_modules'))).toBe(false);
+    }
+  });
+
+  test('the layer holds @sparticuz/chromium with its compressed browser, fonts and libraries', () => {
+    const bin = join(layerDir(), 'nodejs', 'node_modules', '@sparticuz', 'chromium', 'bin');
+    for (const file of ['chromium.br', 'fonts.tar.br', 'swiftshader.tar.br', 'al2023.tar.br']) expect(existsSync(join(bin, file)), file).toBe(true);
+  });
+
+  test('@sparticuz/chromium loads from the layer alone, its dependencies included', async () => {
+    // Outside the project, so nothing resolves from the project's own node_modules.
+    const { stdout } = await run(
+      process.execPath,
+      ['--input-type=module', '-e', "const m = await import('@sparticuz/chromium'); console.log(typeof m.default.executablePath)"],
+      { cwd: join(layerDir(), 'nodejs') },
+    );
+    expect(stdout.trim()).toBe('function');
+  });
+
+  test('every bundle loads as Lambda loads it: Chromium functions with the layer on their module path', async () => {
+    const sandbox = mkdtempSync(join(tmpdir(), 'pdf-api-lambda-'));
+    try {
+      // /var/task/index.mjs next to /opt/nodejs/node_modules, as far as module resolution goes.
+      symlinkSync(join(layerDir(), 'nodejs', 'node_modules'), join(sandbox, 'node_modules'));
+      for (const name of ALL_FUNCTIONS) {
+        cpSync(join(assetDir(functionId(name)), 'index.mjs'), join(sandbox, `${name}.mjs`));
+        const { stdout } = await run(
+          process.execPath,
+          ['--input-type=module', '-e', `const m = await import('./${name}.mjs'); console.log(typeof m.handler)`],
+          { cwd: sandbox, env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1' } },
+        );
+        expect(stdout.trim(), name).toBe('function');
+      }
+    } finally {
+      rmSync(sandbox, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,162 @@
+/**
+ * The sample events in events/ (for `sam local invoke -e events/<name>.json`) are real: each is run
+ * through its function's handler, in this process, against the running local stack's DynamoDB, S3
+ * and Lambda Invoke stand-ins, and gets the answer it should. A freshly created key, PDF id and
+ * link take the place of the placeholders, as a user would paste theirs in.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, inject, test, vi } from 'vitest';
+import type { StackInfo } from '#lib/local/stack.ts';
+import { createKey, type TestKey } from '../support/api.ts';
+
+const EVENTS_DIR = join(import.meta.dirname, '..', '..', 'events');
+const PLACEHOLDER_KEY = 'pdfk_REPLACE_WITH_YOUR_API_KEY';
+
+type AnyHandler = (event: unknown, context: Context) => Promise<unknown>;
+
+const readEvent = <T = APIGatewayProxyEvent>(name: string): T => JSON.parse(readFileSync(join(EVENTS_DIR, `${name}.json`), 'utf8')) as T;
+
+function withKey(event: APIGatewayProxyEvent, apiKey: string): APIGatewayProxyEvent {
+  const authorization = `Bearer ${apiKey}`;
+  return {
+    ...event,
+    headers: { ...event.headers, Authorization: authorization },
+    multiValueHeaders: { ...event.multiValueHeaders, Authorization: [authorization] },
+  };
+}
+
+function withPdf(event: APIGatewayProxyEvent, pdfId: string, query?: Record<string, string>): APIGatewayProxyEvent {
+  return {
+    ...event,
+    path: event.path.replace(/pdf_\w+$/, pdfId),
+    pathParameters: { id: pdfId },
+    ...(query && {
+      queryStringParameters: query,
+      multiValueQueryStringParameters: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, [v]])),
+    }),
+  };
+}
+
+const bodyOf = (result: APIGatewayProxyResult) => (result.body ? JSON.parse(result.body) : null);
+
+describe('sample events (events/*.json)', () => {
+  let handlers: Record<string, AnyHandler>;
+  let context: (name: string) => Context;
+  let key: TestKey;
+  let closeBrowser: () => Promise<void>;
+  const run = (name: string, event: unknown) => handlers[name]!(event, context(name)) as Promise<APIGatewayProxyResult>;
+
+  beforeAll(async () => {
+    // The environment a deployed function gets from the stack, pointed at the local stand-ins.
+    const dataDir = inject('dataDir');
+    const info = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8')) as StackInfo;
+    const { localAwsEnvironment } = await import('#lib/local/stack.ts');
+    const environment: Record<string, string> = {
+      ...localAwsEnvironment(info),
+      LINK_SIGNING_SECRET: readFileSync(join(dataDir, 'link-signing-secret'), 'utf8').trim(),
+      AWS_ENDPOINT_URL_LAMBDA: info.lambdaEndpoint,
+      RENDER_FUNCTION_NAME: 'render',
+      RENDER_TIMEOUT_MS: String(inject('renderTimeoutMs')),
+      PUBLIC_BASE_URL: '',
+    };
+    for (const [name, value] of Object.entries(environment)) vi.stubEnv(name, value);
+
+    const { API_HANDLERS, INVOKED_HANDLERS } = await import('#lib/local/handlers.ts');
+    handlers = { ...API_HANDLERS, ...INVOKED_HANDLERS } as unknown as Record<string, AnyHandler>;
+    const { lambdaContext } = await import('#lib/local/gateway.ts');
+    context = (name) => lambdaContext(name, 29_000);
+    ({ closeBrowser } = await import('#lib/render/browser.ts'));
+    key = await createKey('pro');
+  });
+
+  afterAll(async () => {
+    await closeBrowser?.();
+    vi.unstubAllEnvs();
+  });
+
+  test('there is one sample event per function, and each API event is routed to the function it is named after', async () => {
+    const { API_FUNCTIONS, INTERNAL_FUNCTIONS, FALLBACK_HANDLER, matchRoute } = await import('#lib/api/routes.ts');
+    const names = readdirSync(EVENTS_DIR).filter((file) => file.endsWith('.json')).map((file) => file.replace(/\.json$/, ''));
+    expect(names.sort()).toEqual([...API_FUNCTIONS, ...INTERNAL_FUNCTIONS].sort());
+    for (const name of API_FUNCTIONS) {
+      const event = readEvent(name);
+      const match = matchRoute(event.httpMethod, event.path);
+      const routed = 'route' in match ? match.route.handler : FALLBACK_HANDLER;
+      expect(routed, name).toBe(name);
+      expect(event.resource, name).toBe('route' in match ? match.route.path : '/{proxy+}');
+      expect(event.requestContext.resourcePath, name).toBe(event.resource);
+    }
+  });
+
+  test('health: 200 ok', async () => {
+    const result = await run('health', readEvent('health'));
+    expect(result.statusCode).toBe(200);
+    expect(bodyOf(result)).toEqual({ status: 'ok' });
+  });
+
+  test('fallback: 404 not_found in the API’s error shape', async () => {
+    const result = await run('fallback', readEvent('fallback'));
+    expect(result.statusCode).toBe(404);
+    expect(bodyOf(result).error.code).toBe('not_found');
+  });
+
+  test.each(['generate', 'batch', 'pdfs', 'usage'])('%s with the placeholder key: 401', async (name) => {
+    const event = readEvent(name);
+    expect(event.headers.Authorization).toBe(`Bearer ${PLACEHOLDER_KEY}`);
+    const result = await run(name, event);
+    expect(result.statusCode).toBe(401);
+    expect(bodyOf(result).error.code).toBe('unauthorized');
+  });
+
+  test('usage with a real key: 200 with the key’s tier', async () => {
+    const result = await run('usage', withKey(readEvent('usage'), key.apiKey));
+    expect(result.statusCode).toBe(200);
+    expect(bodyOf(result)).toMatchObject({ tier: 'pro', quota_remaining: expect.any(Number) });
+  });
+
+  test('generate, then pdfs, files and pdfs DELETE on the PDF it made', async () => {
+    // generate: a PDF and a link on the execute-api host and stage the event came through.
+    const generated = await run('generate', withKey(readEvent('generate'), key.apiKey));
+    expect(generated.statusCode).toBe(200);
+    const record = bodyOf(generated);
+    expect(record).toMatchObject({ id: expect.stringMatching(/^pdf_\w{20,}$/), format: 'A4', pages: 1 });
+    const link = new URL(record.url);
+    expect(`${link.origin}${link.pathname}`).toBe(`https://abc123defg.execute-api.us-east-1.amazonaws.com/prod/v1/files/${record.id}`);
+
+    // pdfs as shipped names no real PDF: 404; with the new id: the record.
+    expect((await run('pdfs', withKey(readEvent('pdfs'), key.apiKey))).statusCode).toBe(404);
+    const fetched = await run('pdfs', withKey(withPdf(readEvent('pdfs'), record.id), key.apiKey));
+    expect(fetched.statusCode).toBe(200);
+    expect(bodyOf(fetched).id).toBe(record.id);
+
+    // files as shipped carries no valid signature: 404; with the link's own: a redirect to S3.
+    expect((await run('files', readEvent('files'))).statusCode).toBe(404);
+    const query = Object.fromEntries(link.searchParams) as Record<string, string>;
+    const downloaded = await run('files', withPdf(readEvent('files'), record.id, query));
+    expect(downloaded.statusCode).toBe(302);
+    expect(String(downloaded.headers?.Location)).toContain(record.id);
+
+    // pdfs as a DELETE: 204, and the PDF is gone.
+    const deleteEvent = { ...withKey(withPdf(readEvent('pdfs'), record.id), key.apiKey), httpMethod: 'DELETE' };
+    expect((await run('pdfs', deleteEvent)).statusCode).toBe(204);
+    expect((await run('pdfs', withKey(withPdf(readEvent('pdfs'), record.id), key.apiKey))).statusCode).toBe(404);
+  });
+
+  test('batch with a real key: every item rendered by the render function', async () => {
+    const result = await run('batch', withKey(readEvent('batch'), key.apiKey));
+    expect(result.statusCode).toBe(200);
+    expect(bodyOf(result)).toMatchObject({ success: true, total: 2, successful: 2, failed: 0 });
+    expect(bodyOf(result).results.map((r: { metadata: unknown }) => r.metadata)).toEqual([{ reference_id: 'inv-1' }, { reference_id: 'inv-2' }]);
+  });
+
+  test('render, invoked with the sample payload for a real key: a stored PDF record', async () => {
+    const payload = readEvent<{ owner: { keyId: string; tier: string }; item: unknown }>('render');
+    const outcome = (await handlers.render!({ ...payload, owner: { keyId: key.keyId, tier: key.tier } }, context('render'))) as {
+      ok: boolean;
+      record?: { id: string; keyId: string; pages: number };
+    };
+    expect(outcome).toMatchObject({ ok: true, record: { keyId: key.keyId, pages: 1 } });
+  });
+});
