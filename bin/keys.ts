@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createApiKey, limitsFor, listApiKeys, revokeApiKey, type KeyStore } from '#lib/accounts/keys.ts';
+import { createApiKey, limitsFor, listApiKeys, revokeApiKey, type ApiKey, type KeyStore } from '#lib/accounts/keys.ts';
 import { isTierName, TIER_NAMES } from '#lib/accounts/tiers.ts';
 import { dynamo } from '#lib/aws/clients.ts';
 import { localAwsEnvironment, stackInfoPath, type StackInfo } from '#lib/local/stack.ts';
@@ -53,6 +53,20 @@ async function connect(): Promise<KeyStore> {
   return { client: dynamo(), tableName: process.env.TABLE_NAME as string };
 }
 
+/** A key as the tool shows it: never its secret, always the limits in force. */
+function describeKey(key: ApiKey) {
+  const limits = limitsFor(key);
+  return {
+    key_id: key.keyId,
+    tier: key.tier,
+    name: key.name,
+    rate_limit_per_minute: limits.rateLimitPerMinute,
+    monthly_quota: limits.monthlyQuota,
+    created_at: key.createdAt,
+    revoked_at: key.revokedAt ?? null,
+  };
+}
+
 function positiveInt(value: string | undefined, flag: string): number | undefined {
   if (value === undefined) return undefined;
   const parsed = Number(value);
@@ -85,19 +99,8 @@ async function main(argv: string[]): Promise<void> {
       ...(rateLimitPerMinute !== undefined && { rateLimitPerMinute }),
       ...(monthlyQuota !== undefined && { monthlyQuota }),
     });
-    const limits = limitsFor(key);
     if (values.json) {
-      console.log(
-        JSON.stringify({
-          api_key: apiKey,
-          key_id: key.keyId,
-          tier: key.tier,
-          name: key.name,
-          rate_limit_per_minute: limits.rateLimitPerMinute,
-          monthly_quota: limits.monthlyQuota,
-          created_at: key.createdAt,
-        }),
-      );
+      console.log(JSON.stringify({ api_key: apiKey, ...describeKey(key) }));
     } else {
       console.log(`Created ${key.tier} key ${key.keyId}${key.name ? ` (${key.name})` : ''}.`);
       console.log(`API key (shown once, store it now): ${apiKey}`);
@@ -107,18 +110,7 @@ async function main(argv: string[]): Promise<void> {
 
   if (command === 'list') {
     const keys = await listApiKeys(await connect());
-    const rows = keys.map((key) => {
-      const limits = limitsFor(key);
-      return {
-        key_id: key.keyId,
-        tier: key.tier,
-        name: key.name,
-        rate_limit_per_minute: limits.rateLimitPerMinute,
-        monthly_quota: limits.monthlyQuota,
-        created_at: key.createdAt,
-        revoked_at: key.revokedAt ?? null,
-      };
-    });
+    const rows = keys.map(describeKey);
     if (values.json) console.log(JSON.stringify(rows));
     else if (rows.length === 0) console.log('No keys yet.');
     else console.table(rows);
