@@ -6,6 +6,7 @@
  */
 import middy, { type MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { findActiveKey, limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
 import { QuotaExceededError } from '#lib/accounts/quota.ts';
@@ -13,6 +14,7 @@ import { admitRequest, rateLimitHeaders } from '#lib/accounts/rate-limit.ts';
 import { counterStore, keyStore } from '#lib/aws/stores.ts';
 import { DocumentError } from '#lib/documents/errors.ts';
 import { logger } from '#lib/observability/logger.ts';
+import { metrics, recordDocumentFailure } from '#lib/observability/metrics.ts';
 import { settings } from '#lib/settings.ts';
 import { ApiError, errorBody, invalidRequest, unauthorized } from './errors.ts';
 import { header, json } from './http.ts';
@@ -46,7 +48,10 @@ export function errorResponder(): MiddlewareObj<Event, Result, Error, Context> {
       const { error } = request;
       let apiError: ApiError;
       if (error instanceof ApiError) apiError = error;
-      else if (error instanceof DocumentError) apiError = documentErrorToApiError(error);
+      else if (error instanceof DocumentError) {
+        recordDocumentFailure(error.code);
+        apiError = documentErrorToApiError(error);
+      }
       else if (error instanceof QuotaExceededError) apiError = quotaExceeded(error);
       else apiError = new ApiError(500, 'render_failed', 'The request could not be completed because of an internal error.');
 
@@ -168,6 +173,7 @@ type InputFor<O extends Options> = HandlerInput &
 export function apiHandler<O extends Options>(options: O, handle: (input: InputFor<O>) => Promise<Result>) {
   const chain = middy<Event, Result, Error, Context>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(logMetrics(metrics))
     .use(responseHeaders())
     .use(errorResponder());
   if (options.auth) {

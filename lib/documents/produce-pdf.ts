@@ -10,6 +10,7 @@ import { assertUrlAllowed } from '#lib/render/egress.ts';
 import { findHtmlProblem } from '#lib/render/html.ts';
 import { describeIssue, renderOptionsShape, resolveRenderOptions, type RenderOptions } from '#lib/render/options.ts';
 import { renderPdf, type DocumentSource, type RenderLimits } from '#lib/render/render.ts';
+import { recordPdfGenerated } from '#lib/observability/metrics.ts';
 import { settings } from '#lib/settings.ts';
 import { storePdf, type PdfRecord, type PdfStore } from '#lib/storage/pdfs.ts';
 import { DocumentError } from './errors.ts';
@@ -86,6 +87,7 @@ export async function producePdf(
   const started = performance.now();
   const createdAt = now();
   const rendered = await renderPdf(request.source, request.options, renderLimits(), createdAt);
+  recordPdfGenerated({ renderMs: performance.now() - started, pages: rendered.pages, bytes: rendered.bytes.byteLength });
   return storePdf(store, {
     id: newPdfId(),
     keyId: owner.keyId,

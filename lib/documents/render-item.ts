@@ -4,6 +4,7 @@
  * a failed item and never a failed invocation.
  */
 import { logger } from '#lib/observability/logger.ts';
+import { recordDocumentFailure } from '#lib/observability/metrics.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
 import { batchItemCode, type RenderInvocation, type RenderOutcome } from './batch.ts';
 import { DocumentError } from './errors.ts';
@@ -16,8 +17,10 @@ export async function renderItem(store: PdfStore, invocation: RenderInvocation):
     return { ok: true, record: await producePdf(store, invocation.owner, request) };
   } catch (error) {
     if (error instanceof DocumentError) {
+      recordDocumentFailure(error.code);
       return { ok: false, code: batchItemCode(error.code), message: error.message };
     }
+    recordDocumentFailure('RENDER_FAILED');
     logger.error('batch item failed', { name: (error as Error).name, message: (error as Error).message });
     return { ok: false, code: 'RENDER_FAILED', message: 'The document could not be rendered' };
   }

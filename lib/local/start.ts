@@ -1,7 +1,10 @@
 /**
  * `npm start`: the whole service on http://127.0.0.1:$PORT with its state under $DATA_DIR.
  */
-import { startLocalStack } from './stack.ts';
+// Set before the service's modules load: Powertools reads its switches when it is constructed.
+// CloudWatch metric lines mean nothing locally and would drown the logs.
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+const { startLocalStack } = await import('./stack.ts');
 
 const port = Number(process.env.PORT ?? 3000);
 const dataDir = process.env.DATA_DIR ?? '.local';

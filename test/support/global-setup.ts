@@ -33,6 +33,7 @@ export default async function setup(project: TestProject) {
   process.env.MAX_PDF_PAGES = String(TEST_MAX_PDF_PAGES);
   process.env.MAX_DOCUMENT_DOWNLOAD_BYTES = String(TEST_MAX_DOWNLOAD_BYTES);
   process.env.POWERTOOLS_LOG_LEVEL ??= 'CRITICAL';
+  process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   // Imported only now, so that the logger and settings see the test environment above.
   const { startLocalStack } = await import('#lib/local/stack.ts');
   const stack = await startLocalStack({ dataDir, port: 0 });
