@@ -1,0 +1,88 @@
+/**
+ * The benchmark's knobs, read once from the environment. Defaults give the full run (about three to
+ * four minutes on the 2-core machine); BENCH_QUICK=1 gives a smoke run of well under a minute.
+ */
+
+export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export interface BenchConfig {
+  readonly quick: boolean;
+  /** Phases to run (BENCH_PHASES=floor,service,...); ratios needing a skipped phase show n/a. */
+  readonly phases: ReadonlySet<Phase>;
+  /** Measured runs per document for single-document latency (floor and service). */
+  readonly runs: number;
+  /** Unmeasured runs per document before those. */
+  readonly warmup: number;
+  /** Invoices rendered per concurrency level when looking for the floor's best throughput. */
+  readonly floorDocs: number;
+  /** Passes over each concurrency level; the best pass counts (the floor is the best this Chromium can do). */
+  readonly floorRepeats: number;
+  /** Concurrency levels tried for the floor: 1..maxConcurrency pages in parallel. */
+  readonly maxConcurrency: number;
+  /** Documents in one batch request (the API's maximum is 100). */
+  readonly batchSize: number;
+  /** Measured batch requests; best and median are reported. */
+  readonly batchRepeats: number;
+  /** Invoices rendered by the launch-a-browser-per-document approach. */
+  readonly naiveDocs: number;
+  /** Measured runs per CLI tool (after one warm-up). */
+  readonly cliRuns: number;
+  /** Interval of the process-tree RSS sampler. */
+  readonly rssIntervalMs: number;
+  /** Longest wait, before each phase, for other work on the machine to calm down (0: only measure it). */
+  readonly waitQuietSeconds: number;
+}
+
+function int(name: string, fallback: number, { min = 1, max = Number.MAX_SAFE_INTEGER } = {}): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  return value;
+}
+
+function phases(): ReadonlySet<Phase> {
+  const raw = process.env.BENCH_PHASES;
+  if (!raw) return new Set(PHASES);
+  const names = raw.split(',').map((name) => name.trim()).filter(Boolean);
+  const unknown = names.filter((name) => !(PHASES as readonly string[]).includes(name));
+  if (unknown.length) throw new Error(`BENCH_PHASES: unknown phase(s) ${unknown.join(', ')}; known: ${PHASES.join(', ')}`);
+  return new Set(names as Phase[]);
+}
+
+export function readConfig(): BenchConfig {
+  const quick = process.env.BENCH_QUICK === '1' || process.env.BENCH_QUICK === 'true';
+  return {
+    quick,
+    phases: phases(),
+    runs: int('BENCH_RUNS', quick ? 8 : 30),
+    warmup: int('BENCH_WARMUP', quick ? 2 : 3, { min: 0 }),
+    floorDocs: int('BENCH_FLOOR_DOCS', quick ? 24 : 60),
+    floorRepeats: int('BENCH_FLOOR_REPEATS', quick ? 1 : 2),
+    maxConcurrency: int('BENCH_MAX_CONCURRENCY', quick ? 4 : 6, { max: 32 }),
+    batchSize: int('BENCH_BATCH_SIZE', 100, { max: 100 }),
+    batchRepeats: int('BENCH_BATCH_REPEATS', quick ? 1 : 3),
+    naiveDocs: int('BENCH_NAIVE_DOCS', quick ? 4 : 10),
+    cliRuns: int('BENCH_CLI_RUNS', quick ? 2 : 5),
+    rssIntervalMs: int('BENCH_RSS_INTERVAL_MS', 100, { min: 10 }),
+    waitQuietSeconds: int('BENCH_WAIT_QUIET_S', 0, { min: 0 }),
+  };
+}
+
+/** The knobs themselves, for the results file. */
+export const KNOB_NAMES = [
+  'BENCH_QUICK',
+  'BENCH_PHASES',
+  'BENCH_RUNS',
+  'BENCH_WARMUP',
+  'BENCH_FLOOR_DOCS',
+  'BENCH_FLOOR_REPEATS',
+  'BENCH_MAX_CONCURRENCY',
+  'BENCH_BATCH_SIZE',
+  'BENCH_BATCH_REPEATS',
+  'BENCH_NAIVE_DOCS',
+  'BENCH_CLI_RUNS',
+  'BENCH_RSS_INTERVAL_MS',
+  'BENCH_WAIT_QUIET_S',
+] as const;

@@ -1,0 +1,207 @@
+/**
+ * The results table: absolute figures, ratios to the floor measured in the same run, and the issue's
+ * targets marked PASS or MISS; printed, and written as Markdown and JSON.
+ */
+import type { CliResult } from './cli-tools.ts';
+import { CORPUS, THROUGHPUT_DOCUMENT } from './corpus.ts';
+import type { DecompressResult } from './decompress.ts';
+import type { FloorResult } from './floor.ts';
+import type { NaiveResult } from './naive.ts';
+import type { ServiceResult } from './service.ts';
+import { round } from './stats.ts';
+
+export interface BenchResults {
+  readonly decompress?: DecompressResult;
+  readonly floor?: FloorResult;
+  readonly service?: ServiceResult;
+  readonly naive?: NaiveResult;
+  readonly cli?: CliResult[];
+}
+
+export type Status = 'PASS' | 'MISS' | 'n/a' | '';
+
+export interface Row {
+  readonly measure: string;
+  readonly value: string;
+  readonly ratio: string;
+  readonly target: string;
+  readonly status: Status;
+}
+
+/** The issue's targets (issue 7), in one place. */
+export const TARGETS = {
+  batchVsFloor: 0.8,
+  singleP50OverFloorMs: 30,
+  vsNaive: 10,
+  vsWkhtmltopdf: 10,
+  coldStartMs: 3_000,
+} as const;
+
+const ms = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toLocaleString('en-US')} ms`);
+const rate = (value: number | undefined) => (value === undefined ? 'n/a' : `${value} docs/s`);
+const times = (value: number) => `${round(value, 2)}×`;
+const status = (ok: boolean | undefined): Status => (ok === undefined ? 'n/a' : ok ? 'PASS' : 'MISS');
+
+export function buildRows(results: BenchResults): Row[] {
+  const { floor, service, naive, cli, decompress } = results;
+  const rows: Row[] = [];
+  const add = (measure: string, value: string, ratio = '', target = '', state: Status = '') =>
+    rows.push({ measure, value, ratio, target, status: state });
+
+  // The floor.
+  for (const document of CORPUS) {
+    const l = floor?.latency[document.name];
+    add(`floor: single ${document.name}, p50 / p95`, l ? `${ms(l.p50)} / ${ms(l.p95)}` : 'n/a');
+  }
+  if (floor) {
+    add(
+      `floor: throughput ${floor.best.document}, best of 1..${floor.throughputLevels.length} pages`,
+      `${rate(floor.best.docsPerSecond)} at ${floor.best.concurrency} pages`,
+      floor.throughputLevels.map((level) => `${level.concurrency}: ${level.best}`).join(', '),
+    );
+    for (const document of CORPUS.filter((d) => d.name !== floor.best.document)) {
+      add(`floor: throughput ${document.name} at ${floor.best.concurrency} pages`, rate(floor.throughputByDocument[document.name]));
+    }
+    const iso = floor.isolated;
+    add(
+      `floor + context per document (isolation), ${iso.document}`,
+      `p50 ${ms(iso.latency.p50)}; ${rate(iso.docsPerSecond)} at ${iso.concurrency} pages`,
+      `p50 +${round(iso.latency.p50 - (floor.latency[iso.document]?.p50 ?? Number.NaN))} ms; ${times(iso.docsPerSecond / floor.best.docsPerSecond)} floor docs/s`,
+    );
+  }
+
+  // The service, single documents.
+  for (const document of CORPUS) {
+    const s = service?.single[document.name];
+    const f = floor?.latency[document.name];
+    const delta = s && f ? round(s.latency.p50 - f.p50) : undefined;
+    add(
+      `service: single ${document.name}, p50 / p95`,
+      s ? `${ms(s.latency.p50)} / ${ms(s.latency.p95)}` : 'n/a',
+      delta === undefined ? 'n/a' : `p50 ${delta >= 0 ? '+' : ''}${delta} ms vs floor`,
+      `≤ floor p50 + ${TARGETS.singleP50OverFloorMs} ms`,
+      status(delta === undefined ? undefined : delta <= TARGETS.singleP50OverFloorMs),
+    );
+  }
+
+  // The service, batches.
+  const batch = service?.batch;
+  const batchRatio = batch && floor ? batch.best / floor.best.docsPerSecond : undefined;
+  add(
+    `service: batch of ${batch?.size ?? 100} ${THROUGHPUT_DOCUMENT}s, best / median of ${batch?.docsPerSecond.length ?? 0}`,
+    batch ? `${rate(batch.best)} / ${rate(batch.median)}` : 'n/a',
+    batchRatio === undefined || !batch || !floor
+      ? 'n/a'
+      : `${times(batchRatio)} floor (median ${times(batch.median / floor.best.docsPerSecond)})`,
+    `≥ ${TARGETS.batchVsFloor}× floor docs/s`,
+    status(batchRatio === undefined ? undefined : batchRatio >= TARGETS.batchVsFloor),
+  );
+
+  // Against the alternatives.
+  const vsNaive = batch && naive ? batch.best / naive.docsPerSecond : undefined;
+  add(
+    `naive: browser launched per ${THROUGHPUT_DOCUMENT} (${naive?.docs ?? 0} docs, sequential)`,
+    naive ? `${rate(naive.docsPerSecond)} (p50 ${ms(naive.perDocument.p50)} per doc)` : 'n/a',
+    vsNaive === undefined ? 'n/a' : `service batch = ${times(vsNaive)} naive`,
+    `≥ ${TARGETS.vsNaive}× naive`,
+    status(vsNaive === undefined ? undefined : vsNaive >= TARGETS.vsNaive),
+  );
+  for (const tool of cli ?? [{ tool: 'wkhtmltopdf', installed: false } as const, { tool: 'WeasyPrint', installed: false } as const]) {
+    const isWk = tool.tool === 'wkhtmltopdf';
+    if (!tool.installed) {
+      add(`${tool.tool} CLI, ${THROUGHPUT_DOCUMENT}`, cli ? 'not installed' : 'n/a', 'n/a', isWk ? `≥ ${TARGETS.vsWkhtmltopdf}× wkhtmltopdf` : '', isWk ? 'n/a' : '');
+      continue;
+    }
+    const ratio = batch ? batch.best / tool.docsPerSecond : undefined;
+    add(
+      `${tool.tool} CLI, ${THROUGHPUT_DOCUMENT} (${tool.pages} pages)`,
+      `${ms(tool.perDocument.p50)} per doc = ${rate(tool.docsPerSecond)}`,
+      ratio === undefined ? 'n/a' : `service batch = ${times(ratio)} ${tool.tool}`,
+      isWk ? `≥ ${TARGETS.vsWkhtmltopdf}× wkhtmltopdf` : '',
+      isWk ? status(ratio === undefined ? undefined : ratio >= TARGETS.vsWkhtmltopdf) : '',
+    );
+  }
+
+  // Start-up and memory.
+  const cold = service?.coldStart;
+  add(
+    'cold start: spawn → first generate 200 (restart)',
+    cold ? ms(cold.firstPdfMs) : 'n/a',
+    cold ? `ready ${ms(cold.readyMs)}, stack's own ${ms(cold.reportedFirstPdfMs)}, request ${ms(cold.firstRequestMs)}` : '',
+    `< ${TARGETS.coldStartMs.toLocaleString('en-US')} ms`,
+    status(cold ? cold.firstPdfMs < TARGETS.coldStartMs : undefined),
+  );
+  if (service) {
+    add('first boot, fresh data dir: spawn → API ready', ms(service.firstBoot.readyMs), `stack's own ${ms(service.firstBoot.reportedFirstPdfMs)}`);
+  }
+  add(
+    'Chromium decompression (first executablePath, separate)',
+    decompress?.measured ? ms(decompress.firstCallMs) : (decompress?.reason ?? 'n/a'),
+    decompress?.measured ? `${decompress.extractedMiB} MiB extracted; cached call ${decompress.cachedCallMs} ms` : '',
+  );
+  for (const [phase, peak] of Object.entries(service?.rss ?? {})) {
+    add(`peak RSS of the service tree: ${phase}`, `${peak.peakMiB} MiB`, `${peak.processesAtPeak} processes`);
+  }
+  return rows;
+}
+
+/** Where single-document time goes, p50 per document: floor, server render, and the rest. */
+export function breakdownRows(results: BenchResults): string[][] {
+  const { floor, service } = results;
+  if (!floor || !service) return [];
+  return CORPUS.map((document) => {
+    const f = floor.latency[document.name]?.p50 ?? Number.NaN;
+    const s = service.single[document.name];
+    const generation = s?.serverGenerationMs.p50 ?? Number.NaN;
+    const latency = s?.latency.p50 ?? Number.NaN;
+    return [document.name, `${f}`, `${generation}`, `${latency}`, `${round(generation - f)}`, `${round(latency - generation)}`];
+  });
+}
+
+const BREAKDOWN_HEADER = ['document', 'floor', 'server generation_time_ms', 'client latency', 'render − floor', 'latency − render'];
+const ROW_HEADER = ['Measure', 'Value', 'Ratio / detail', 'Target', 'Status'];
+
+function textTable(header: string[], rows: string[][]): string {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join(' │ ').trimEnd();
+  return [line(header), widths.map((w) => '─'.repeat(w)).join('─┼─'), ...rows.map(line)].join('\n');
+}
+
+function markdownTable(header: string[], rows: string[][]): string {
+  const escape = (cell: string) => cell.replace(/\|/g, '\\|');
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((row) => `| ${row.map(escape).join(' | ')} |`),
+  ].join('\n');
+}
+
+const cells = (row: Row) => [row.measure, row.value, row.ratio, row.target, row.status];
+
+export function renderText(results: BenchResults): string {
+  const parts = [textTable(ROW_HEADER, buildRows(results).map(cells))];
+  const breakdown = breakdownRows(results);
+  if (breakdown.length) parts.push('', 'Single generate, p50 in ms: where the time goes', textTable(BREAKDOWN_HEADER, breakdown));
+  return parts.join('\n');
+}
+
+export function renderMarkdown(results: BenchResults, meta: Record<string, unknown>, notes: string[]): string {
+  const parts = [
+    '# Benchmark results',
+    '',
+    `Run ${String(meta.finishedAt)} on ${String(meta.cpus)} × ${String(meta.cpuModel)}, ${String(meta.chromium)}, Node ${String(meta.node)}, commit ${String(meta.commit)}${meta.dirty ? ' (with uncommitted changes)' : ''}; ${meta.quick ? 'quick run' : 'full run'} in ${String(meta.durationSeconds)} s.`,
+    '',
+    markdownTable(ROW_HEADER, buildRows(results).map(cells)),
+  ];
+  const breakdown = breakdownRows(results);
+  if (breakdown.length) {
+    parts.push('', '## Single generate, p50 in ms: where the time goes', '', markdownTable(BREAKDOWN_HEADER, breakdown));
+    parts.push(
+      '',
+      '"render − floor" is what the service adds inside rendering (browser context, egress proxy, PDF stream, page count); ' +
+        '"latency − render" is everything around it (HTTP, auth, rate limit and quota counters, S3 upload, DynamoDB record, link).',
+    );
+  }
+  if (notes.length) parts.push('', '## Notes', '', ...notes.map((note) => `- ${note}`));
+  return parts.join('\n') + '\n';
+}

@@ -1,0 +1,159 @@
+/**
+ * The local stack as a child process (`node lib/local/start.ts`), as a user runs it with `npm start`,
+ * and the project's key tool against it.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { StackInfo } from '#lib/local/stack.ts';
+import { processTree } from './rss.ts';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const run = promisify(execFile);
+
+/** How long the stack may take to come up before the benchmark gives up on it. */
+const START_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 15_000;
+
+export interface StackProcess {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** performance.now() just before spawn. */
+  readonly spawnedAt: number;
+  /** What the stack wrote to stack.json. */
+  readonly info: StackInfo;
+  /** Spawn until stack.json appeared (the API is listening and has rendered its warm-up PDF). */
+  readonly readyMs: number;
+  /**
+   * The stack's own "first PDF after N ms" (timed inside the process, so without Node's start-up
+   * and module loading). Printed just after stack.json is written, hence a promise.
+   */
+  readonly reportedFirstPdfMs: Promise<number | undefined>;
+  /** Everything the stack printed, for error messages. */
+  readonly output: string[];
+}
+
+/** The stack's environment: the caller's, without settings that would change what is measured. */
+function stackEnvironment(dataDir: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', DATA_DIR: dataDir };
+  // Defaults for the render limit; the stack picks its own table, bucket, endpoints and base URL.
+  for (const name of ['RENDER_TIMEOUT_MS', 'TABLE_NAME', 'BUCKET_NAME', 'PUBLIC_BASE_URL']) delete env[name];
+  return env;
+}
+
+const children = new Set<ChildProcess>();
+// If the benchmark dies, it must not leave a stack (and its Chromium) behind.
+process.once('exit', () => {
+  for (const child of children) if (child.pid !== undefined) killTree(child.pid);
+});
+
+function killTree(root: number): void {
+  for (const pid of processTree(root).reverse()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/**
+ * Spawns the stack and resolves once stack.json is written. `onSpawn` runs right after spawn, so
+ * the memory sampler can follow the process from its first instant.
+ */
+export async function startStackProcess(dataDir: string, onSpawn?: (pid: number) => void): Promise<StackProcess> {
+  const infoPath = join(dataDir, 'stack.json');
+  rmSync(infoPath, { force: true });
+  const output: string[] = [];
+  const spawnedAt = performance.now();
+  const child = spawn(process.execPath, ['lib/local/start.ts'], {
+    cwd: REPO_ROOT,
+    env: stackEnvironment(dataDir),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  if (child.pid === undefined) throw new Error('The local stack could not be spawned');
+  const pid = child.pid;
+  onSpawn?.(pid);
+  let reported: (ms: number | undefined) => void = () => undefined;
+  const reportedFirstPdfMs = new Promise<number | undefined>((resolve) => (reported = resolve));
+  const collect = (chunk: Buffer) => {
+    const text = chunk.toString();
+    output.push(text);
+    const match = /first PDF after (\d+) ms/.exec(text);
+    if (match) reported(Number(match[1]));
+  };
+  child.once('exit', () => reported(undefined));
+  child.stdout?.on('data', collect);
+  child.stderr?.on('data', collect);
+
+  let exited: string | undefined;
+  child.once('exit', (code, signal) => (exited = `exited with ${signal ?? `code ${code}`}`));
+  let info: StackInfo | undefined;
+  while (!info) {
+    if (exited) throw new Error(`The local stack ${exited} before it was ready:\n${output.join('')}`);
+    if (performance.now() - spawnedAt > START_TIMEOUT_MS) {
+      killTree(pid);
+      throw new Error(`The local stack was not ready after ${START_TIMEOUT_MS} ms:\n${output.join('')}`);
+    }
+    if (existsSync(infoPath)) {
+      try {
+        const candidate = JSON.parse(readFileSync(infoPath, 'utf8')) as StackInfo;
+        if (candidate.pid === pid) info = candidate;
+      } catch {
+        // caught mid-write: read again on the next turn
+      }
+    }
+    if (!info) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const readyMs = performance.now() - spawnedAt;
+  return { child, pid, spawnedAt, info, readyMs, reportedFirstPdfMs, output };
+}
+
+/** Stops the stack as Ctrl-C would (SIGTERM, a clean shutdown); kills its tree if it does not exit in time. */
+export async function stopStackProcess(stack: StackProcess): Promise<void> {
+  const { child } = stack;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const tree = processTree(stack.pid);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const inTime = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), STOP_GRACE_MS))]);
+  if (!inTime) killTree(stack.pid);
+  // Anything of its tree still alive (an orphaned Chromium) goes too.
+  for (const pid of tree) {
+    try {
+      process.kill(pid, 0);
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone, as it should be
+    }
+  }
+  await exited;
+}
+
+export interface BenchKey {
+  readonly apiKey: string;
+  readonly keyId: string;
+  readonly rateLimitPerMinute: number;
+  readonly monthlyQuota: number;
+}
+
+/** An enterprise key whose limits never interfere with the benchmark, made with the project's key tool. */
+export async function createBenchKey(dataDir: string): Promise<BenchKey> {
+  const args = ['bin/keys.ts', 'create', '--tier', 'enterprise', '--name', 'bench'];
+  args.push('--rate-limit', '100000', '--monthly-quota', '10000000', '--json');
+  const { stdout } = await run(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, TABLE_NAME: '' },
+  });
+  const created = JSON.parse(stdout) as { api_key: string; key_id: string; rate_limit_per_minute: number; monthly_quota: number };
+  return {
+    apiKey: created.api_key,
+    keyId: created.key_id,
+    rateLimitPerMinute: created.rate_limit_per_minute,
+    monthlyQuota: created.monthly_quota,
+  };
+}
