@@ -68,6 +68,14 @@ export const settings = {
   get preparedWorkspaces(): number {
     return intFromEnv('PREPARED_WORKSPACES', 2, { min: 0 });
   },
+  /** Idle workspaces kept for reuse by the same key's next documents (0 turns reuse off). */
+  get maxIdleWorkspaces(): number {
+    return intFromEnv('MAX_IDLE_WORKSPACES', Math.max(2, availableParallelism() * 2), { min: 0 });
+  },
+  /** Documents one workspace renders at most before it is replaced. */
+  get maxWorkspaceUses(): number {
+    return intFromEnv('MAX_WORKSPACE_USES', 100);
+  },
   /** Largest accepted request body (decisions.md: 5 MB). */
   get maxBodyBytes(): number {
     return intFromEnv('MAX_BODY_BYTES', 5 * 1024 * 1024);

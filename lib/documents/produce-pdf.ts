@@ -7,7 +7,7 @@ import type { ApiKey } from '#lib/accounts/keys.ts';
 import { TIERS } from '#lib/accounts/tiers.ts';
 import { randomBase62 } from '#lib/random.ts';
 import { assertUrlAllowed } from '#lib/render/egress.ts';
-import { findHtmlProblem } from '#lib/render/html.ts';
+import { inspectHtml } from '#lib/render/html.ts';
 import { describeIssue, renderOptionsShape, resolveRenderOptions, type RenderOptions } from '#lib/render/options.ts';
 import { renderPdf, type DocumentSource, type RenderLimits } from '#lib/render/render.ts';
 import { recordPdfGenerated } from '#lib/observability/metrics.ts';
@@ -60,9 +60,12 @@ export async function prepareDocument(input: {
     return { source: { url: url.href }, options };
   }
   if (input.html === undefined) throw new DocumentError('INVALID_HTML', 'html or url is required');
-  const problem = findHtmlProblem(input.html);
-  if (problem) throw new DocumentError('INVALID_HTML', problem);
-  return { source: { html: input.html as string }, options };
+  const inspection = inspectHtml(input.html);
+  if (inspection.problem !== undefined) throw new DocumentError('INVALID_HTML', inspection.problem);
+  return {
+    source: { html: input.html as string, scripted: inspection.scripted, languages: inspection.languages },
+    options,
+  };
 }
 
 /** The limits every document renders under, from the settings. */
@@ -73,7 +76,11 @@ export function renderLimits(): RenderLimits {
     maxPdfBytes: settings.maxPdfBytes,
     maxDownloadBytes: settings.maxDocumentDownloadBytes,
     allowPrivateHosts: settings.allowPrivateHosts,
-    preparedWorkspaces: settings.preparedWorkspaces,
+    workspaces: {
+      prepared: settings.preparedWorkspaces,
+      maxIdle: settings.maxIdleWorkspaces,
+      maxUses: settings.maxWorkspaceUses,
+    },
   };
 }
 
@@ -86,7 +93,7 @@ export async function producePdf(
 ): Promise<PdfRecord> {
   const started = performance.now();
   const createdAt = now();
-  const rendered = await renderPdf(request.source, request.options, renderLimits(), createdAt);
+  const rendered = await renderPdf(request.source, request.options, renderLimits(), owner.keyId, createdAt);
   recordPdfGenerated({ renderMs: performance.now() - started, pages: rendered.pages, bytes: rendered.bytes.byteLength });
   return storePdf(store, {
     id: newPdfId(),

@@ -130,7 +130,7 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
 
   // The API answers only once it can render: the first PDF pays Chromium's start-up here.
   const warmUp = await prepareDocument({ html: '<p>warm-up</p>', options: {} });
-  await renderPdf(warmUp.source, warmUp.options, { ...renderLimits(), timeoutMs: Math.max(settings.renderTimeoutMs, 30_000) });
+  await renderPdf(warmUp.source, warmUp.options, { ...renderLimits(), timeoutMs: Math.max(settings.renderTimeoutMs, 30_000) }, 'warm-up');
   const coldStartMs = Math.round(performance.now() - started);
 
   const server = createGateway(API_HANDLERS, { timeoutMs: GATEWAY_TIMEOUT_MS });

@@ -32,9 +32,14 @@ export interface EgressGuard {
   readonly refused: readonly string[];
   /** Bytes received from sites so far. */
   readonly bytesReceived: number;
+  /** Requests and tunnels asked of the guard since it was armed, allowed or not. */
+  readonly requestCount: number;
   /** True once the document went over its download cap and was cut off. */
   readonly overLimit: boolean;
-  /** Sets the policy; until then every destination is refused (a prepared guard fails closed). */
+  /**
+   * Starts a document: sets its policy (until then every destination is refused, so a prepared
+   * guard fails closed), cuts any connection left from before and zeroes the counters.
+   */
   arm(options: GuardOptions): void;
   close(): Promise<void>;
 }
@@ -55,6 +60,7 @@ export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGu
   const sockets = new Set<Socket>();
   const refused: string[] = [];
   let bytesReceived = 0;
+  let requestCount = 0;
   let overLimit = false;
   let closed = false;
 
@@ -86,6 +92,7 @@ export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGu
 
   // Plain HTTP: the request line carries the absolute URL.
   server.on('request', async (request: IncomingMessage, response) => {
+    requestCount++;
     let target: URL;
     try {
       target = new URL(request.url ?? '');
@@ -132,6 +139,7 @@ export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGu
 
   // HTTPS and WebSockets: a tunnel to host:port, opened only to the checked address.
   server.on('connect', async (request: IncomingMessage, client: Socket, head: Buffer) => {
+    requestCount++;
     track(client);
     client.on('error', () => client.destroy());
     const authority = splitHostPort(request.url ?? '');
@@ -160,6 +168,7 @@ export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGu
 
   // Chromium never sends Upgrade to a proxy (WebSockets use CONNECT); refuse anything that does.
   server.on('upgrade', (_request: IncomingMessage, socket: Socket) => {
+    requestCount++;
     socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n');
   });
 
@@ -167,6 +176,8 @@ export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGu
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
+  // A guard serves a browser; it is no reason on its own to keep the process alive.
+  server.unref();
   const { port } = server.address() as AddressInfo;
 
   return {
@@ -180,8 +191,16 @@ export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGu
     get overLimit() {
       return overLimit;
     },
+    get requestCount() {
+      return requestCount;
+    },
     arm(policy: GuardOptions) {
+      cutEverything();
       options = policy;
+      refused.length = 0;
+      bytesReceived = 0;
+      requestCount = 0;
+      overLimit = false;
     },
     async close() {
       closed = true;

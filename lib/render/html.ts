@@ -3,7 +3,9 @@
  * structural errors. Real-world HTML is sloppy (no doctype, unclosed <p>), and browsers recover from
  * that by design, so only errors that mean the document is truncated or corrupt are refused.
  */
-import { parse, type ParserError } from 'parse5';
+import { parse, type DefaultTreeAdapterMap, type ParserError } from 'parse5';
+
+type Node = DefaultTreeAdapterMap['node'];
 
 const STRUCTURAL_ERRORS: Readonly<Record<string, string>> = {
   'eof-before-tag-name': 'a tag is cut off at the end of the input',
@@ -18,16 +20,64 @@ const STRUCTURAL_ERRORS: Readonly<Record<string, string>> = {
   'null-character-reference': 'it contains a NUL character reference (&#0;)',
 };
 
-/** Why `html` is not acceptable, or undefined when it is. */
-export function findHtmlProblem(html: unknown): string | undefined {
-  if (typeof html !== 'string') return 'html must be a string';
-  if (html.trim() === '') return 'html must not be empty';
+export type HtmlInspection =
+  | { readonly problem: string }
+  | {
+      readonly problem?: undefined;
+      /** Needs a live page: scripts, or lazy loading, which only a scripted page can hurry along. */
+      readonly scripted: boolean;
+      /** Every language the document declares (`lang` attributes), sorted, comma-separated. */
+      readonly languages: string;
+    };
+
+/**
+ * Validates `html` and tells whether it needs a live, scripted page to render as written: a script
+ * element, an inline event handler, a javascript: URL, a <noscript> (which shows only without
+ * scripting), an embedded document (iframe, frame, object, embed) that might run scripts of its
+ * own, or a lazily loaded image (loaded by the print preparation, which needs scripting). A
+ * document that needs none renders with JavaScript switched off (lib/render/workspaces.ts).
+ */
+export function inspectHtml(html: unknown): HtmlInspection {
+  if (typeof html !== 'string') return { problem: 'html must be a string' };
+  if (html.trim() === '') return { problem: 'html must not be empty' };
   let problem: string | undefined;
-  parse(html, {
+  const document = parse(html, {
     onParseError(error: ParserError) {
       const reason = STRUCTURAL_ERRORS[error.code];
       if (reason && !problem) problem = `html is malformed: ${reason} (line ${error.startLine}, column ${error.startCol})`;
     },
   });
-  return problem;
+  if (problem) return { problem };
+  return describe(document);
+}
+
+/** Why `html` is not acceptable, or undefined when it is. */
+export function findHtmlProblem(html: unknown): string | undefined {
+  return inspectHtml(html).problem;
+}
+
+/** Elements that run script, show only without it, or embed documents that may run script. */
+const SCRIPTING_ELEMENTS = new Set(['script', 'noscript', 'iframe', 'frame', 'object', 'embed']);
+// Browsers strip leading control characters and spaces and tabs inside the scheme.
+const JAVASCRIPT_URL = /^[\u0000-\u0020]*j[\t\n\r]*a[\t\n\r]*v[\t\n\r]*a[\t\n\r]*s[\t\n\r]*c[\t\n\r]*r[\t\n\r]*i[\t\n\r]*p[\t\n\r]*t[\t\n\r]*:/i;
+
+function describe(root: Node): { scripted: boolean; languages: string } {
+  let scripted = false;
+  const languages = new Set<string>();
+  const pending: Node[] = [root];
+  while (pending.length > 0) {
+    const node = pending.pop()!;
+    if ('tagName' in node) {
+      if (SCRIPTING_ELEMENTS.has(node.tagName)) scripted = true;
+      for (const { name, value } of node.attrs) {
+        const attribute = name.toLowerCase();
+        if (attribute.startsWith('on') || JAVASCRIPT_URL.test(value)) scripted = true;
+        if (attribute === 'loading' && value.trim().toLowerCase() === 'lazy') scripted = true;
+        if (attribute === 'lang' || attribute === 'xml:lang') languages.add(value.trim().toLowerCase());
+      }
+    }
+    if ('content' in node && node.content) pending.push(node.content); // <template>
+    if ('childNodes' in node) pending.push(...node.childNodes);
+  }
+  return { scripted, languages: [...languages].sort().join(',') };
 }

@@ -10,12 +10,18 @@ import type { HTTPResponse, Page, PDFOptions } from 'puppeteer-core';
 import { DocumentError } from '#lib/documents/errors.ts';
 import { REFUSAL_HEADER, type EgressGuard } from './egress-guard.ts';
 import { countPages } from './pdf-pages.ts';
-import { releaseWorkspace, takeWorkspace, type Workspace } from './workspaces.ts';
+import { releaseWorkspace, takeWorkspace, type Workspace, type WorkspacePolicy } from './workspaces.ts';
 import type { RenderOptions } from './options.ts';
 import { preparePrint } from './print-preparation.ts';
 import { headerFooterOptions, type TemplateStyle } from './templates.ts';
 
-export type DocumentSource = { readonly html: string } | { readonly url: string };
+/**
+ * What to render: HTML (with whether it needs scripting, see lib/render/html.ts) or a URL, whose
+ * pages are always rendered with scripting on.
+ */
+export type DocumentSource =
+  | { readonly html: string; readonly scripted: boolean; readonly languages: string }
+  | { readonly url: string };
 
 export interface RenderedPdf {
   readonly bytes: Uint8Array;
@@ -51,20 +57,30 @@ export interface RenderLimits {
   readonly maxDownloadBytes: number;
   /** `host:port` entries the document may reach although they are not public. */
   readonly allowPrivateHosts: ReadonlySet<string>;
-  /** Workspaces kept prepared for the documents that follow. */
-  readonly preparedWorkspaces: number;
+  /** How browser workspaces are prepared, reused and bounded. */
+  readonly workspaces: WorkspacePolicy;
 }
 
+/**
+ * Renders one document. `owner` names whose document it is (the API key's id): a browser workspace
+ * is only ever reused for documents of the same owner (lib/render/workspaces.ts).
+ */
 export async function renderPdf(
   source: DocumentSource,
   options: RenderOptions,
   limits: RenderLimits,
+  owner: string,
   now = new Date(),
 ): Promise<RenderedPdf> {
+  // Static documents may share a workspace with the same owner's static documents in the same
+  // languages (lib/render/workspaces.ts); everything else gets a fresh one.
+  const reuseKey = 'html' in source && !source.scripted ? `${owner}\n${source.languages}` : undefined;
   const workspace = await takeWorkspace(
     { allowPrivateHosts: limits.allowPrivateHosts, maxBytes: limits.maxDownloadBytes },
-    limits.preparedWorkspaces,
+    reuseKey,
+    limits.workspaces,
   );
+  let succeeded = false;
   let timer: NodeJS.Timeout | undefined;
   try {
     const work = printInWorkspace(workspace, source, options, limits, now);
@@ -80,13 +96,13 @@ export async function renderPdf(
     if (pages > limits.maxPages) {
       throw new DocumentError('TOO_LARGE', `The document has more than the maximum of ${limits.maxPages} pages`);
     }
+    succeeded = true;
     return { bytes, pages };
   } catch (error) {
     throw asDocumentError(error);
   } finally {
     clearTimeout(timer);
-    // Closing takes a round trip the caller need not wait for; nothing of the document survives it.
-    void releaseWorkspace(workspace);
+    releaseWorkspace(workspace, { reuseKey, succeeded }, limits.workspaces);
   }
 }
 

@@ -1,12 +1,18 @@
 /**
- * Workspaces: where one document renders. Each is a fresh browser context (its own cookies,
- * storage, cache and service workers, and its own renderer process) with one blank page and its own
- * egress guard, used for exactly one document and then thrown away.
+ * Workspaces: where documents render. A workspace is a browser context (its own cookies, storage,
+ * cache and service workers, and its own renderer process) with one page and its own egress guard.
  *
- * Opening a page costs a renderer process start (the largest cost of a document after printing), so
- * a few workspaces are prepared ahead while documents render. A prepared workspace has run nothing
- * and its guard refuses everything until it is armed with the document's policy, so preparing
- * ahead shares nothing between documents.
+ * Opening one costs a renderer process start, about three times the CPU of printing an invoice. So:
+ * - a few fresh workspaces are prepared ahead while documents render. A prepared workspace has run
+ *   nothing, and its guard refuses everything until it is armed for its document;
+ * - a document that runs scripts, or loads a URL, gets a fresh workspace that is closed after it;
+ * - a static document (no scripting needed, see lib/render/html.ts) renders with JavaScript switched
+ *   off. If it also made no network request (its guard saw none), it can have left nothing behind:
+ *   it ran no code, and its origin was opaque (setContent into about:blank), so it had no cookies,
+ *   storage, cache entries or service workers. Its workspace then serves the next static document
+ *   with the same reuse key, which simply replaces it. The key holds the API key's id (another
+ *   customer's documents never share a renderer) and the document's languages (the renderer keeps
+ *   the first font it found for a character, and CJK characters need the font of their language).
  */
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { closeBrowser, discardBrowser, getBrowser } from './browser.ts';
@@ -17,10 +23,25 @@ export interface Workspace {
   readonly context: BrowserContext;
   readonly page: Page;
   readonly guard: EgressGuard;
+  /** Documents rendered here so far. */
+  uses: number;
+  /** Whether the page runs scripts (a new page does; a reusable one never does again). */
+  scriptsEnabled: boolean;
+}
+
+export interface WorkspacePolicy {
+  /** Fresh workspaces kept prepared for the documents that follow. */
+  readonly prepared: number;
+  /** Idle reusable workspaces kept at most, across all keys (each holds a renderer process). */
+  readonly maxIdle: number;
+  /** Documents one workspace renders at most before it is closed anyway. */
+  readonly maxUses: number;
 }
 
 /** How long a context may take to close before its browser is presumed hung. */
 const CONTEXT_CLOSE_GRACE_MS = 5_000;
+/** An idle workspace not reused within this long is closed, giving its memory back. */
+const IDLE_TTL_MS = 60_000;
 
 async function openWorkspace(): Promise<Workspace> {
   const browser = await getBrowser();
@@ -34,7 +55,7 @@ async function openWorkspace(): Promise<Workspace> {
       downloadBehavior: { policy: 'deny' },
     });
     const page = await context.newPage();
-    return { browser, context, page, guard };
+    return { browser, context, page, guard, uses: 0, scriptsEnabled: true };
   } catch (error) {
     await guard.close();
     throw error;
@@ -42,6 +63,9 @@ async function openWorkspace(): Promise<Workspace> {
 }
 
 const prepared: Promise<Workspace>[] = [];
+/** Reusable workspaces by reuse key, most recently used last. */
+const idle = new Map<string, { workspace: Workspace; timer: NodeJS.Timeout }[]>();
+let shuttingDown = false;
 
 function prepareAhead(count: number): void {
   while (prepared.length < count) {
@@ -51,42 +75,126 @@ function prepareAhead(count: number): void {
   }
 }
 
+const usable = (workspace: Workspace) => workspace.browser.connected && !workspace.page.isClosed();
+
 /**
- * A workspace armed with the document's egress policy. `ahead` workspaces are kept prepared for
- * the documents that follow.
+ * A workspace for one document, armed with its egress policy and ready for it: an idle one with
+ * the same reuse key when the document is static (`reuseKey` given), else a prepared or new one.
  */
-export async function takeWorkspace(policy: GuardOptions, ahead: number): Promise<Workspace> {
+export async function takeWorkspace(
+  guardPolicy: GuardOptions,
+  reuseKey: string | undefined,
+  policy: WorkspacePolicy,
+): Promise<Workspace> {
   let workspace: Workspace | undefined;
+  const reusable = reuseKey === undefined ? undefined : idle.get(reuseKey);
+  while (!workspace && reusable?.length) {
+    const entry = reusable.pop()!;
+    clearTimeout(entry.timer);
+    if (usable(entry.workspace)) workspace = entry.workspace;
+    else void closeWorkspace(entry.workspace);
+  }
+  if (reuseKey !== undefined && reusable?.length === 0) idle.delete(reuseKey);
   while (!workspace && prepared.length > 0) {
-    const candidate = await (prepared.shift() as Promise<Workspace>).catch(() => undefined);
+    const candidate = await prepared.shift()!.catch(() => undefined);
     // A workspace prepared before the browser died is unusable; drop it and try the next.
-    if (candidate && candidate.browser.connected && !candidate.page.isClosed()) workspace = candidate;
-    else if (candidate) void releaseWorkspace(candidate);
+    if (candidate && usable(candidate)) workspace = candidate;
+    else if (candidate) void closeWorkspace(candidate);
   }
   workspace ??= await openWorkspace();
-  prepareAhead(ahead);
-  workspace.guard.arm(policy);
+  prepareAhead(policy.prepared);
+  workspace.guard.arm(guardPolicy);
+  workspace.uses++;
+  // A static document runs no code at all; a workspace never turns scripting back on.
+  if (reuseKey !== undefined && workspace.scriptsEnabled) {
+    await workspace.page.setJavaScriptEnabled(false);
+    workspace.scriptsEnabled = false;
+  }
   return workspace;
 }
 
-/** Closes a used workspace; a browser that cannot close a context in time is killed and replaced. */
-export async function releaseWorkspace(workspace: Workspace): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const closed = await Promise.race([
-    workspace.context.close().then(
-      () => true,
-      () => !workspace.browser.connected, // a dead browser has nothing left to close
-    ),
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CONTEXT_CLOSE_GRACE_MS))),
-  ]);
-  clearTimeout(timer);
-  await workspace.guard.close();
-  if (!closed) discardBrowser(workspace.browser);
+/**
+ * Hands a workspace back after its document: kept for the next static document with the same reuse
+ * key when its own document was static, succeeded and made no network request; closed otherwise.
+ */
+export function releaseWorkspace(
+  workspace: Workspace,
+  outcome: { reuseKey: string | undefined; succeeded: boolean },
+  policy: WorkspacePolicy,
+): void {
+  const { reuseKey } = outcome;
+  const keep =
+    reuseKey !== undefined &&
+    outcome.succeeded &&
+    !workspace.scriptsEnabled &&
+    workspace.guard.requestCount === 0 &&
+    workspace.uses < policy.maxUses &&
+    policy.maxIdle > 0 &&
+    !shuttingDown &&
+    usable(workspace);
+  if (!keep) {
+    void closeWorkspace(workspace);
+    return;
+  }
+  const entries = idle.get(reuseKey) ?? [];
+  const timer = setTimeout(() => {
+    const index = entries.findIndex((entry) => entry.workspace === workspace);
+    if (index >= 0) entries.splice(index, 1);
+    if (entries.length === 0 && idle.get(reuseKey) === entries) idle.delete(reuseKey);
+    void closeWorkspace(workspace);
+  }, IDLE_TTL_MS);
+  timer.unref();
+  entries.push({ workspace, timer });
+  idle.set(reuseKey, entries);
+  evictBeyond(policy.maxIdle);
 }
 
-/** Closes every prepared workspace and the browser (local stack shutdown, tests). */
+function evictBeyond(maxIdle: number): void {
+  let count = [...idle.values()].reduce((sum, entries) => sum + entries.length, 0);
+  while (count > maxIdle) {
+    // Keys are few; the oldest entry of the longest-idle key is a fair and cheap choice.
+    const [key, entries] = idle.entries().next().value!;
+    const oldest = entries.shift()!;
+    clearTimeout(oldest.timer);
+    if (entries.length === 0) idle.delete(key);
+    void closeWorkspace(oldest.workspace);
+    count--;
+  }
+}
+
+const closing = new Set<Promise<void>>();
+
+/** Closes a workspace; a browser that cannot close a context in time is killed and replaced. */
+function closeWorkspace(workspace: Workspace): Promise<void> {
+  const close = (async () => {
+    let timer: NodeJS.Timeout | undefined;
+    const closed = await Promise.race([
+      workspace.context.close().then(
+        () => true,
+        () => !workspace.browser.connected, // a dead browser has nothing left to close
+      ),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), CONTEXT_CLOSE_GRACE_MS))),
+    ]);
+    clearTimeout(timer);
+    await workspace.guard.close();
+    if (!closed) discardBrowser(workspace.browser);
+  })().finally(() => closing.delete(close));
+  closing.add(close);
+  return close;
+}
+
+/** Closes every prepared and idle workspace and the browser (local stack shutdown, tests). */
 export async function shutDownRendering(): Promise<void> {
+  shuttingDown = true;
   const pending = prepared.splice(0);
-  await Promise.all(pending.map((opening) => opening.then(releaseWorkspace, () => undefined)));
+  const idleOnes = [...idle.values()].flat();
+  idle.clear();
+  for (const entry of idleOnes) clearTimeout(entry.timer);
+  await Promise.all([
+    ...pending.map((opening) => opening.then(closeWorkspace, () => undefined)),
+    ...idleOnes.map((entry) => closeWorkspace(entry.workspace)),
+    ...closing,
+  ]);
   await closeBrowser();
+  shuttingDown = false;
 }

@@ -29,6 +29,8 @@ async function renderText(html: string, options: Record<string, unknown> = {}): 
   return (await readPdf(bytes)).text;
 }
 
+const normalize = (text: string) => text.replace(/\s+/g, ' ').trim();
+
 async function internalRequestsMatching(marker: string): Promise<string[]> {
   return (await requestsReceivedBy(internalSite)).filter((path) => path.includes(marker));
 }
@@ -187,35 +189,48 @@ describe('top-level urls', () => {
 });
 
 describe('isolation between documents', () => {
-  it('a timer and globals planted by one document never reach the next ones', async () => {
+  // The same key on purpose: a workspace may serve the same key's next document (after a reset),
+  // so this is the hardest case; another key never even shares the browser context.
+  it('a timer, globals, window name and history planted by one document never reach the next ones', async () => {
     // Prepare: the planting document keeps writing into "any later document" it can reach.
     const plant = `<p>first</p><script>
-      window.planted = 'PLANTED-GLOBAL'; window.name = 'PLANTED-NAME';
+      window.planted = 'PLANTED-GLOBAL'; window.name = 'PLANTED-NAME'; history.pushState({}, '', '#planted');
       setInterval(() => { for (const w of [window, window.opener, window.top]) { try { w.document.body.insertAdjacentText('beforeend', ' LEAKED-FROM-FIRST '); } catch {} } }, 1);
     </script>`;
     const probe = `<p>probe</p><pre id="o"></pre><script>
-      setTimeout(() => { o.textContent = 'planted=' + (typeof window.planted) + ' name=' + (window.name || 'empty'); }, 200);
+      setTimeout(() => { o.textContent = 'planted=' + (typeof window.planted) + ' name=' + (window.name || 'empty') + ' history=' + history.length; }, 200);
     </script>`;
+
+    // A document without scripts renders with scripting off and may follow another in the same window.
+    const staticProbe = '<p>static probe</p><p>nothing else</p>';
 
     // Act: the planting document, then probes one after another and at the same time
     await renderText(plant);
     const sequential = [await renderText(probe, { wait_for: 'networkidle0' }), await renderText(probe, { wait_for: 'networkidle0' })];
-    const parallel = await Promise.all([plant, probe, probe, probe].map((html) => renderText(html, { wait_for: 'networkidle0' })));
+    await renderText(plant);
+    const staticAfterPlant = [await renderText(staticProbe, { wait_for: 'networkidle0' }), await renderText(staticProbe)];
+    const parallel = await Promise.all([plant, probe, staticProbe, probe, plant, staticProbe].map((html) => renderText(html, { wait_for: 'networkidle0' })));
 
     // Assess
-    for (const text of [...sequential, ...parallel.slice(1)]) {
-      expect(text).toContain('planted=undefined name=empty');
+    for (const text of [...sequential, parallel[1]!, parallel[3]!]) {
+      expect(text).toContain('planted=undefined name=empty history=1');
       expect(text).not.toContain('LEAKED-FROM-FIRST');
+    }
+    for (const text of [...staticAfterPlant, parallel[2]!, parallel[5]!]) {
+      expect(normalize(text)).toBe('static probe nothing else');
     }
   });
 
-  it('cookies, storage, IndexedDB, Cache Storage, service workers and the HTTP cache stay with their document', async () => {
-    // Prepare: a document of one customer plants every kind of state on a site...
-    const other = await createKey('pro');
-    await generateAndDownload(other.apiKey, { url: `${publicSite}/plant`, wait_for: 'networkidle0' });
+  it.each([
+    ['another customer', 'other key'],
+    ['the same customer', 'same key'],
+  ])('cookies, storage, IndexedDB, Cache Storage, service workers and the HTTP cache never reach a later document of %s', async (_who, which) => {
+    // Prepare: a document plants every kind of state on a site...
+    const planter = which === 'same key' ? key : await createKey('pro');
+    await generateAndDownload(planter.apiKey, { url: `${publicSite}/plant`, wait_for: 'networkidle0' });
     const cacheableBefore = (await requestsReceivedBy(publicSite)).filter((path) => path === '/cacheable').length;
 
-    // Act: ...and a later document of another customer on the same site looks for it.
+    // Act: ...and a later document on the same site looks for it.
     const { bytes } = await generateAndDownload(key.apiKey, { url: `${publicSite}/inspect`, wait_for: 'networkidle0' });
     const text = (await readPdf(bytes)).text;
 
@@ -228,6 +243,27 @@ describe('isolation between documents', () => {
     expect(text).toContain('Fixture page from the public site'); // fetched from the site, not a service worker
     const cacheableAfter = (await requestsReceivedBy(publicSite)).filter((path) => path === '/cacheable').length;
     expect(cacheableAfter).toBe(cacheableBefore + 1); // not served from the first document's cache
+  });
+});
+
+describe('scripting follows the document', () => {
+  it('a document with scripts runs them even after documents without, in the same workspace', async () => {
+    // Act: documents of one key, alternating between needing scripts and not
+    const texts = [];
+    for (const html of ['<p>plain one</p>', '<p id="x">before</p><script>x.textContent = "SCRIPT-RAN"</script>', '<p>plain two</p>', '<p id="y">before</p><script>y.textContent = "RAN-AGAIN"</script>']) {
+      texts.push(normalize(await renderText(html)));
+    }
+
+    // Assess
+    expect(texts).toEqual(['plain one', 'SCRIPT-RAN', 'plain two', 'RAN-AGAIN']);
+  });
+
+  it('<noscript> content stays hidden, as in a browser with scripting on', async () => {
+    // Act
+    const text = normalize(await renderText('<p>visible</p><noscript>ENABLE-JAVASCRIPT-PLEASE</noscript>'));
+
+    // Assess
+    expect(text).toBe('visible');
   });
 });
 

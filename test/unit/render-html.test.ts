@@ -3,7 +3,7 @@
  * corrupt input is refused with a message that says it is malformed and why.
  */
 import { describe, expect, it } from 'vitest';
-import { findHtmlProblem } from '#lib/render/html.ts';
+import { findHtmlProblem, inspectHtml } from '#lib/render/html.ts';
 
 describe('findHtmlProblem accepts real-world HTML', () => {
   it.each([
@@ -100,5 +100,48 @@ describe('findHtmlProblem refuses malformed HTML and says why', () => {
     // Assess
     expect(problem).toMatch(/NUL character/);
     expect(problem).not.toMatch(/comment/);
+  });
+});
+
+describe('inspectHtml tells whether a document needs scripting', () => {
+  it.each([
+    ['a script element', '<p>x</p><script>1</script>'],
+    ['an SVG script', '<svg><script>1</script></svg>'],
+    ['an inline event handler', '<img src="x.png" onerror="1">'],
+    ['an upper-case handler', '<body ONLOAD="1">'],
+    ['a javascript: URL', '<a href="javascript:void(0)">x</a>'],
+    ['a javascript: URL with spaces and tabs', '<a href=" \tjava\tscript:void(0)">x</a>'],
+    ['a noscript element', '<noscript>enable scripts</noscript>'],
+    ['an iframe', '<iframe srcdoc="<p>x</p>"></iframe>'],
+    ['an object', '<object data="x.svg"></object>'],
+    ['a script inside a template', '<template><script>1</script></template>'],
+    ['a lazily loaded image', '<img loading="lazy" src="x.png">'],
+  ])('%s needs scripting', (_what, html) => {
+    // Act
+    const inspection = inspectHtml(html);
+
+    // Assess
+    expect(inspection).toMatchObject({ scripted: true });
+  });
+
+  it.each([
+    ['plain markup', '<h1>Invoice</h1><table><tr><td>1</td></tr></table>'],
+    ['styles and data: images', '<style>p { color: red }</style><img src="data:image/png;base64,AAAA">'],
+    ['text that mentions scripts', '<p>the word javascript: and onload= in text</p>'],
+    ['an attribute that only starts like a handler name', '<p data-online="yes">x</p>'],
+  ])('%s does not', (_what, html) => {
+    // Act
+    const inspection = inspectHtml(html);
+
+    // Assess
+    expect(inspection).toMatchObject({ scripted: false });
+  });
+
+  it('lists the languages a document declares, so documents in other languages never share a renderer', () => {
+    // Act
+    const inspection = inspectHtml('<html lang="ja"><p lang="ZH-cn">x</p><p xml:lang="ko">y</p><p lang="ja">z</p></html>');
+
+    // Assess
+    expect(inspection).toEqual({ scripted: false, languages: 'ja,ko,zh-cn' });
   });
 });
