@@ -9,6 +9,8 @@
  *   declared there with a data: URL is only used if it is already decoded in the page's memory
  *   cache. So the templates' fonts are loaded into the page first (as FontFace objects that are never
  *   added to the document, so the document's own rendering is unchanged).
+ * - Web fonts the document uses are awaited (document.fonts.ready), unless the caller asked for
+ *   `domcontentloaded`.
  * - Templates use the body's font family unless they set their own, so that is read here.
  *
  * Everything runs in the page, under the document's time limit (see render.ts).
@@ -20,6 +22,9 @@ import { sanitizeTemplate, templateFontUrls, type TemplateStyle } from './templa
 /** Prepares the loaded page for printing and returns how its header and footer are to be styled. */
 export async function preparePrint(page: Page, options: RenderOptions): Promise<TemplateStyle> {
   await loadLazyContent(page, options.waitFor !== 'domcontentloaded');
+  // Web fonts start loading only once layout needs them, and the load event need not wait for
+  // them: without this, a slow font server prints the fallback font.
+  if (options.waitFor !== 'domcontentloaded') await page.evaluate(() => document.fonts.ready.then(() => undefined));
   if (options.headerHtml === undefined && options.footerHtml === undefined) return {};
   const fontUrls = templateFontUrls(sanitizeTemplate(options.headerHtml ?? ''), sanitizeTemplate(options.footerHtml ?? ''));
   const fontFamily = await page.evaluate(async (urls: string[]) => {
