@@ -17,7 +17,7 @@ import { prepareDocument, renderLimits } from '#lib/documents/produce-pdf.ts';
 import { renderPdf } from '#lib/render/render.ts';
 import { shutDownRendering } from '#lib/render/workspaces.ts';
 import { settings } from '#lib/settings.ts';
-import { startDynamoDb, startS3 } from './aws-standins.ts';
+import { startStandIns } from './aws-standins.ts';
 import { createGateway } from './gateway.ts';
 import { API_HANDLERS, INVOKED_HANDLERS } from './handlers.ts';
 import { createInvokeEndpoint } from './invoke.ts';
@@ -97,12 +97,11 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
   await mkdir(join(dataDir, 'dynamodb'), { recursive: true });
   await mkdir(join(dataDir, 's3'), { recursive: true });
 
-  const dynamoDb = await startDynamoDb(join(dataDir, 'dynamodb'));
-  const s3 = await startS3(join(dataDir, 's3'));
+  const standIns = await startStandIns({ dynamo: join(dataDir, 'dynamodb'), s3: join(dataDir, 's3') });
   const awsInfo = {
     region: LOCAL_REGION,
-    dynamodbEndpoint: dynamoDb.endpoint,
-    s3Endpoint: s3.endpoint,
+    dynamodbEndpoint: standIns.dynamodbEndpoint,
+    s3Endpoint: standIns.s3Endpoint,
     tableName: LOCAL_TABLE_NAME,
     bucketName: LOCAL_BUCKET_NAME,
   };
@@ -155,8 +154,7 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
       invokeEndpoint.closeAllConnections();
       await new Promise<void>((resolveClose) => invokeEndpoint.close(() => resolveClose()));
       await shutDownRendering();
-      await s3.close();
-      await dynamoDb.close();
+      await standIns.close();
     },
   };
 }
