@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStack, type LocalStack } from '#lib/local/stack.ts';
+import { getBrowser } from '#lib/render/browser.ts';
 import { expectApiError, request, runKeyTool } from '../support/api.ts';
 import { readPdf } from '../support/pdf.ts';
 
@@ -95,6 +96,29 @@ describe('local stack restart', () => {
 
     // Assess
     expectApiError(response, 401, 'unauthorized');
+  });
+
+  it('relaunches Chromium after it dies, and the next document renders', async () => {
+    // Prepare: the browser of this worker's stack, killed as an out-of-memory killer would
+    expect(stack).toBeDefined();
+    const created = await runKeyTool(['create', '--tier', 'pro', '--json'], { DATA_DIR: dataDir });
+    const { api_key: apiKey } = JSON.parse(created.stdout) as { api_key: string };
+    const browser = await getBrowser();
+    const killed = new Promise((resolve) => browser.once('disconnected', resolve));
+    browser.process()?.kill('SIGKILL');
+    await killed;
+
+    // Act
+    const afterCrash = await request('POST', `${stack!.apiUrl}/v1/pdf/generate`, {
+      apiKey,
+      headers: JSON_HEADERS,
+      body: JSON.stringify({ html: '<!doctype html><p>Rendered by a new browser</p>' }),
+    });
+
+    // Assess
+    expect(afterCrash.status).toBe(200);
+    expect((await readPdf(await downloadBytes(afterCrash.body.url))).text).toContain('Rendered by a new browser');
+    expect((await getBrowser()).process()?.pid).not.toBe(browser.process()?.pid);
   });
 });
 
