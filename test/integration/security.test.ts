@@ -283,6 +283,39 @@ describe('resource limits', () => {
     expect(next.status).toBe(200);
   });
 
+  it('a PDF over the size limit is refused clearly while it is being printed, and nothing is charged', async () => {
+    // Prepare: a few hundred bytes of script paint 2000 x 2000 random pixels, which no compression
+    // can shrink: the PDF would be well over the test stack's 8 MB limit.
+    const capped = await createKey('pro', ['--monthly-quota', '1']);
+    const html = `<canvas id="c" width="2000" height="2000"></canvas><script>
+      const g = c.getContext('2d'); const img = g.createImageData(2000, 2000);
+      for (let i = 0; i < img.data.length; i++) img.data[i] = (i % 4 === 3) ? 255 : Math.random() * 256;
+      g.putImageData(img, 0, 0);
+    </script>`;
+
+    // Act
+    const tooBig = await generate(capped.apiKey, { html });
+    const next = await generate(capped.apiKey, { html: '<p>small</p>' });
+
+    // Assess
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.body.error.message).toContain(`maximum of ${8 * 1024 * 1024} bytes`);
+    expect(next.status).toBe(200);
+  });
+
+  it('permission requests are never granted', async () => {
+    // Act
+    const text = await renderText(`<pre id="o">asking</pre><script>
+      Promise.all([
+        Notification.requestPermission(),
+        new Promise((done) => navigator.geolocation.getCurrentPosition(() => done('geo-granted'), (e) => done('geo-denied-' + e.code))),
+      ]).then(([notifications, geo]) => { o.textContent = 'notifications=' + notifications + ' ' + geo; });
+    </script>`, { wait_for: 'networkidle0' });
+
+    // Assess
+    expect(text).toMatch(/notifications=(default|denied) geo-denied-1/);
+  });
+
   it('a download over the per-document cap is cut off and the document renders without it', async () => {
     // Act: the fixture serves 10 MB; the test stack allows 2 MB per document
     const text = await renderText(`<p>With a huge frame</p><iframe src="${publicSite}/big"></iframe>`, { wait_for: 'networkidle0' });

@@ -12,6 +12,7 @@ import { startFixtureServer } from './fixture-server.ts';
 export const TEST_RENDER_TIMEOUT_MS = 5_000;
 export const TEST_MAX_PDF_PAGES = 50;
 export const TEST_MAX_DOWNLOAD_BYTES = 2 * 1024 * 1024;
+export const TEST_MAX_PDF_BYTES = 8 * 1024 * 1024;
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -32,6 +33,7 @@ export default async function setup(project: TestProject) {
   // Small enough to test without huge documents; see the limits tests.
   process.env.MAX_PDF_PAGES = String(TEST_MAX_PDF_PAGES);
   process.env.MAX_DOCUMENT_DOWNLOAD_BYTES = String(TEST_MAX_DOWNLOAD_BYTES);
+  process.env.MAX_PDF_BYTES = String(TEST_MAX_PDF_BYTES);
   process.env.POWERTOOLS_LOG_LEVEL ??= 'CRITICAL';
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   // Imported only now, so that the logger and settings see the test environment above.
