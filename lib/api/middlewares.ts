@@ -6,7 +6,6 @@
  */
 import middy, { type MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { findActiveKey, limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
 import { QuotaExceededError } from '#lib/accounts/quota.ts';
@@ -14,7 +13,7 @@ import { admitRequest, rateLimitHeaders } from '#lib/accounts/rate-limit.ts';
 import { counterStore, keyStore } from '#lib/aws/stores.ts';
 import { DocumentError } from '#lib/documents/errors.ts';
 import { logger } from '#lib/observability/logger.ts';
-import { metrics, recordDocumentFailure } from '#lib/observability/metrics.ts';
+import { flushMetrics, recordDocumentFailure } from '#lib/observability/metrics.ts';
 import { settings } from '#lib/settings.ts';
 import { ApiError, errorBody, invalidRequest, unauthorized } from './errors.ts';
 import { header, json } from './http.ts';
@@ -173,7 +172,7 @@ type InputFor<O extends Options> = HandlerInput &
 export function apiHandler<O extends Options>(options: O, handle: (input: InputFor<O>) => Promise<Result>) {
   const chain = middy<Event, Result, Error, Context>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(logMetrics(metrics))
+    .use(flushMetrics())
     .use(responseHeaders())
     .use(errorResponder());
   if (options.auth) {

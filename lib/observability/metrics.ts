@@ -23,3 +23,14 @@ export function recordDocumentFailure(code: string): void {
   metric.addDimension('code', code);
   metric.addMetric('DocumentFailures', MetricUnit.Count, 1);
 }
+
+/**
+ * Flushes the invocation's metrics, if it recorded any. (Powertools' own `logMetrics` middleware
+ * warns on every invocation without metrics, a health check or a 401 for instance.)
+ */
+export function flushMetrics(): { after: () => void; onError: () => void } {
+  const flush = () => {
+    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+  };
+  return { after: flush, onError: flush };
+}

@@ -10,13 +10,16 @@ const run = promisify(execFile);
 
 /** Records metrics in a fresh process, as one Lambda invocation would, and returns its EMF lines. */
 async function emitted(script: string): Promise<Record<string, any>[]> {
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
-    env: { ...process.env, POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_METRICS_NAMESPACE: 'PdfApiTest' },
-  });
-  return stdout
+  return (await output(script)).stdout
     .split('\n')
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line));
+}
+
+async function output(script: string): Promise<{ stdout: string; stderr: string }> {
+  return run(process.execPath, ['--input-type=module', '-e', script], {
+    env: { ...process.env, POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_METRICS_NAMESPACE: 'PdfApiTest' },
+  });
 }
 
 describe('metrics', () => {
@@ -44,5 +47,27 @@ describe('metrics', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ DocumentFailures: 1, code: 'RENDER_TIMEOUT' });
     expect(lines[0]?._aws.CloudWatchMetrics[0].Dimensions[0]).toContain('code');
+  });
+
+  it('an invocation that recorded nothing prints nothing, not even a warning', async () => {
+    // Act
+    const printed = await output(`
+      const { flushMetrics } = await import('#lib/observability/metrics.ts');
+      flushMetrics().after();`);
+
+    // Assess
+    expect(printed.stdout + printed.stderr).toBe('');
+  });
+
+  it('the per-invocation flush publishes what was recorded', async () => {
+    // Act
+    const lines = await emitted(`
+      const { flushMetrics, recordPdfGenerated } = await import('#lib/observability/metrics.ts');
+      recordPdfGenerated({ renderMs: 5, pages: 1, bytes: 10 });
+      flushMetrics().after();`);
+
+    // Assess
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ PdfsGenerated: 1 });
   });
 });
