@@ -107,26 +107,24 @@ export async function renderPdf(
 }
 
 async function printInWorkspace(
-  { context, page, guard }: Workspace,
+  { page, guard }: Workspace,
   source: DocumentSource,
   options: RenderOptions,
   limits: RenderLimits,
   now: Date,
 ): Promise<Uint8Array> {
-  // Popups have no place in a PDF; close any the document opens.
-  context.on('targetcreated', (target) => {
-    if (target.type() === 'page' && target !== page.target()) void target.page().then((popup) => popup?.close());
-  });
   page.setDefaultTimeout(limits.timeoutMs);
+  // Puppeteer waits for the load events itself; the network-idle conditions are awaited after
+  // them, the same way for html and url. (Waiting for network idle inside goto can be satisfied by
+  // the idle signal of the page's initial blank document and print before the site has loaded.)
+  const lifecycle = options.waitFor === 'domcontentloaded' ? 'domcontentloaded' : 'load';
   if ('html' in source) {
-    // setContent knows only load events; the network-idle conditions are awaited after it.
-    const lifecycle = options.waitFor === 'domcontentloaded' ? 'domcontentloaded' : 'load';
     await page.setContent(source.html, { waitUntil: lifecycle, timeout: limits.timeoutMs });
-    if (options.waitFor === 'networkidle0' || options.waitFor === 'networkidle2') {
-      await page.waitForNetworkIdle({ idleTime: 500, concurrency: options.waitFor === 'networkidle0' ? 0 : 2, timeout: limits.timeoutMs });
-    }
   } else {
-    await navigate(page, guard, source.url, options, limits.timeoutMs);
+    await navigate(page, guard, source.url, lifecycle, limits.timeoutMs);
+  }
+  if (options.waitFor === 'networkidle0' || options.waitFor === 'networkidle2') {
+    await page.waitForNetworkIdle({ idleTime: 500, concurrency: options.waitFor === 'networkidle0' ? 0 : 2, timeout: limits.timeoutMs });
   }
   // Lazy images loaded, template fonts ready, the body's font read for the templates.
   const templateStyle = await preparePrint(page, options);
@@ -135,10 +133,16 @@ async function printInWorkspace(
 
 const NOT_ALLOWED_REDIRECT = 'url is not allowed: it redirected to a private, loopback or link-local address';
 
-async function navigate(page: Page, guard: EgressGuard, url: string, options: RenderOptions, timeoutMs: number) {
+async function navigate(
+  page: Page,
+  guard: EgressGuard,
+  url: string,
+  lifecycle: 'load' | 'domcontentloaded',
+  timeoutMs: number,
+) {
   let response: HTTPResponse | null;
   try {
-    response = await page.goto(url, { waitUntil: options.waitFor, timeout: timeoutMs });
+    response = await page.goto(url, { waitUntil: lifecycle, timeout: timeoutMs });
   } catch (error) {
     const reason = error instanceof Error ? /net::ERR_[A-Z_]+/.exec(error.message)?.[0] : undefined;
     if (!reason) throw error;

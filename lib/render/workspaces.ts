@@ -55,6 +55,10 @@ async function openWorkspace(): Promise<Workspace> {
       downloadBehavior: { policy: 'deny' },
     });
     const page = await context.newPage();
+    // Popups have no place in a PDF; close any a document opens.
+    context.on('targetcreated', (target) => {
+      if (target.type() === 'page' && target !== page.target()) void target.page().then((popup) => popup?.close());
+    });
     return { browser, context, page, guard, uses: 0, scriptsEnabled: true };
   } catch (error) {
     await guard.close();
