@@ -43,15 +43,9 @@ async function loadLazyContent(page: Page, wait: boolean): Promise<void> {
     );
     for (const element of lazy) element.setAttribute('loading', 'eager');
     if (!wait) return;
-    const pending = lazy.filter((element): element is HTMLImageElement => element instanceof HTMLImageElement && !element.complete);
-    await Promise.all(
-      pending.map(
-        (image) =>
-          new Promise<void>((resolve) => {
-            image.addEventListener('load', () => resolve(), { once: true });
-            image.addEventListener('error', () => resolve(), { once: true });
-          }),
-      ),
-    );
+    // decode() settles once the image has loaded (or failed) and is ready to paint, whatever state
+    // the switch to eager left it in; `complete` and load events can both miss a load in flight.
+    const images = lazy.filter((element): element is HTMLImageElement => element instanceof HTMLImageElement);
+    await Promise.all(images.map((image) => image.decode().catch(() => undefined)));
   }, wait);
 }
