@@ -59,7 +59,7 @@ export const GATEWAY_ANSWERS: readonly GatewayAnswer[] = [
   },
   { type: ResponseType.REQUEST_TOO_LARGE, status: '413', code: 'payload_too_large', message: 'The request body is larger than the gateway allows.' },
   { type: ResponseType.INTEGRATION_TIMEOUT, status: '504', code: 'render_timeout', message: 'The request took longer than the API allows.' },
-  { type: ResponseType.DEFAULT_5XX, code: 'internal_error', message: 'The function failed to answer.' },
+  { type: ResponseType.DEFAULT_5XX, code: 'render_failed', message: 'The request could not be completed because of an internal error.' },
   { type: ResponseType.DEFAULT_4XX, code: 'invalid_request', message: '$context.error.messageString' },
 ];
 

@@ -144,8 +144,9 @@ export function createGateway(handlers: Readonly<Record<FunctionName, ProxyHandl
       const result = await handlers[handler](event, lambdaContext(handler, options.timeoutMs));
       writeResult(response, result);
     } catch {
-      // What API Gateway answers when the function itself fails (a crash, not an error response).
-      if (!response.headersSent) writeGatewayError(response, 502, 'internal_error', 'The function failed to answer.');
+      // What API Gateway answers when the function itself fails (a crash, not an error response),
+      // in the 5xx shape of decisions.md (cdk/constructs/rest-api.ts rewrites the real one the same way).
+      if (!response.headersSent) writeGatewayError(response, 502, 'render_failed', 'The request could not be completed because of an internal error.');
       else response.destroy();
     }
   });
