@@ -15,7 +15,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { resolveDestination, type EgressPolicy } from './egress.ts';
+import { portOf, resolveDestination, type EgressPolicy } from './egress.ts';
 
 /** Marks the guard's own refusals, so a refused top-level navigation can be told from a site's 403. */
 export const REFUSAL_HEADER = 'x-pdf-api-egress';
@@ -100,7 +100,7 @@ export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGu
       response.writeHead(400, { [REFUSAL_HEADER]: 'refused' }).end();
       return;
     }
-    const port = Number(target.port || 80);
+    const port = portOf(target);
     const address = target.protocol === 'http:' ? await check(target.hostname, port) : undefined;
     if (!address) {
       response.writeHead(403, { [REFUSAL_HEADER]: 'refused', 'Content-Type': 'text/plain', 'Content-Length': '0' }).end();
