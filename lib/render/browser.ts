@@ -57,6 +57,10 @@ async function launch(): Promise<Browser> {
   return puppeteer.launch({
     executablePath,
     headless: 'shell',
+    // DevTools over the process's own pipes, not a WebSocket on a loopback port: no other process on
+    // the host can connect to the browser, and each protocol message skips the TCP stack and the
+    // WebSocket framing (measured: about 1 ms of CPU per document less, on both sides).
+    pipe: true,
     args: [...CHROMIUM_FLAGS, `--proxy-server=${guard.proxyServer}`, '--proxy-bypass-list=<-loopback>'],
     defaultViewport: { width: 1280, height: 800 },
     // Only the project's fonts, the same locally and on Lambda (lib/render/fonts.ts).

@@ -5,6 +5,7 @@
  * This file runs a second local stack of its own (in this test worker's process), so it never
  * disturbs the shared one the other files use.
  */
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,6 +120,72 @@ describe('local stack restart', () => {
     expect(afterCrash.status).toBe(200);
     expect((await readPdf(await downloadBytes(afterCrash.body.url))).text).toContain('Rendered by a new browser');
     expect((await getBrowser()).process()?.pid).not.toBe(browser.process()?.pid);
+  });
+});
+
+/** The inodes of the TCP sockets in LISTEN state on this machine (IPv4 and IPv6). */
+function listeningSocketInodes(): Set<string> {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] === '0A') inodes.add(fields[9] as string); // st 0A = LISTEN; field 9 = inode
+    }
+  }
+  return inodes;
+}
+
+/** A process and all its descendants, from /proc. */
+function processTree(root: number): number[] {
+  const childrenOf = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      childrenOf.set(parent, [...(childrenOf.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) tree.push(...(childrenOf.get(tree[i] as number) ?? []));
+  return tree;
+}
+
+/** The inodes of the sockets a process holds open. */
+function socketInodesOf(pid: number): string[] {
+  const inodes: string[] = [];
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`, { encoding: 'utf8' }));
+      if (match) inodes.push(match[1] as string);
+    }
+  } catch {
+    // exited meanwhile
+  }
+  return inodes;
+}
+
+describe("the browser's DevTools connection", () => {
+  it.runIf(process.platform === 'linux')('is a pipe: no Chromium process listens on any TCP port another process could connect to', async () => {
+    // Prepare: the browser of this process, after it rendered a document (renderers running)
+    const browser = await getBrowser();
+    const page = await browser.newPage();
+    await page.setContent('<p>a renderer is running</p>');
+    const pid = browser.process()?.pid;
+    expect(pid).toBeDefined();
+
+    // Act
+    const listening = listeningSocketInodes();
+    const chromiumListeners = processTree(pid as number).flatMap(socketInodesOf).filter((inode) => listening.has(inode));
+    const commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    await page.close();
+
+    // Assess
+    expect(chromiumListeners).toEqual([]);
+    expect(commandLine).toContain('--remote-debugging-pipe');
+    expect(commandLine.some((argument) => argument.startsWith('--remote-debugging-port'))).toBe(false);
   });
 });
 
