@@ -19,33 +19,43 @@ import type { Page } from 'puppeteer-core';
 import type { RenderOptions } from './options.ts';
 import { sanitizeTemplate, templateFontUrls, type TemplateStyle } from './templates.ts';
 
-/** Prepares the loaded page for printing and returns how its header and footer are to be styled. */
-export async function preparePrint(page: Page, options: RenderOptions): Promise<TemplateStyle> {
-  await loadLazyContent(page, options.waitFor !== 'domcontentloaded');
-  // Web fonts start loading only once layout needs them, and the load event need not wait for
-  // them: without this, a slow font server prints the fallback font.
-  if (options.waitFor !== 'domcontentloaded') await page.evaluate(() => document.fonts.ready.then(() => undefined));
-  if (options.headerHtml === undefined && options.footerHtml === undefined) return {};
-  const fontUrls = templateFontUrls(sanitizeTemplate(options.headerHtml ?? ''), sanitizeTemplate(options.footerHtml ?? ''));
-  const fontFamily = await page.evaluate(async (urls: string[]) => {
-    await Promise.all(urls.map((url, index) => new FontFace(`pdf-api-template-font-${index}`, `url("${url}")`).load().catch(() => undefined)));
-    const body = document.body ?? document.documentElement;
-    return body ? getComputedStyle(body).fontFamily : '';
-  }, fontUrls);
+/**
+ * Prepares the loaded page for printing and returns how its header and footer are to be styled.
+ * Everything is done in one call into the page: each round trip to the browser costs CPU on both
+ * sides, on every document. `scripted` is false for documents known to have no lazy content
+ * (lib/render/html.ts counts lazy loading as needing scripts), which skips that step.
+ */
+export async function preparePrint(page: Page, options: RenderOptions, scripted: boolean): Promise<TemplateStyle> {
+  const hasTemplates = options.headerHtml !== undefined || options.footerHtml !== undefined;
+  const fontFamily = await page.evaluate(
+    async (steps: { lazy: boolean; wait: boolean; templateFonts: string[] | null }) => {
+      if (steps.lazy) {
+        const lazy = Array.from(document.querySelectorAll('img[loading], iframe[loading]')).filter(
+          (element) => element.getAttribute('loading')?.toLowerCase() === 'lazy',
+        );
+        for (const element of lazy) element.setAttribute('loading', 'eager');
+        // decode() settles once the image has loaded (or failed) and is ready to paint, whatever
+        // state the switch to eager left it in; `complete` and load events can both miss a load in flight.
+        const images = lazy.filter((element): element is HTMLImageElement => element instanceof HTMLImageElement);
+        if (steps.wait) await Promise.all(images.map((image) => image.decode().catch(() => undefined)));
+      }
+      // Web fonts start loading only once layout needs them, and the load event need not wait for
+      // them: without this, a slow font server prints the fallback font.
+      if (steps.wait) await document.fonts.ready;
+      if (steps.templateFonts === null) return '';
+      await Promise.all(
+        steps.templateFonts.map((url, index) => new FontFace(`pdf-api-template-font-${index}`, `url("${url}")`).load().catch(() => undefined)),
+      );
+      const body = document.body ?? document.documentElement;
+      return body ? getComputedStyle(body).fontFamily : '';
+    },
+    {
+      lazy: scripted,
+      wait: options.waitFor !== 'domcontentloaded',
+      templateFonts: hasTemplates
+        ? templateFontUrls(sanitizeTemplate(options.headerHtml ?? ''), sanitizeTemplate(options.footerHtml ?? ''))
+        : null,
+    },
+  );
   return typeof fontFamily === 'string' && fontFamily !== '' ? { fontFamily } : {};
-}
-
-/** Makes lazy images and iframes load now, and (when `wait`) waits until every such image has loaded or failed. */
-async function loadLazyContent(page: Page, wait: boolean): Promise<void> {
-  await page.evaluate(async (wait: boolean) => {
-    const lazy = Array.from(document.querySelectorAll('img[loading], iframe[loading]')).filter(
-      (element) => element.getAttribute('loading')?.toLowerCase() === 'lazy',
-    );
-    for (const element of lazy) element.setAttribute('loading', 'eager');
-    if (!wait) return;
-    // decode() settles once the image has loaded (or failed) and is ready to paint, whatever state
-    // the switch to eager left it in; `complete` and load events can both miss a load in flight.
-    const images = lazy.filter((element): element is HTMLImageElement => element instanceof HTMLImageElement);
-    await Promise.all(images.map((image) => image.decode().catch(() => undefined)));
-  }, wait);
 }

@@ -127,7 +127,7 @@ async function printInWorkspace(
     await page.waitForNetworkIdle({ idleTime: 500, concurrency: options.waitFor === 'networkidle0' ? 0 : 2, timeout: limits.timeoutMs });
   }
   // Lazy images loaded, template fonts ready, the body's font read for the templates.
-  const templateStyle = await preparePrint(page, options);
+  const templateStyle = await preparePrint(page, options, !('html' in source) || source.scripted);
   return printWithinLimits(page, toPdfOptions(options, now, limits.timeoutMs, templateStyle), limits);
 }
 
