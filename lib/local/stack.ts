@@ -15,7 +15,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { prepareDocument, renderLimits } from '#lib/documents/produce-pdf.ts';
 import { renderPdf } from '#lib/render/render.ts';
-import { shutDownRendering } from '#lib/render/workspaces.ts';
+import { prepareWorkspaces, shutDownRendering } from '#lib/render/workspaces.ts';
 import { settings } from '#lib/settings.ts';
 import { startStandIns } from './aws-standins.ts';
 import { createGateway } from './gateway.ts';
@@ -131,6 +131,8 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
   const warmUp = await prepareDocument({ html: '<p>warm-up</p>', options: {} });
   await renderPdf(warmUp.source, warmUp.options, { ...renderLimits(), timeoutMs: Math.max(settings.renderTimeoutMs, 30_000) }, 'warm-up');
   const coldStartMs = Math.round(performance.now() - started);
+  // The warm-up prepared static workspaces; the first scripted document should find one ready too.
+  prepareWorkspaces(renderLimits().workspaces);
 
   const server = createGateway(API_HANDLERS, { timeoutMs: GATEWAY_TIMEOUT_MS });
   const port = await listen(server, options.port, host);

@@ -3,7 +3,7 @@
  * every document, replaced when it dies or hangs.
  */
 import chromium from '@sparticuz/chromium';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import puppeteer, { type Browser, type CDPSession } from 'puppeteer-core';
 import { settings } from '#lib/settings.ts';
 import { fontEnvironment } from './fonts.ts';
 import { startEgressGuard, type EgressGuard } from './egress-guard.ts';
@@ -90,6 +90,22 @@ export function getBrowser(): Promise<Browser> {
     );
   }
   return shared.promise;
+}
+
+const sessions = new WeakMap<Browser, Promise<CDPSession>>();
+
+/**
+ * A DevTools session with the browser itself, for the calls Puppeteer has no method for (see
+ * openFramelessPage in workspaces.ts). One per browser, kept open for its life.
+ */
+export function browserSession(browser: Browser): Promise<CDPSession> {
+  let session = sessions.get(browser);
+  if (!session) {
+    session = browser.target().createCDPSession();
+    session.catch(() => sessions.delete(browser));
+    sessions.set(browser, session);
+  }
+  return session;
 }
 
 /** Kills a browser that no longer answers; the next document launches a fresh one. */

@@ -10,7 +10,9 @@
  *   cache. So the templates' fonts are loaded into the page first (as FontFace objects that are never
  *   added to the document, so the document's own rendering is unchanged).
  * - Web fonts the document uses are awaited (document.fonts.ready), unless the caller asked for
- *   `domcontentloaded`.
+ *   `domcontentloaded`. Fonts (and CSS background images) start loading only once style and layout
+ *   need them, which a page that draws no frames (static documents, see workspaces.ts) has not done
+ *   yet at its load event: layout is forced first, and render.ts then waits for what it requested.
  * - Templates use the body's font family unless they set their own, so that is read here.
  *
  * Everything runs in the page, under the document's time limit (see render.ts).
@@ -41,7 +43,10 @@ export async function preparePrint(page: Page, options: RenderOptions, scripted:
       }
       // Web fonts start loading only once layout needs them, and the load event need not wait for
       // them: without this, a slow font server prints the fallback font.
-      if (steps.wait) await document.fonts.ready;
+      if (steps.wait) {
+        document.documentElement?.getBoundingClientRect(); // style and layout now, so that loads start
+        await document.fonts.ready;
+      }
       if (steps.templateFonts === null) return '';
       await Promise.all(
         steps.templateFonts.map((url, index) => new FontFace(`pdf-api-template-font-${index}`, `url("${url}")`).load().catch(() => undefined)),

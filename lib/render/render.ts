@@ -107,7 +107,7 @@ export async function renderPdf(
 }
 
 async function printInWorkspace(
-  { page, guard }: Workspace,
+  { page, guard, kind }: Workspace,
   source: DocumentSource,
   options: RenderOptions,
   limits: RenderLimits,
@@ -128,6 +128,11 @@ async function printInWorkspace(
   }
   // Lazy images loaded, template fonts ready, the body's font read for the templates.
   const templateStyle = await preparePrint(page, options, !('html' in source) || source.scripted);
+  // A frameless page has laid out for the first time just now (preparePrint), so the background
+  // images that style asked for are loading only now; the page runs no script, so this ends.
+  if (kind === 'static' && options.waitFor !== 'domcontentloaded') {
+    await page.waitForNetworkIdle({ idleTime: 0, concurrency: 0, timeout: limits.timeoutMs });
+  }
   return printWithinLimits(page, toPdfOptions(options, now, limits.timeoutMs, templateStyle), limits);
 }
 

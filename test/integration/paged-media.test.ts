@@ -171,6 +171,26 @@ describe('CSS paged media', () => {
     });
   });
 
+  describe('resources that only style asks for', () => {
+    const square = (extra = '') =>
+      `<!doctype html><style>body { margin: 0 } .logo { width: 200px; height: 200px; background: url(${inject('publicSite')}/red-square.svg${extra}) }</style><div class="logo"></div><p>Letterhead</p>`;
+
+    it.each([
+      ['a static document', ''],
+      ['a document with a script', '<script>document.title = "scripted"</script>'],
+    ])('prints a slow CSS background image in %s', async (_name, script) => {
+      // Prepare: the image is requested only once style is computed, and answers after 600 ms
+      const html = square(script ? '?scripted' : '?static') + script;
+
+      // Act
+      const { bytes } = await generateAndDownload(key.apiKey, { html });
+      const raster = await rasterizePage(bytes, 1, 1);
+
+      // Assess: the square (200 px = 150 pt, at the top left corner: no margin by default) is red
+      expect(inkIn(raster, { x: 10, y: 10, width: 130, height: 130 }).colored).toBeGreaterThan(0.95);
+    });
+  });
+
   describe('header and footer templates stay in their margin', () => {
     const body = '<!doctype html><style>body { margin: 0 }</style><div style="height: 100%">BODY TEXT</div>';
 
