@@ -14,7 +14,7 @@ import { runCliTools } from './lib/cli-tools.ts';
 import { KNOB_NAMES, readConfig, type Phase } from './lib/config.ts';
 import { serviceExecutablePath } from './lib/chromium.ts';
 import { measureDecompression } from './lib/decompress.ts';
-import { runFloor } from './lib/floor.ts';
+import { openPairedFloor, runFloor } from './lib/floor.ts';
 import { BUSY_THRESHOLD_PERCENT, waitForQuiet, watchForeignLoad } from './lib/machine.ts';
 import { runNaive } from './lib/naive.ts';
 import { buildRows, renderMarkdown, renderText, type BenchResults } from './lib/report.ts';
@@ -88,11 +88,14 @@ await phase('floor', async (log) => {
 await phase('service', async (log) => {
   const sampler = new TreeRssSampler();
   sampler.start(config.rssIntervalMs);
+  // With a floor measured, each batch is paired with a floor pass run right after it (lib/floor.ts).
+  const paired = results.floor ? await openPairedFloor(await chromiumPath(log), results.floor.best.concurrency, mismatches) : undefined;
   try {
-    results.service = await runService(config, sampler, mismatches, log);
+    results.service = await runService(config, sampler, mismatches, log, paired);
     log(`RSS sampler: ${sampler.meanSampleMs()} ms per sample every ${config.rssIntervalMs} ms`);
   } finally {
     sampler.stop();
+    await paired?.close();
   }
 });
 
@@ -126,7 +129,7 @@ const meta = {
 const methodNotes = [
   'Floor: raw puppeteer-core, the service\'s executable, flags and fonts, no egress proxy; one reused page per worker (no isolation between documents).',
   'Service: `node lib/local/start.ts` as a child process over HTTP (keep-alive); latency is measured by the client; every PDF is downloaded through its link and checked with pdf-lib outside the timed part.',
-  'Batch ratio is judged on the best batch against the best floor pass (median shown beside it).',
+  'Batch ratio is judged on the best batch against the best of the floor passes paired with the batches (each run right after a batch, same document and count, at the floor\'s best concurrency), so both are measured under the same machine conditions; the ratio to the best pass of the concurrency sweep and the medians are shown beside it.',
   'Peak RSS is the sum of VmRSS over the stack process and all its descendants (Chromium included), sampled every ' +
     `${config.rssIntervalMs} ms; pages shared between processes are counted once per process.`,
   'Cold start is timed on a restart of the stack on the data directory of the first boot (so the key already exists); Chromium is already decompressed then, its decompression is the separate row.',

@@ -62,7 +62,7 @@ export function readConfig(): BenchConfig {
     floorRepeats: int('BENCH_FLOOR_REPEATS', quick ? 1 : 2),
     maxConcurrency: int('BENCH_MAX_CONCURRENCY', quick ? 4 : 6, { max: 32 }),
     batchSize: int('BENCH_BATCH_SIZE', 100, { max: 100 }),
-    batchRepeats: int('BENCH_BATCH_REPEATS', quick ? 1 : 3),
+    batchRepeats: int('BENCH_BATCH_REPEATS', quick ? 1 : 5),
     naiveDocs: int('BENCH_NAIVE_DOCS', quick ? 4 : 10),
     cliRuns: int('BENCH_CLI_RUNS', quick ? 2 : 5),
     rssIntervalMs: int('BENCH_RSS_INTERVAL_MS', 100, { min: 10 }),

@@ -5,6 +5,11 @@
  * - throughput: N pages in parallel, each reused, for N = 1..max; the best N is the floor.
  * Also measured for context (not a target): the same with a fresh browser context per document, the
  * isolation the service keeps, to show what isolation itself costs.
+ *
+ * Paired passes: the machine is shared and its speed drifts over a run, so a ratio between a floor
+ * measured now and a service measured a minute later also measures the drift. The service phase
+ * therefore alternates each batch with a floor pass of the same size at the floor's best
+ * concurrency (openPairedFloor), and the batch ratio compares the two under the same conditions.
  */
 import type { Browser, Page } from 'puppeteer-core';
 import type { BenchConfig } from './config.ts';
@@ -153,4 +158,20 @@ export async function runFloor(executablePath: string, config: BenchConfig, mism
   } finally {
     await browser.close();
   }
+}
+
+/** Floor throughput passes on demand, to alternate with the service's batches. */
+export interface PairedFloor {
+  /** One pass of `docs` documents at the floor's best concurrency: documents per second. */
+  pass(docs: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function openPairedFloor(executablePath: string, concurrency: number, mismatches: string[]): Promise<PairedFloor> {
+  const browser = await launchLikeService(executablePath);
+  const throughputDoc = prepare(corpusDocument(THROUGHPUT_DOCUMENT));
+  return {
+    pass: async (docs) => round(await throughput(browser, reusedPage, throughputDoc, concurrency, docs, mismatches)),
+    close: () => browser.close(),
+  };
 }

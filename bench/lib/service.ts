@@ -5,7 +5,8 @@
  *    generate response (the key exists already, so nothing but the service is on the clock);
  * 3. single generate, each corpus document one after another (client-side latency, and the
  *    server's own generation_time_ms to split rendering from everything around it);
- * 4. batches of N invoices (documents per second = N / wall time of the request).
+ * 4. batches of N invoices (documents per second = N / wall time of the request), each followed by
+ *    a floor pass of N invoices when a paired floor is given (lib/floor.ts, "Paired passes").
  * Every PDF is downloaded through its link and checked with pdf-lib, outside the timed parts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { batch, generate, verifyDownloads } from './api-client.ts';
 import type { BenchConfig } from './config.ts';
+import type { PairedFloor } from './floor.ts';
 import { CORPUS, corpusDocument, THROUGHPUT_DOCUMENT } from './corpus.ts';
 import { watchForeignLoad } from './machine.ts';
 import type { RssPeak, TreeRssSampler } from './rss.ts';
@@ -42,6 +44,8 @@ export interface ServiceResult {
     readonly serverProcessingMs: (number | undefined)[];
     /** Share of the cores other work kept busy during each batch (percent). */
     readonly foreignLoadPercent: number[];
+    /** The floor pass run right after each batch, same document and count (docs/s); empty without a paired floor. */
+    readonly pairedFloor: { readonly docsPerSecond: number[]; readonly best: number; readonly median: number } | undefined;
   };
   readonly rss: Record<string, RssPeak>;
   readonly key: { readonly rateLimitPerMinute: number; readonly monthlyQuota: number };
@@ -52,6 +56,7 @@ export async function runService(
   sampler: TreeRssSampler,
   mismatches: string[],
   log: (line: string) => void,
+  pairedFloor?: PairedFloor,
 ): Promise<ServiceResult> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pdf-bench-stack-'));
   let stack: StackProcess | undefined;
@@ -116,6 +121,7 @@ export async function runService(
     const wallMs: number[] = [];
     const serverProcessingMs: (number | undefined)[] = [];
     const foreignLoadPercent: number[] = [];
+    const pairedRates: number[] = [];
     for (let i = 0; i < config.batchRepeats; i++) {
       const foreignLoad = watchForeignLoad();
       const started = performance.now();
@@ -133,6 +139,12 @@ export async function runService(
       rates.push(round((config.batchSize / ms) * 1000, 2));
       serverProcessingMs.push(response.processing_time_ms);
       log(`batch of ${config.batchSize} ${invoice.name}s: ${round(ms)} ms, ${rates.at(-1)} docs/s (other work: ${foreignLoadPercent.at(-1)}% of the cores)`);
+      if (pairedFloor) {
+        sampler.watch(undefined, 'batch'); // the floor's browser is not the service's memory
+        pairedRates.push(await pairedFloor.pass(config.batchSize));
+        sampler.watch(stack.pid, 'batch');
+        log(`paired floor pass of ${config.batchSize} ${invoice.name}s: ${pairedRates.at(-1)} docs/s`);
+      }
     }
     sampler.watch(undefined, 'idle');
 
@@ -149,6 +161,9 @@ export async function runService(
         wallMs,
         serverProcessingMs,
         foreignLoadPercent,
+        pairedFloor: pairedRates.length
+          ? { docsPerSecond: pairedRates, best: Math.max(...pairedRates), median: round(median(pairedRates), 2) }
+          : undefined,
       },
       rss: sampler.peaks(),
       key: { rateLimitPerMinute: key.rateLimitPerMinute, monthlyQuota: key.monthlyQuota },
