@@ -26,6 +26,7 @@ export function serviceLaunchOptions(executablePath: string): LaunchOptions {
   return {
     executablePath,
     headless: 'shell',
+    pipe: true,
     args: [...CHROMIUM_FLAGS],
     defaultViewport: { width: 1280, height: 800 },
     env: { ...process.env, ...fontEnvironment() },

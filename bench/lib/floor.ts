@@ -36,6 +36,13 @@ export interface FloorResult {
   readonly throughputByDocument: Record<string, number>;
   /** A new browser context (and page) per document, as the service isolates documents. */
   readonly isolated: { readonly document: string; readonly latency: LatencySummary; readonly docsPerSecond: number; readonly concurrency: number };
+  /** The same for the scripted document: what the service's one-workspace-per-scripted-document costs. */
+  readonly isolatedScripted: { readonly document: string; readonly latency: LatencySummary };
+  /**
+   * For context, not the floor: reused pages that draw no screen frames and run no script, as the
+   * service renders static documents (lib/render/workspaces.ts), at the best concurrency.
+   */
+  readonly frameless: { readonly document: string; readonly docsPerSecond: number; readonly latency: LatencySummary };
 }
 
 type PrintOne = (prepared: PreparedDocument) => Promise<Uint8Array>;
@@ -45,6 +52,17 @@ type WorkerFactory = (browser: Browser) => Promise<{ print: PrintOne; close(): P
 const reusedPage: WorkerFactory = async (browser) => {
   const page: Page = await browser.newPage();
   return { print: (prepared) => printOnPage(page, prepared), close: () => page.close() };
+};
+
+/** A page in a new context whose compositor only draws when asked, and nothing asks; JavaScript off. */
+const framelessPage: WorkerFactory = async (browser) => {
+  const context = await browser.createBrowserContext();
+  const session = await browser.target().createCDPSession();
+  await session.send('Target.createTarget', { url: 'about:blank', browserContextId: context.id, enableBeginFrameControl: true });
+  const page = await (await context.waitForTarget((target) => target.type() === 'page')).page();
+  if (!page) throw new Error('frameless page not opened');
+  await page.setJavaScriptEnabled(false);
+  return { print: (prepared) => printOnPage(page, prepared), close: () => context.close() };
 };
 
 const contextPerDocument: WorkerFactory = async (browser) => ({
@@ -145,6 +163,15 @@ export async function runFloor(executablePath: string, config: BenchConfig, mism
     const isolatedLatency = await latency(isolatedWorker.print, throughputDoc, config, mismatches);
     const isolatedRate = round(await throughput(browser, contextPerDocument, throughputDoc, bestLevel.concurrency, config.floorDocs, mismatches));
     log(`context per document ${THROUGHPUT_DOCUMENT}: p50 ${isolatedLatency.p50} ms, ${isolatedRate} docs/s x${bestLevel.concurrency}`);
+    const scripted = CORPUS.find((document) => document.name === 'js-dashboard') ?? CORPUS[0]!;
+    const isolatedScriptedLatency = await latency(isolatedWorker.print, prepare(scripted), config, mismatches);
+    log(`context per document ${scripted.name}: p50 ${isolatedScriptedLatency.p50} ms`);
+
+    const framelessWorker = await framelessPage(browser);
+    const framelessLatency = await latency(framelessWorker.print, throughputDoc, config, mismatches);
+    await framelessWorker.close();
+    const framelessRate = round(await throughput(browser, framelessPage, throughputDoc, bestLevel.concurrency, config.floorDocs, mismatches));
+    log(`frameless pages ${THROUGHPUT_DOCUMENT}: p50 ${framelessLatency.p50} ms, ${framelessRate} docs/s x${bestLevel.concurrency}`);
 
     return {
       browserVersion,
@@ -154,6 +181,8 @@ export async function runFloor(executablePath: string, config: BenchConfig, mism
       best: { document: THROUGHPUT_DOCUMENT, concurrency: bestLevel.concurrency, docsPerSecond: bestLevel.best },
       throughputByDocument: byDocument,
       isolated: { document: THROUGHPUT_DOCUMENT, latency: isolatedLatency, docsPerSecond: isolatedRate, concurrency: bestLevel.concurrency },
+      isolatedScripted: { document: scripted.name, latency: isolatedScriptedLatency },
+      frameless: { document: THROUGHPUT_DOCUMENT, docsPerSecond: framelessRate, latency: framelessLatency },
     };
   } finally {
     await browser.close();

@@ -68,6 +68,18 @@ export function buildRows(results: BenchResults): Row[] {
       `p50 ${ms(iso.latency.p50)}; ${rate(iso.docsPerSecond)} at ${iso.concurrency} pages`,
       `p50 +${round(iso.latency.p50 - (floor.latency[iso.document]?.p50 ?? Number.NaN))} ms; ${times(iso.docsPerSecond / floor.best.docsPerSecond)} floor docs/s`,
     );
+    const isoScripted = floor.isolatedScripted;
+    add(
+      `floor + context per document (isolation), ${isoScripted.document}`,
+      `p50 ${ms(isoScripted.latency.p50)}`,
+      `p50 +${round(isoScripted.latency.p50 - (floor.latency[isoScripted.document]?.p50 ?? Number.NaN))} ms`,
+    );
+    const frameless = floor.frameless;
+    add(
+      `raw Chromium driven as the service drives static documents (frameless page, no JS), ${frameless.document}: context, not the floor`,
+      `p50 ${ms(frameless.latency.p50)}; ${rate(frameless.docsPerSecond)} at ${floor.best.concurrency} pages`,
+      `${times(frameless.docsPerSecond / floor.best.docsPerSecond)} floor docs/s`,
+    );
   }
 
   // The service, single documents.
@@ -98,7 +110,9 @@ export function buildRows(results: BenchResults): Row[] {
   const floorRate = paired?.best ?? floor?.best.docsPerSecond;
   const floorMedian = paired?.median ?? floor?.best.docsPerSecond;
   const batchRatio = batch && floorRate ? batch.best / floorRate : undefined;
-  const sweepNote = paired && floor ? `; ${times((batch?.best ?? 0) / floor.best.docsPerSecond)} of the sweep's best pass` : '';
+  const sweepNote =
+    (paired && floor ? `; ${times((batch?.best ?? 0) / floor.best.docsPerSecond)} of the sweep's best pass` : '') +
+    (floor ? `; ${times((batch?.best ?? 0) / floor.frameless.docsPerSecond)} of frameless raw Chromium` : '');
   add(
     `service: batch of ${batch?.size ?? 100} ${THROUGHPUT_DOCUMENT}s, best / median of ${batch?.docsPerSecond.length ?? 0}`,
     batch ? `${rate(batch.best)} / ${rate(batch.median)}` : 'n/a',
