@@ -64,7 +64,7 @@ export const settings = {
   get maxDocumentDownloadBytes(): number {
     return intFromEnv('MAX_DOCUMENT_DOWNLOAD_BYTES', 50 * 1024 * 1024);
   },
-  /** Browser workspaces (context + page + guard) kept prepared ahead of the next documents. */
+  /** Browser workspaces (context + page + guard) kept prepared ahead of the next documents, per kind (static, live). */
   get preparedWorkspaces(): number {
     return intFromEnv('PREPARED_WORKSPACES', 2, { min: 0 });
   },

@@ -36,7 +36,7 @@ export interface Workspace {
 }
 
 export interface WorkspacePolicy {
-  /** Fresh workspaces kept prepared for the documents that follow. */
+  /** Fresh workspaces kept prepared, per kind, for the documents that follow. */
   readonly prepared: number;
   /** Idle reusable workspaces kept at most, across all keys (each holds a renderer process). */
   readonly maxIdle: number;
@@ -58,7 +58,14 @@ const IDLE_TTL_MS = 60_000;
  */
 async function openFramelessPage(browser: Browser, context: BrowserContext): Promise<Page> {
   const session = await browserSession(browser);
-  await session.send('Target.createTarget', { url: 'about:blank', browserContextId: context.id, enableBeginFrameControl: true });
+  try {
+    await session.send('Target.createTarget', { url: 'about:blank', browserContextId: context.id, enableBeginFrameControl: true });
+  } catch (error) {
+    // Only the headless shell (what @sparticuz/chromium ships) has BeginFrame control; another
+    // Chromium given as CHROME_PATH may refuse it. An ordinary page prints the same PDF.
+    if (!browser.connected) throw error;
+    return context.newPage();
+  }
   // The context is new, so its one page target is this one.
   const target = await context.waitForTarget((candidate) => candidate.type() === 'page');
   const page = await target.page();
