@@ -24,10 +24,10 @@ import { sanitizeTemplate, templateFontUrls, type TemplateStyle } from './templa
 /**
  * Prepares the loaded page for printing and returns how its header and footer are to be styled.
  * Everything is done in one call into the page: each round trip to the browser costs CPU on both
- * sides, on every document. `scripted` is false for documents known to have no lazy content
- * (lib/render/html.ts counts lazy loading as needing scripts), which skips that step.
+ * sides, on every document. `live` is false on static workspaces, whose documents have no lazy
+ * content (lib/render/html.ts counts lazy loading as needing scripts), which skips that step.
  */
-export async function preparePrint(page: Page, options: RenderOptions, scripted: boolean): Promise<TemplateStyle> {
+export async function preparePrint(page: Page, options: RenderOptions, live: boolean): Promise<TemplateStyle> {
   const hasTemplates = options.headerHtml !== undefined || options.footerHtml !== undefined;
   const fontFamily = await page.evaluate(
     async (steps: { lazy: boolean; wait: boolean; templateFonts: string[] | null }) => {
@@ -55,7 +55,7 @@ export async function preparePrint(page: Page, options: RenderOptions, scripted:
       return body ? getComputedStyle(body).fontFamily : '';
     },
     {
-      lazy: scripted,
+      lazy: live,
       wait: options.waitFor !== 'domcontentloaded',
       templateFonts: hasTemplates
         ? templateFontUrls(sanitizeTemplate(options.headerHtml ?? ''), sanitizeTemplate(options.footerHtml ?? ''))

@@ -127,9 +127,10 @@ async function printInWorkspace(
     await page.waitForNetworkIdle({ idleTime: 500, concurrency: options.waitFor === 'networkidle0' ? 0 : 2, timeout: limits.timeoutMs });
   }
   // Lazy images loaded, template fonts ready, the body's font read for the templates.
-  const templateStyle = await preparePrint(page, options, !('html' in source) || source.scripted);
+  const templateStyle = await preparePrint(page, options, kind === 'live');
   // A frameless page has laid out for the first time just now (preparePrint), so the background
-  // images that style asked for are loading only now; the page runs no script, so this ends.
+  // images that style asked for are loading only now. It runs no script, so nothing else starts
+  // loads: this waits for those to finish, under the document's time limit like its load event.
   if (kind === 'static' && options.waitFor !== 'domcontentloaded') {
     await page.waitForNetworkIdle({ idleTime: 0, concurrency: 0, timeout: limits.timeoutMs });
   }

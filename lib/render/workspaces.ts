@@ -76,8 +76,9 @@ async function openFramelessPage(browser: Browser, context: BrowserContext): Pro
 async function openWorkspace(kind: WorkspaceKind): Promise<Workspace> {
   const browser = await getBrowser();
   const guard = await startEgressGuard();
+  let context: BrowserContext | undefined;
   try {
-    const context = await browser.createBrowserContext({
+    context = await browser.createBrowserContext({
       // Every request of the document goes through its guard; `<-loopback>` removes Chromium's
       // implicit bypass for loopback addresses, which would otherwise skip the proxy silently.
       proxyServer: guard.proxyServer,
@@ -93,6 +94,8 @@ async function openWorkspace(kind: WorkspaceKind): Promise<Workspace> {
     });
     return { kind, browser, context, page, guard, uses: 0 };
   } catch (error) {
+    // A context whose page could not be set up is of no use; it must not linger in the browser.
+    await context?.close().catch(() => undefined);
     await guard.close();
     throw error;
   }
