@@ -63,7 +63,12 @@ export async function prepareDocument(input: {
   const inspection = inspectHtml(input.html);
   if (inspection.problem !== undefined) throw new DocumentError('INVALID_HTML', inspection.problem);
   return {
-    source: { html: input.html as string, scripted: inspection.scripted, languages: inspection.languages },
+    source: {
+      html: input.html as string,
+      scripted: inspection.scripted,
+      languages: inspection.languages,
+      selfContained: inspection.selfContained,
+    },
     options,
   };
 }

@@ -10,9 +10,9 @@
  *   cache. So the templates' fonts are loaded into the page first (as FontFace objects that are never
  *   added to the document, so the document's own rendering is unchanged).
  * - Web fonts the document uses are awaited (document.fonts.ready), unless the caller asked for
- *   `domcontentloaded`. Fonts (and CSS background images) start loading only once style and layout
- *   need them, which a page that draws no frames (static documents, see workspaces.ts) has not done
- *   yet at its load event: layout is forced first, and render.ts then waits for what it requested.
+ *   `domcontentloaded`. Fonts start loading (or decoding, from data: URLs) only once layout needs
+ *   them, which a page that draws no frames (static workspaces, see workspaces.ts) has not done yet
+ *   at its load event: layout is forced first.
  * - Templates use the body's font family unless they set their own, so that is read here.
  *
  * Everything runs in the page, under the document's time limit (see render.ts).

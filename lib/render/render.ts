@@ -20,7 +20,7 @@ import { headerFooterOptions, type TemplateStyle } from './templates.ts';
  * pages are always rendered with scripting on.
  */
 export type DocumentSource =
-  | { readonly html: string; readonly scripted: boolean; readonly languages: string }
+  | { readonly html: string; readonly scripted: boolean; readonly languages: string; readonly selfContained: boolean }
   | { readonly url: string };
 
 export interface RenderedPdf {
@@ -72,12 +72,14 @@ export async function renderPdf(
   owner: string,
   now = new Date(),
 ): Promise<RenderedPdf> {
-  // Static documents may share a workspace with the same owner's static documents in the same
-  // languages (lib/render/workspaces.ts); everything else gets a fresh one.
-  const reuseKey = 'html' in source && !source.scripted ? `${owner}\n${source.languages}` : undefined;
+  // Self-contained static documents may share a workspace with the same owner's in the same
+  // languages; everything else gets a fresh one, with scripting only if it needs it
+  // (lib/render/workspaces.ts).
+  const needsScripts = !('html' in source) || source.scripted;
+  const reuseKey = 'html' in source && !needsScripts && source.selfContained ? `${owner}\n${source.languages}` : undefined;
   const workspace = await takeWorkspace(
     { allowPrivateHosts: limits.allowPrivateHosts, maxBytes: limits.maxDownloadBytes },
-    reuseKey,
+    { reuseKey, scripts: needsScripts },
     limits.workspaces,
   );
   let succeeded = false;
@@ -128,12 +130,6 @@ async function printInWorkspace(
   }
   // Lazy images loaded, template fonts ready, the body's font read for the templates.
   const templateStyle = await preparePrint(page, options, kind === 'live');
-  // A frameless page has laid out for the first time just now (preparePrint), so the background
-  // images that style asked for are loading only now. It runs no script, so nothing else starts
-  // loads: this waits for those to finish, under the document's time limit like its load event.
-  if (kind === 'static' && options.waitFor !== 'domcontentloaded') {
-    await page.waitForNetworkIdle({ idleTime: 0, concurrency: 0, timeout: limits.timeoutMs });
-  }
   return printWithinLimits(page, toPdfOptions(options, now, limits.timeoutMs, templateStyle), limits);
 }
 

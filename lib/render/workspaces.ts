@@ -7,16 +7,19 @@
  *   nothing, and its guard refuses everything until it is armed for its document;
  * - a document that runs scripts, or loads a URL, gets a fresh workspace that is closed after it;
  * - a static document (no scripting needed, see lib/render/html.ts) renders with JavaScript switched
- *   off, on a page that draws no frames for the screen (see openFramelessPage). If it also made no
- *   network request (its guard saw none), it can have left nothing behind:
- *   it ran no code, and its origin was opaque (setContent into about:blank), so it had no cookies,
- *   storage, cache entries or service workers. Its workspace then serves the next static document
- *   with the same reuse key, which simply replaces it. The key holds the API key's id (another
- *   customer's documents never share a renderer) and the document's languages (the renderer keeps
- *   the first font it found for a character, and CJK characters need the font of their language).
+ *   off;
+ * - a static document that is also self-contained (names nothing to fetch: lib/render/html.ts)
+ *   renders on a page that draws no frames for the screen (see openFramelessPage). If it made no
+ *   network request (its guard saw none), it can have left nothing behind: it ran no code, and its
+ *   origin was opaque (setContent into about:blank), so it had no cookies, storage, cache entries or
+ *   service workers. Its workspace then serves the next such document with the same reuse key,
+ *   which simply replaces it. The key holds the API key's id (another customer's documents never
+ *   share a renderer) and the document's languages (the renderer keeps the first font it found for
+ *   a character, and CJK characters need the font of their language).
  *
  * So there are two kinds of workspace: static ones (frameless page, JavaScript off, reusable) and
- * live ones (an ordinary page, one document each). Each kind is prepared ahead once it is in demand.
+ * live ones (an ordinary page, one document each, JavaScript off when the document needs none).
+ * Each kind is prepared ahead once it is in demand.
  */
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { browserSession, closeBrowser, discardBrowser, getBrowser } from './browser.ts';
@@ -53,8 +56,11 @@ const IDLE_TTL_MS = 60_000;
  * A page whose compositor draws a frame only when asked over DevTools (BeginFrame control), and
  * nothing asks: the page is never rastered for a screen nobody sees. Printing lays out and paints
  * the document by itself, so the PDF is the same, at about a third less CPU per document
- * (measured on the benchmark's invoice). Only for static documents: a script could wait for a
- * frame (requestAnimationFrame, IntersectionObserver) that never comes, but they run no script.
+ * (measured on the benchmark's invoice). Only for self-contained static documents: a script could
+ * wait for a frame (requestAnimationFrame, IntersectionObserver) that never comes, and without
+ * frames style is first computed when print preparation forces it, after the load event, so a
+ * resource only style asks for (a CSS background image, a style sheet's import) would be fetched
+ * too late for the load event to wait for it. Inline resources need no fetch.
  */
 async function openFramelessPage(browser: Browser, context: BrowserContext): Promise<Page> {
   const session = await browserSession(browser);
@@ -124,13 +130,15 @@ const usable = (workspace: Workspace) => workspace.browser.connected && !workspa
 
 /**
  * A workspace for one document, armed with its egress policy and ready for it: an idle one with
- * the same reuse key when the document is static (`reuseKey` given), else a prepared or new one.
+ * the same reuse key for a self-contained static document (`reuseKey` given), else a prepared or
+ * new one, with scripting switched off when the document needs none.
  */
 export async function takeWorkspace(
   guardPolicy: GuardOptions,
-  reuseKey: string | undefined,
+  document: { readonly reuseKey: string | undefined; readonly scripts: boolean },
   policy: WorkspacePolicy,
 ): Promise<Workspace> {
+  const { reuseKey } = document;
   const kind: WorkspaceKind = reuseKey === undefined ? 'live' : 'static';
   let workspace: Workspace | undefined;
   const reusable = reuseKey === undefined ? undefined : idle.get(reuseKey);
@@ -149,6 +157,15 @@ export async function takeWorkspace(
   }
   workspace ??= await openWorkspace(kind);
   prepareAhead(kind, policy.prepared);
+  // A live workspace serves one document; one that needs no scripting runs none.
+  if (kind === 'live' && !document.scripts) {
+    try {
+      await workspace.page.setJavaScriptEnabled(false);
+    } catch (error) {
+      void closeWorkspace(workspace);
+      throw error;
+    }
+  }
   workspace.guard.arm(guardPolicy);
   workspace.uses++;
   return workspace;

@@ -142,6 +142,48 @@ describe('inspectHtml tells whether a document needs scripting', () => {
     const inspection = inspectHtml('<html lang="ja"><p lang="ZH-cn">x</p><p xml:lang="ko">y</p><p lang="ja">z</p></html>');
 
     // Assess
-    expect(inspection).toEqual({ scripted: false, languages: 'ja,ko,zh-cn' });
+    expect(inspection).toEqual({ scripted: false, languages: 'ja,ko,zh-cn', selfContained: true });
+  });
+});
+
+describe('inspectHtml tells whether a document names anything the browser would fetch', () => {
+  it.each([
+    ['an image by URL', '<img src="https://cdn.example/logo.png">'],
+    ['a relative image', '<img src="logo.png">'],
+    ['an image set', '<img srcset="logo.png 2x">'],
+    ['a style sheet link', '<link rel="stylesheet" href="https://cdn.example/site.css">'],
+    ['a CSS background in a style attribute', '<div style="background: url(https://cdn.example/bg.png)"></div>'],
+    ['a quoted CSS background in a style sheet', `<style>.logo { background-image: url('logo.png') }</style>`],
+    ['an @import', '<style>@import "https://cdn.example/site.css";</style>'],
+    ['a web font by URL', '<style>@font-face { font-family: Brand; src: url(https://fonts.example/brand.woff2) }</style>'],
+    ['an image-set() of strings', '<style>.a { background-image: image-set("a.png" 1x) }</style>'],
+    ['an SVG image', '<svg><image href="https://cdn.example/chart.png"/></svg>'],
+    ['a style sheet inside SVG', '<svg><style>rect { fill: url(https://cdn.example/p.svg#g) }</style></svg>'],
+    ['a legacy background attribute', '<body background="paper.png">'],
+    ['a video poster', '<video poster="still.png"></video>'],
+    ['an image input', '<input type="image" src="button.png">'],
+    ['a refresh', '<meta http-equiv="refresh" content="0;url=https://example.com/">'],
+  ])('%s is not self-contained', (_what, html) => {
+    // Act
+    const inspection = inspectHtml(html);
+
+    // Assess
+    expect(inspection).toMatchObject({ scripted: false, selfContained: false });
+  });
+
+  it.each([
+    ['plain markup', '<h1>Invoice</h1><table><tr><td>1</td></tr></table>'],
+    ['data: images', '<img src="data:image/png;base64,AAAA"><img src=" DATA:image/gif;base64,R0lG">'],
+    ['data: URLs in CSS, quoted or not', `<style>.a { background: url("data:image/png;base64,AAAA") } @font-face { font-family: F; src: url(data:font/ttf;base64,AAAA) }</style><p style="background:url( 'data:image/svg+xml,<svg/>')">x</p>`],
+    ['links, which are only followed on a click', '<a href="https://example.com/">our site</a><map><area href="https://example.com/"></map>'],
+    ['an SVG reference to a fragment of itself', '<svg><defs><path id="p" d="M0 0"/></defs><use href="#p"/></svg>'],
+    ['an empty image source', '<img src="">'],
+    ['text that mentions url( and @import', '<p>Write url(x) and @import in your CSS</p>'],
+  ])('%s is self-contained', (_what, html) => {
+    // Act
+    const inspection = inspectHtml(html);
+
+    // Assess
+    expect(inspection).toMatchObject({ selfContained: true });
   });
 });
