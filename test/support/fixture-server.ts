@@ -36,7 +36,10 @@ const PLANT_STATE = `<!doctype html><p>planting</p><script>
   fetch('/cacheable');
 </script>`;
 
-/** A document that prints whatever state it can find, so that a PDF shows any leak. */
+/**
+ * A document that prints whatever state it can find, so that a PDF shows any leak. One finding per
+ * line: they arrive in any order, and a <pre> line wider than the page is cut off in the PDF.
+ */
 const INSPECT_STATE = `<!doctype html><pre id="out">inspecting</pre><script>
   const out = [];
   out.push('cookie=' + document.cookie);
@@ -56,7 +59,7 @@ const INSPECT_STATE = `<!doctype html><pre id="out">inspecting</pre><script>
     }),
     fetch('/page').then((r) => r.text()).then((t) => out.push('fetched=' + t.replace(/<[^>]+>/g, ' '))),
     fetch('/cacheable').then((r) => r.text()).then((t) => out.push('cacheable=' + t)),
-  ]).then(() => { document.getElementById('out').textContent = 'INSPECTED ' + out.join(' | '); });
+  ]).then(() => { document.getElementById('out').textContent = 'INSPECTED\\n' + out.join('\\n'); });
 </script>`;
 
 let cacheableServed = 0;
