@@ -37,9 +37,20 @@ export async function preparePrint(page: Page, options: RenderOptions, live: boo
         );
         for (const element of lazy) element.setAttribute('loading', 'eager');
         // decode() settles once the image has loaded (or failed) and is ready to paint, whatever
-        // state the switch to eager left it in; `complete` and load events can both miss a load in flight.
+        // state the switch to eager left it in; `complete` and load events can both miss a load in
+        // flight. But it also rejects when the image's request is replaced (the switch to eager
+        // can restart it after decode() was called): then wait for that request and decode again.
+        const settled = (image: HTMLImageElement): Promise<unknown> =>
+          image.decode().catch(() =>
+            image.complete
+              ? undefined
+              : new Promise((resolve) => {
+                  image.addEventListener('load', resolve, { once: true });
+                  image.addEventListener('error', resolve, { once: true });
+                }).then(() => settled(image)),
+          );
         const images = lazy.filter((element): element is HTMLImageElement => element instanceof HTMLImageElement);
-        if (steps.wait) await Promise.all(images.map((image) => image.decode().catch(() => undefined)));
+        if (steps.wait) await Promise.all(images.map(settled));
       }
       // Web fonts start loading only once layout needs them, and the load event need not wait for
       // them: without this, a slow font server prints the fallback font.
