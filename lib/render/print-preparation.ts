@@ -21,16 +21,23 @@ import type { Page } from 'puppeteer-core';
 import type { RenderOptions } from './options.ts';
 import { sanitizeTemplate, templateFontUrls, type TemplateStyle } from './templates.ts';
 
+/** What the document may hold that its load event does not wait for. */
+export interface PrintPreparation {
+  /** Lazy images (documents with scripts, or from a URL: lib/render/html.ts counts lazy loading as scripting). */
+  readonly lazyContent: boolean;
+  /** Images that only style asks for, such as CSS backgrounds by URL (an HTML document that is not self-contained). */
+  readonly styleImages: boolean;
+}
+
 /**
  * Prepares the loaded page for printing and returns how its header and footer are to be styled.
  * Everything is done in one call into the page: each round trip to the browser costs CPU on both
- * sides, on every document. `live` is false on static workspaces, whose documents have no lazy
- * content (lib/render/html.ts counts lazy loading as needing scripts), which skips that step.
+ * sides, on every document; steps a document cannot need are skipped.
  */
-export async function preparePrint(page: Page, options: RenderOptions, live: boolean): Promise<TemplateStyle> {
+export async function preparePrint(page: Page, options: RenderOptions, needs: PrintPreparation): Promise<TemplateStyle> {
   const hasTemplates = options.headerHtml !== undefined || options.footerHtml !== undefined;
   const fontFamily = await page.evaluate(
-    async (steps: { lazy: boolean; wait: boolean; templateFonts: string[] | null }) => {
+    async (steps: { lazy: boolean; styleImages: boolean; wait: boolean; templateFonts: string[] | null }) => {
       if (steps.lazy) {
         const lazy = Array.from(document.querySelectorAll('img[loading], iframe[loading]')).filter(
           (element) => element.getAttribute('loading')?.toLowerCase() === 'lazy',
@@ -58,6 +65,31 @@ export async function preparePrint(page: Page, options: RenderOptions, live: boo
         document.documentElement?.getBoundingClientRect(); // style and layout now, so that loads start
         await document.fonts.ready;
       }
+      // A document whose load event fires as soon as it is parsed (HTML given inline) may not have
+      // computed its style by then, so images that only style asks for (CSS backgrounds, list
+      // markers, border images, generated content) start loading only now. Each is loaded again
+      // as an Image, which shares the request in flight, and awaited.
+      if (steps.wait && steps.styleImages) {
+        const urls = new Set<string>();
+        const collect = (style: CSSStyleDeclaration) => {
+          for (const value of [style.backgroundImage, style.borderImageSource, style.listStyleImage, style.content]) {
+            for (const match of value.matchAll(/url\("((?:[^"\\]|\\.)*)"\)/g)) urls.add((match[1] as string).replace(/\\(.)/g, '$1'));
+          }
+        };
+        for (const element of Array.from(document.querySelectorAll('*'))) {
+          collect(getComputedStyle(element));
+          collect(getComputedStyle(element, '::before'));
+          collect(getComputedStyle(element, '::after'));
+        }
+        const remote = [...urls].filter((url) => !url.startsWith('data:'));
+        await Promise.all(
+          remote.map((url) => {
+            const image = new Image();
+            image.src = url;
+            return image.decode().catch(() => undefined);
+          }),
+        );
+      }
       if (steps.templateFonts === null) return '';
       await Promise.all(
         steps.templateFonts.map((url, index) => new FontFace(`pdf-api-template-font-${index}`, `url("${url}")`).load().catch(() => undefined)),
@@ -66,7 +98,8 @@ export async function preparePrint(page: Page, options: RenderOptions, live: boo
       return body ? getComputedStyle(body).fontFamily : '';
     },
     {
-      lazy: live,
+      lazy: needs.lazyContent,
+      styleImages: needs.styleImages,
       wait: options.waitFor !== 'domcontentloaded',
       templateFonts: hasTemplates
         ? templateFontUrls(sanitizeTemplate(options.headerHtml ?? ''), sanitizeTemplate(options.footerHtml ?? ''))
