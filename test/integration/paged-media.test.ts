@@ -189,6 +189,19 @@ describe('CSS paged media', () => {
       // Assess: the square (200 px = 150 pt, at the top left corner: no margin by default) is red
       expect(inkIn(raster, { x: 10, y: 10, width: 130, height: 130 }).colored).toBeGreaterThan(0.95);
     });
+
+    it('prints a CSS background from a data: URL in a self-contained document', async () => {
+      // Prepare: nothing to fetch, so the document renders on a page that draws no screen frames
+      const redSquare = `data:image/svg+xml,${encodeURIComponent('<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"><rect width="100" height="100" fill="#ff0000"/></svg>')}`;
+      const html = `<!doctype html><style>body { margin: 0 } .logo { width: 200px; height: 200px; background: url("${redSquare}") }</style><div class="logo"></div><p>Letterhead</p>`;
+
+      // Act
+      const { bytes } = await generateAndDownload(key.apiKey, { html });
+      const raster = await rasterizePage(bytes, 1, 1);
+
+      // Assess
+      expect(inkIn(raster, { x: 10, y: 10, width: 130, height: 130 }).colored).toBeGreaterThan(0.95);
+    });
   });
 
   describe('header and footer templates stay in their margin', () => {
