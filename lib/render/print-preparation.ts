@@ -25,8 +25,6 @@ import { sanitizeTemplate, templateFontUrls, type TemplateStyle } from './templa
 export interface PrintPreparation {
   /** Lazy images (documents with scripts, or from a URL: lib/render/html.ts counts lazy loading as scripting). */
   readonly lazyContent: boolean;
-  /** Images that only style asks for, such as CSS backgrounds by URL (an HTML document that is not self-contained). */
-  readonly styleImages: boolean;
 }
 
 /**
@@ -37,25 +35,26 @@ export interface PrintPreparation {
 export async function preparePrint(page: Page, options: RenderOptions, needs: PrintPreparation): Promise<TemplateStyle> {
   const hasTemplates = options.headerHtml !== undefined || options.footerHtml !== undefined;
   const fontFamily = await page.evaluate(
-    async (steps: { lazy: boolean; styleImages: boolean; wait: boolean; templateFonts: string[] | null }) => {
+    async (steps: { lazy: boolean; wait: boolean; templateFonts: string[] | null }) => {
       if (steps.lazy) {
         const lazy = Array.from(document.querySelectorAll('img[loading], iframe[loading]')).filter(
           (element) => element.getAttribute('loading')?.toLowerCase() === 'lazy',
         );
         for (const element of lazy) element.setAttribute('loading', 'eager');
         // decode() settles once the image has loaded (or failed) and is ready to paint, whatever
-        // state the switch to eager left it in; `complete` and load events can both miss a load in
-        // flight. But it also rejects when the image's request is replaced (the switch to eager
-        // can restart it after decode() was called): then wait for that request and decode again.
-        const settled = (image: HTMLImageElement): Promise<unknown> =>
-          image.decode().catch(() =>
-            image.complete
-              ? undefined
-              : new Promise((resolve) => {
-                  image.addEventListener('load', resolve, { once: true });
-                  image.addEventListener('error', resolve, { once: true });
-                }).then(() => settled(image)),
-          );
+        // state the switch to eager left it in. But it settles early when the image's request is
+        // replaced (the switch to eager can restart it after decode() was called): so until the
+        // image is complete, wait for its next load or error. `complete` is read and the listeners
+        // attached in one synchronous step, so no event can slip between them.
+        const settled = async (image: HTMLImageElement) => {
+          await image.decode().catch(() => undefined);
+          while (!image.complete) {
+            await new Promise((resolve) => {
+              image.addEventListener('load', resolve, { once: true });
+              image.addEventListener('error', resolve, { once: true });
+            });
+          }
+        };
         const images = lazy.filter((element): element is HTMLImageElement => element instanceof HTMLImageElement);
         if (steps.wait) await Promise.all(images.map(settled));
       }
@@ -64,31 +63,6 @@ export async function preparePrint(page: Page, options: RenderOptions, needs: Pr
       if (steps.wait) {
         document.documentElement?.getBoundingClientRect(); // style and layout now, so that loads start
         await document.fonts.ready;
-      }
-      // A document whose load event fires as soon as it is parsed (HTML given inline) may not have
-      // computed its style by then, so images that only style asks for (CSS backgrounds, list
-      // markers, border images, generated content) start loading only now. Each is loaded again
-      // as an Image, which shares the request in flight, and awaited.
-      if (steps.wait && steps.styleImages) {
-        const urls = new Set<string>();
-        const collect = (style: CSSStyleDeclaration) => {
-          for (const value of [style.backgroundImage, style.borderImageSource, style.listStyleImage, style.content]) {
-            for (const match of value.matchAll(/url\("((?:[^"\\]|\\.)*)"\)/g)) urls.add((match[1] as string).replace(/\\(.)/g, '$1'));
-          }
-        };
-        for (const element of Array.from(document.querySelectorAll('*'))) {
-          collect(getComputedStyle(element));
-          collect(getComputedStyle(element, '::before'));
-          collect(getComputedStyle(element, '::after'));
-        }
-        const remote = [...urls].filter((url) => !url.startsWith('data:'));
-        await Promise.all(
-          remote.map((url) => {
-            const image = new Image();
-            image.src = url;
-            return image.decode().catch(() => undefined);
-          }),
-        );
       }
       if (steps.templateFonts === null) return '';
       await Promise.all(
@@ -99,7 +73,6 @@ export async function preparePrint(page: Page, options: RenderOptions, needs: Pr
     },
     {
       lazy: needs.lazyContent,
-      styleImages: needs.styleImages,
       wait: options.waitFor !== 'domcontentloaded',
       templateFonts: hasTemplates
         ? templateFontUrls(sanitizeTemplate(options.headerHtml ?? ''), sanitizeTemplate(options.footerHtml ?? ''))

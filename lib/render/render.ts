@@ -129,10 +129,7 @@ async function printInWorkspace(
     await page.waitForNetworkIdle({ idleTime: 500, concurrency: options.waitFor === 'networkidle0' ? 0 : 2, timeout: limits.timeoutMs });
   }
   // Lazy images loaded, template fonts ready, the body's font read for the templates.
-  const templateStyle = await preparePrint(page, options, {
-    lazyContent: kind === 'live',
-    styleImages: 'html' in source && !source.selfContained,
-  });
+  const templateStyle = await preparePrint(page, options, { lazyContent: kind === 'live' });
   return printWithinLimits(page, toPdfOptions(options, now, limits.timeoutMs, templateStyle), limits);
 }
 
