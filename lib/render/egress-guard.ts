@@ -12,7 +12,7 @@
  * guard knows what that document was refused, can cap what it downloads, and cuts every connection
  * the document still holds when it is done.
  */
-import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { portOf, resolveDestination, type EgressPolicy } from './egress.ts';
@@ -63,6 +63,11 @@ export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGu
   let requestCount = 0;
   let overLimit = false;
   let closed = false;
+  // Upstream connections of this guard's document only. Node's global agent keeps connections
+  // alive and hands them to whoever asks next: a connection would pass from one document (and
+  // customer) to another, and cutting the first document's connections would break the other's
+  // request mid-flight (measured: slow images printed broken).
+  let agent = new Agent({ keepAlive: true });
 
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -118,6 +123,7 @@ export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGu
       headers,
       setHost: false,
       timeout: UPSTREAM_CONNECT_TIMEOUT_MS,
+      agent,
     });
     upstream.on('socket', track);
     upstream.on('timeout', () => upstream.destroy());
@@ -196,6 +202,8 @@ export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGu
     },
     arm(policy: GuardOptions) {
       cutEverything();
+      agent.destroy();
+      agent = new Agent({ keepAlive: true });
       options = policy;
       refused.length = 0;
       bytesReceived = 0;
@@ -205,6 +213,7 @@ export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGu
     async close() {
       closed = true;
       cutEverything();
+      agent.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
