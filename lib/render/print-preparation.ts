@@ -42,21 +42,9 @@ export async function preparePrint(page: Page, options: RenderOptions, needs: Pr
         );
         for (const element of lazy) element.setAttribute('loading', 'eager');
         // decode() settles once the image has loaded (or failed) and is ready to paint, whatever
-        // state the switch to eager left it in. But it settles early when the image's request is
-        // replaced (the switch to eager can restart it after decode() was called): so until the
-        // image is complete, wait for its next load or error. `complete` is read and the listeners
-        // attached in one synchronous step, so no event can slip between them.
-        const settled = async (image: HTMLImageElement) => {
-          await image.decode().catch(() => undefined);
-          while (!image.complete) {
-            await new Promise((resolve) => {
-              image.addEventListener('load', resolve, { once: true });
-              image.addEventListener('error', resolve, { once: true });
-            });
-          }
-        };
+        // state the switch to eager left it in; `complete` and load events can both miss a load in flight.
         const images = lazy.filter((element): element is HTMLImageElement => element instanceof HTMLImageElement);
-        if (steps.wait) await Promise.all(images.map(settled));
+        if (steps.wait) await Promise.all(images.map((image) => image.decode().catch(() => undefined)));
       }
       // Web fonts start loading only once layout needs them, and the load event need not wait for
       // them: without this, a slow font server prints the fallback font.

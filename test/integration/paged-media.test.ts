@@ -172,6 +172,24 @@ describe('CSS paged media', () => {
   });
 
   describe('CSS background images', () => {
+    const square = (query: string) =>
+      `<!doctype html><style>body { margin: 0 } .logo { width: 200px; height: 200px; background: url(${inject('publicSite')}/red-square.svg?${query}) }</style><div class="logo"></div><p>Letterhead</p>`;
+
+    it.each([
+      ['a static document', 'static', ''],
+      ['a document with a script', 'scripted', '<script>document.title = "scripted"</script>'],
+    ])('prints a slow CSS background image from a URL in %s', async (_name, query, script) => {
+      // Prepare: the image answers after 600 ms
+      const html = square(query) + script;
+
+      // Act
+      const { bytes } = await generateAndDownload(key.apiKey, { html });
+      const raster = await rasterizePage(bytes, 1, 1);
+
+      // Assess: the square (200 px = 150 pt, at the top left corner: no margin by default) is red
+      expect(inkIn(raster, { x: 10, y: 10, width: 130, height: 130 }).colored).toBeGreaterThan(0.95);
+    });
+
     it('prints a CSS background from a data: URL in a self-contained document', async () => {
       // Prepare: nothing to fetch, so the document renders on a page that draws no screen frames
       const redSquare = `data:image/svg+xml,${encodeURIComponent('<svg xmlns="http://www.w3.org/2000/svg" width="100" height="100"><rect width="100" height="100" fill="#ff0000"/></svg>')}`;
