@@ -12,6 +12,9 @@ import { resolveSecretArns } from './aws/secrets.ts';
 // cold start, so that the getter below stays synchronous (see lib/aws/secrets.ts).
 await resolveSecretArns(['LINK_SIGNING_SECRET']);
 
+/** Cores this process may use: fixed for its life, and a system call to ask (settings are read per document). */
+const CORES = availableParallelism();
+
 function intFromEnv(name: string, fallback: number, { min = 1 }: { min?: number } = {}): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -70,7 +73,7 @@ export const settings = {
   },
   /** Idle workspaces kept for reuse by the same key's next documents (0 turns reuse off). */
   get maxIdleWorkspaces(): number {
-    return intFromEnv('MAX_IDLE_WORKSPACES', Math.max(2, availableParallelism() * 2), { min: 0 });
+    return intFromEnv('MAX_IDLE_WORKSPACES', Math.max(2, CORES * 2), { min: 0 });
   },
   /** Documents one workspace renders at most before it is replaced. */
   get maxWorkspaceUses(): number {
@@ -115,7 +118,7 @@ export const settings = {
   },
   /** Local stack only: render-function invocations run at once on this machine. */
   get localRenderConcurrency(): number {
-    return intFromEnv('LOCAL_RENDER_CONCURRENCY', Math.max(2, availableParallelism() * 2));
+    return intFromEnv('LOCAL_RENDER_CONCURRENCY', Math.max(2, CORES * 2));
   },
   /** Another Chromium to use instead of the one @sparticuz/chromium ships (macOS, Debian's chromium). */
   get chromePath(): string | undefined {
