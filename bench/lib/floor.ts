@@ -15,6 +15,7 @@ import type { Browser, Page } from 'puppeteer-core';
 import type { BenchConfig } from './config.ts';
 import { CORPUS, corpusDocument, THROUGHPUT_DOCUMENT } from './corpus.ts';
 import { launchLikeService, prepare, printOnPage, type PreparedDocument } from './chromium.ts';
+import { openStaticPage } from '#lib/render/workspaces.ts';
 import { checkPdf } from './pdf.ts';
 import { round, summarize, type LatencySummary } from './stats.ts';
 
@@ -54,14 +55,10 @@ const reusedPage: WorkerFactory = async (browser) => {
   return { print: (prepared) => printOnPage(page, prepared), close: () => page.close() };
 };
 
-/** A page in a new context whose compositor only draws when asked, and nothing asks; JavaScript off. */
+/** The page the service gives static documents (no screen frames, JavaScript off), in a new context. */
 const framelessPage: WorkerFactory = async (browser) => {
   const context = await browser.createBrowserContext();
-  const session = await browser.target().createCDPSession();
-  await session.send('Target.createTarget', { url: 'about:blank', browserContextId: context.id, enableBeginFrameControl: true });
-  const page = await (await context.waitForTarget((target) => target.type() === 'page')).page();
-  if (!page) throw new Error('frameless page not opened');
-  await page.setJavaScriptEnabled(false);
+  const page = await openStaticPage(browser, context);
   return { print: (prepared) => printOnPage(page, prepared), close: () => context.close() };
 };
 
@@ -163,7 +160,7 @@ export async function runFloor(executablePath: string, config: BenchConfig, mism
     const isolatedLatency = await latency(isolatedWorker.print, throughputDoc, config, mismatches);
     const isolatedRate = round(await throughput(browser, contextPerDocument, throughputDoc, bestLevel.concurrency, config.floorDocs, mismatches));
     log(`context per document ${THROUGHPUT_DOCUMENT}: p50 ${isolatedLatency.p50} ms, ${isolatedRate} docs/s x${bestLevel.concurrency}`);
-    const scripted = CORPUS.find((document) => document.name === 'js-dashboard') ?? CORPUS[0]!;
+    const scripted = corpusDocument('js-dashboard');
     const isolatedScriptedLatency = await latency(isolatedWorker.print, prepare(scripted), config, mismatches);
     log(`context per document ${scripted.name}: p50 ${isolatedScriptedLatency.p50} ms`);
 

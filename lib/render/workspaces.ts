@@ -79,6 +79,13 @@ async function openFramelessPage(browser: Browser, context: BrowserContext): Pro
   return page;
 }
 
+/** The page of a static workspace in `context`: frameless, and a static document runs no code at all. */
+export async function openStaticPage(browser: Browser, context: BrowserContext): Promise<Page> {
+  const page = await openFramelessPage(browser, context);
+  await page.setJavaScriptEnabled(false);
+  return page;
+}
+
 async function openWorkspace(kind: WorkspaceKind): Promise<Workspace> {
   const browser = await getBrowser();
   const guard = await startEgressGuard();
@@ -91,9 +98,7 @@ async function openWorkspace(kind: WorkspaceKind): Promise<Workspace> {
       proxyBypassList: ['<-loopback>'],
       downloadBehavior: { policy: 'deny' },
     });
-    const page = kind === 'static' ? await openFramelessPage(browser, context) : await context.newPage();
-    // A static document runs no code at all.
-    if (kind === 'static') await page.setJavaScriptEnabled(false);
+    const page = kind === 'static' ? await openStaticPage(browser, context) : await context.newPage();
     // Popups have no place in a PDF; close any a document opens.
     context.on('targetcreated', (target) => {
       if (target.type() === 'page' && target !== page.target()) void target.page().then((popup) => popup?.close());
