@@ -67,7 +67,8 @@ export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGu
   // alive and hands them to whoever asks next: a connection would pass from one document (and
   // customer) to another, and cutting the first document's connections would break the other's
   // request mid-flight (measured: slow images printed broken).
-  let agent = new Agent({ keepAlive: true });
+  const newAgent = () => new Agent({ keepAlive: true });
+  let agent = newAgent();
 
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -203,7 +204,7 @@ export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGu
     arm(policy: GuardOptions) {
       cutEverything();
       agent.destroy();
-      agent = new Agent({ keepAlive: true });
+      agent = newAgent();
       options = policy;
       refused.length = 0;
       bytesReceived = 0;
