@@ -3,8 +3,11 @@
  * cache and service workers, and its own renderer process) with one page and its own egress guard.
  *
  * Opening one costs a renderer process start, about three times the CPU of printing an invoice. So:
- * - a few fresh workspaces are prepared ahead while documents render. A prepared workspace has run
- *   nothing, and its guard refuses everything until it is armed for its document;
+ * - a few fresh workspaces are prepared ahead. A prepared workspace has run nothing, and its guard
+ *   refuses everything until it is armed for its document. They are prepared when a document is done
+ *   printing (while its PDF is counted, stored and sent), not when one starts: a renderer process
+ *   starting beside a render competes with it for the cores, which made a scripted document about
+ *   25 ms slower on two cores (measured on the benchmark's JS-rendered page);
  * - a document that runs scripts, or loads a URL, gets a fresh workspace that is closed after it;
  * - a static document (no scripting needed, see lib/render/html.ts) renders with JavaScript switched
  *   off;
@@ -161,7 +164,6 @@ export async function takeWorkspace(
     else if (candidate) void closeWorkspace(candidate);
   }
   workspace ??= await openWorkspace(kind);
-  prepareAhead(kind, policy.prepared);
   // A live workspace serves one document; one that needs no scripting runs none.
   if (kind === 'live' && !document.scripts) {
     try {
@@ -179,12 +181,14 @@ export async function takeWorkspace(
 /**
  * Hands a workspace back after its document: kept for the next static document with the same reuse
  * key when its own document was static, succeeded and made no network request; closed otherwise.
+ * Then the prepared workspaces of its kind are topped up, now that its printing no longer needs the cores.
  */
 export function releaseWorkspace(
   workspace: Workspace,
   outcome: { reuseKey: string | undefined; succeeded: boolean },
   policy: WorkspacePolicy,
 ): void {
+  if (!shuttingDown) prepareAhead(workspace.kind, policy.prepared);
   const { reuseKey } = outcome;
   const keep =
     reuseKey !== undefined &&
