@@ -39,6 +39,8 @@ export function toPdfOptions(options: RenderOptions, now: Date, timeoutMs: numbe
     margin,
     printBackground: options.printBackground,
     scale: options.scale,
+    // Puppeteer tags every PDF unless told otherwise; ours are tagged when the caller asks.
+    tagged: options.tagged,
     displayHeaderFooter,
     ...(headerTemplate !== undefined && { headerTemplate }),
     ...(footerTemplate !== undefined && { footerTemplate }),

@@ -2,6 +2,7 @@
  * Every option of POST /v1/pdf/generate, checked on the PDF a customer downloads: page sizes in
  * points, positions and sizes of text, fill colours and the header and footer text.
  */
+import { PDFDict, PDFDocument, PDFName } from 'pdf-lib';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createKey, generate, generateAndDownload, type TestKey } from '../support/api.ts';
 import { findItem, normalizeText, POINTS_PER_INCH, POINTS_PER_MM, readPdf } from '../support/pdf.ts';
@@ -174,6 +175,38 @@ describe('POST /v1/pdf/generate options', () => {
 
       // Assess
       expect((await readPdf(bytes)).pages[0]?.fillColors).toContain('#12ab34');
+    });
+  });
+
+  describe('tagged', () => {
+    const html = '<!doctype html><html lang="en"><h1>Quarterly report</h1><p>Revenue grew.</p><table><tr><th>Q</th><td>4</td></tr></table></html>';
+
+    /** What a PDF reader uses to tell a tagged PDF: a structure tree and the catalog's MarkInfo /Marked true. */
+    async function structure(bytes: Uint8Array) {
+      const catalog = (await PDFDocument.load(bytes)).catalog;
+      const markInfo = catalog.lookupMaybe(PDFName.of('MarkInfo'), PDFDict);
+      return {
+        structTree: catalog.has(PDFName.of('StructTreeRoot')),
+        marked: markInfo?.get(PDFName.of('Marked'))?.toString() === 'true',
+      };
+    }
+
+    it('true gives a tagged PDF: a structure tree that screen readers follow, with the same text', async () => {
+      // Act
+      const { bytes } = await generateAndDownload(key.apiKey, { html, tagged: true });
+
+      // Assess
+      expect(await structure(bytes)).toEqual({ structTree: true, marked: true });
+      expect(normalizeText((await readPdf(bytes)).text)).toBe('Quarterly report Revenue grew. Q 4');
+    });
+
+    it('defaults to an untagged PDF with the same text', async () => {
+      // Act
+      const { bytes } = await generateAndDownload(key.apiKey, { html });
+
+      // Assess
+      expect(await structure(bytes)).toEqual({ structTree: false, marked: false });
+      expect(normalizeText((await readPdf(bytes)).text)).toBe('Quarterly report Revenue grew. Q 4');
     });
   });
 

@@ -149,6 +149,24 @@ describe('print_background', () => {
   });
 });
 
+describe('tagged', () => {
+  it.each([true, false])('accepts %s and carries it through', (value) => {
+    // Act
+    const resolved = resolve({ tagged: value });
+
+    // Assess
+    expect(resolved).toMatchObject({ tagged: value });
+  });
+
+  it.each(['yes', 1, null])('rejects %j: only JSON booleans', (value) => {
+    // Act
+    const result = parseBody({ tagged: value });
+
+    // Assess
+    expect(result).toEqual({ ok: false, message: 'tagged must be true or false' });
+  });
+});
+
 describe('wait_for', () => {
   it.each(['load', 'domcontentloaded', 'networkidle0', 'networkidle2'])('accepts %s', (waitFor) => {
     // Act
@@ -343,7 +361,7 @@ describe('unknown fields', () => {
 });
 
 describe('defaults', () => {
-  it('applies A4, portrait, backgrounds on, scale 1 and wait for load when nothing is given', () => {
+  it('applies A4, portrait, backgrounds on, scale 1, wait for load and no tagging when nothing is given', () => {
     // Act
     const resolved = resolveRenderOptions(itemOptionsSchema.parse({}));
 
@@ -356,6 +374,7 @@ describe('defaults', () => {
       scale: 1,
       waitFor: 'load',
       preferCssPageSize: true,
+      tagged: false,
     });
   });
 
