@@ -106,6 +106,10 @@ async function openWorkspace(kind: WorkspaceKind): Promise<Workspace> {
     context.on('targetcreated', (target) => {
       if (target.type() === 'page' && target !== page.target()) void target.page().then((popup) => popup?.close());
     });
+    // Nobody is there to answer alert(), confirm() or prompt(): they are declined at once, as a user
+    // would (confirm gives false, prompt null), and the script carries on. Unanswered, the dialog
+    // would block the page until the render timeout.
+    page.on('dialog', (dialog) => void dialog.dismiss().catch(() => undefined));
     return { kind, browser, context, page, guard, uses: 0 };
   } catch (error) {
     // A context whose page could not be set up is of no use; it must not linger in the browser.

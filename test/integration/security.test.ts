@@ -258,6 +258,22 @@ describe('scripting follows the document', () => {
     expect(texts).toEqual(['plain one', 'SCRIPT-RAN', 'plain two', 'RAN-AGAIN']);
   });
 
+  it('alert, confirm and prompt are declined at once, as by a user, and the document prints', async () => {
+    // Prepare: each dialog would wait for an answer that never comes
+    const html = `<p id="o">not run</p><script>
+      alert('Hello');
+      const confirmed = confirm('Proceed?');
+      const answer = prompt('Your name?', 'default');
+      o.textContent = 'after dialogs: ' + confirmed + ' ' + answer;
+    </script>`;
+
+    // Act: fails with the status (504 on a render timeout) if the document did not render
+    const { bytes } = await generateAndDownload(key.apiKey, { html });
+
+    // Assess: the answers a declining user gives
+    expect(normalize((await readPdf(bytes)).text)).toBe('after dialogs: false null');
+  });
+
   it('<noscript> content stays hidden, as in a browser with scripting on', async () => {
     // Act
     const text = normalize(await renderText('<p>visible</p><noscript>ENABLE-JAVASCRIPT-PLEASE</noscript>'));
