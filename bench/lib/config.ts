@@ -60,7 +60,7 @@ export function readConfig(): BenchConfig {
     warmup: int('BENCH_WARMUP', quick ? 2 : 3, { min: 0 }),
     floorDocs: int('BENCH_FLOOR_DOCS', quick ? 24 : 60),
     floorRepeats: int('BENCH_FLOOR_REPEATS', quick ? 1 : 2),
-    maxConcurrency: int('BENCH_MAX_CONCURRENCY', quick ? 4 : 6, { max: 32 }),
+    maxConcurrency: int('BENCH_MAX_CONCURRENCY', quick ? 4 : 8, { max: 32 }),
     batchSize: int('BENCH_BATCH_SIZE', 100, { max: 100 }),
     batchRepeats: int('BENCH_BATCH_REPEATS', quick ? 1 : 5),
     naiveDocs: int('BENCH_NAIVE_DOCS', quick ? 4 : 10),
