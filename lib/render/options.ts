@@ -98,7 +98,7 @@ export interface RenderOptions {
   readonly footerHtml?: string;
   /**
    * A tagged PDF: the document's structure (headings, paragraphs, tables, reading order) for
-   * screen readers and reflow. Off unless asked for: Chromium spends about a third more CPU on a
+   * screen readers and reflow. Off unless asked for: Chromium spends about 50 % more CPU on a
    * tagged invoice, and the file is about five times larger (measured on the benchmark's invoice).
    */
   readonly tagged: boolean;

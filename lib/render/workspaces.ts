@@ -2,7 +2,7 @@
  * Workspaces: where documents render. A workspace is a browser context (its own cookies, storage,
  * cache and service workers, and its own renderer process) with one page and its own egress guard.
  *
- * Opening one costs a renderer process start, about three times the CPU of printing an invoice. So:
+ * Opening one costs a renderer process start, about four times the CPU of printing an invoice. So:
  * - a few fresh workspaces are prepared ahead. A prepared workspace has run nothing, and its guard
  *   refuses everything until it is armed for its document. They are prepared when a document is done
  *   printing (while its PDF is counted, stored and sent), not when one starts: a renderer process
