@@ -68,6 +68,7 @@ export async function prepareDocument(input: {
       scripted: inspection.scripted,
       languages: inspection.languages,
       selfContained: inspection.selfContained,
+      webFonts: inspection.webFonts,
     },
     options,
   };

@@ -30,6 +30,8 @@ export type HtmlInspection =
       readonly languages: string;
       /** Names nothing the browser would fetch: every resource is inline (data: URLs, styles, SVG). */
       readonly selfContained: boolean;
+      /** Declares fonts of its own (`@font-face`), which load only once layout asks for them. */
+      readonly webFonts: boolean;
     };
 
 /**
@@ -74,10 +76,12 @@ const LINK_ELEMENTS = new Set(['a', 'area']);
 const INLINE_REFERENCE = /^\s*(data:|#|$)/i;
 /** CSS that fetches: a url() that is not a data: URL, an @import, or an image-set() of strings. */
 const CSS_FETCH = /url\((?![\s'"]*data:)|@import|image-set\(/i;
+const FONT_FACE = /@font-face/i;
 
-function describe(root: Node): { scripted: boolean; languages: string; selfContained: boolean } {
+function describe(root: Node): { scripted: boolean; languages: string; selfContained: boolean; webFonts: boolean } {
   let scripted = false;
   let selfContained = true;
+  let webFonts = false;
   const languages = new Set<string>();
   const pending: Node[] = [root];
   while (pending.length > 0) {
@@ -96,11 +100,12 @@ function describe(root: Node): { scripted: boolean; languages: string; selfConta
       }
     }
     // Style sheet text (<style>, in HTML or SVG) is the text node inside it.
-    if ('value' in node && node.parentNode && 'tagName' in node.parentNode && node.parentNode.tagName === 'style' && CSS_FETCH.test(node.value)) {
-      selfContained = false;
+    if ('value' in node && node.parentNode && 'tagName' in node.parentNode && node.parentNode.tagName === 'style') {
+      if (CSS_FETCH.test(node.value)) selfContained = false;
+      if (FONT_FACE.test(node.value)) webFonts = true;
     }
     if ('content' in node && node.content) pending.push(node.content); // <template>
     if ('childNodes' in node) pending.push(...node.childNodes);
   }
-  return { scripted, languages: [...languages].sort().join(','), selfContained };
+  return { scripted, languages: [...languages].sort().join(','), selfContained, webFonts };
 }

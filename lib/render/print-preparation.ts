@@ -12,7 +12,8 @@
  * - Web fonts the document uses are awaited (document.fonts.ready), unless the caller asked for
  *   `domcontentloaded`. Fonts start loading (or decoding, from data: URLs) only once layout needs
  *   them, which a page that draws no frames (static workspaces, see workspaces.ts) has not done yet
- *   at its load event: layout is forced first.
+ *   at its load event: layout is forced first. A static document can only have the fonts its own
+ *   style sheets declare (lib/render/html.ts); one that declares none has nothing to wait for.
  * - Templates use the body's font family unless they set their own, so that is read here.
  *
  * Everything runs in the page, under the document's time limit (see render.ts).
@@ -25,6 +26,8 @@ import { sanitizeTemplate, templateFontUrls, type TemplateStyle } from './templa
 export interface PrintPreparation {
   /** Lazy images (documents with scripts, or from a URL: lib/render/html.ts counts lazy loading as scripting). */
   readonly lazyContent: boolean;
+  /** Fonts that load only once layout asks for them: the document's own @font-face, or any a script adds. */
+  readonly webFonts: boolean;
 }
 
 /**
@@ -34,8 +37,18 @@ export interface PrintPreparation {
  */
 export async function preparePrint(page: Page, options: RenderOptions, needs: PrintPreparation): Promise<TemplateStyle> {
   const hasTemplates = options.headerHtml !== undefined || options.footerHtml !== undefined;
+  const wait = options.waitFor !== 'domcontentloaded';
+  const steps = {
+    lazy: needs.lazyContent,
+    wait,
+    fonts: wait && needs.webFonts,
+    templateFonts: hasTemplates ? templateFontUrls(sanitizeTemplate(options.headerHtml ?? ''), sanitizeTemplate(options.footerHtml ?? '')) : null,
+  };
+  // A static document without fonts of its own or templates (most invoices and letters) needs
+  // nothing: forcing a layout that printing redoes anyway would only cost time.
+  if (!steps.lazy && !steps.fonts && steps.templateFonts === null) return {};
   const fontFamily = await page.evaluate(
-    async (steps: { lazy: boolean; wait: boolean; templateFonts: string[] | null }) => {
+    async (steps: { lazy: boolean; wait: boolean; fonts: boolean; templateFonts: string[] | null }) => {
       if (steps.lazy) {
         const lazy = Array.from(document.querySelectorAll('img[loading], iframe[loading]')).filter(
           (element) => element.getAttribute('loading')?.toLowerCase() === 'lazy',
@@ -48,7 +61,7 @@ export async function preparePrint(page: Page, options: RenderOptions, needs: Pr
       }
       // Web fonts start loading only once layout needs them, and the load event need not wait for
       // them: without this, a slow font server prints the fallback font.
-      if (steps.wait) {
+      if (steps.fonts) {
         document.documentElement?.getBoundingClientRect(); // style and layout now, so that loads start
         await document.fonts.ready;
       }
@@ -59,13 +72,7 @@ export async function preparePrint(page: Page, options: RenderOptions, needs: Pr
       const body = document.body ?? document.documentElement;
       return body ? getComputedStyle(body).fontFamily : '';
     },
-    {
-      lazy: needs.lazyContent,
-      wait: options.waitFor !== 'domcontentloaded',
-      templateFonts: hasTemplates
-        ? templateFontUrls(sanitizeTemplate(options.headerHtml ?? ''), sanitizeTemplate(options.footerHtml ?? ''))
-        : null,
-    },
+    steps,
   );
   return typeof fontFamily === 'string' && fontFamily !== '' ? { fontFamily } : {};
 }

@@ -20,7 +20,13 @@ import { headerFooterOptions, type TemplateStyle } from './templates.ts';
  * pages are always rendered with scripting on.
  */
 export type DocumentSource =
-  | { readonly html: string; readonly scripted: boolean; readonly languages: string; readonly selfContained: boolean }
+  | {
+      readonly html: string;
+      readonly scripted: boolean;
+      readonly languages: string;
+      readonly selfContained: boolean;
+      readonly webFonts: boolean;
+    }
   | { readonly url: string };
 
 export interface RenderedPdf {
@@ -131,7 +137,12 @@ async function printInWorkspace(
     await page.waitForNetworkIdle({ idleTime: 500, concurrency: options.waitFor === 'networkidle0' ? 0 : 2, timeout: limits.timeoutMs });
   }
   // Lazy images loaded, template fonts ready, the body's font read for the templates.
-  const templateStyle = await preparePrint(page, options, { lazyContent: kind === 'live' });
+  // A static page loads nothing and runs nothing, so only its own @font-face fonts can be pending;
+  // a live one may have fonts from style sheets or scripts.
+  const templateStyle = await preparePrint(page, options, {
+    lazyContent: kind === 'live',
+    webFonts: kind === 'live' || ('html' in source && source.webFonts),
+  });
   return printWithinLimits(page, toPdfOptions(options, now, limits.timeoutMs, templateStyle), limits);
 }
 

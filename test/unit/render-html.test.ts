@@ -142,7 +142,7 @@ describe('inspectHtml tells whether a document needs scripting', () => {
     const inspection = inspectHtml('<html lang="ja"><p lang="ZH-cn">x</p><p xml:lang="ko">y</p><p lang="ja">z</p></html>');
 
     // Assess
-    expect(inspection).toEqual({ scripted: false, languages: 'ja,ko,zh-cn', selfContained: true });
+    expect(inspection).toEqual({ scripted: false, languages: 'ja,ko,zh-cn', selfContained: true, webFonts: false });
   });
 });
 
@@ -185,5 +185,30 @@ describe('inspectHtml tells whether a document names anything the browser would 
 
     // Assess
     expect(inspection).toMatchObject({ selfContained: true });
+  });
+});
+
+describe('inspectHtml tells whether a document declares fonts of its own, which printing must wait for', () => {
+  it.each([
+    ['an inline font', '<style>@font-face { font-family: Brand; src: url(data:font/woff2;base64,AAAA) }</style><p style="font-family: Brand">x</p>'],
+    ['a font by URL', '<style>@FONT-FACE { font-family: Brand; src: url(https://fonts.example/brand.woff2) }</style>'],
+    ['a font declared inside SVG', '<svg><style>@font-face { font-family: G; src: url(data:font/ttf;base64,AAAA) }</style><text font-family="G">x</text></svg>'],
+  ])('%s counts', (_what, html) => {
+    // Act
+    const inspection = inspectHtml(html);
+
+    // Assess
+    expect(inspection).toMatchObject({ webFonts: true });
+  });
+
+  it.each([
+    ['system fonts only', '<style>body { font-family: "DejaVu Sans", sans-serif }</style><p>x</p>'],
+    ['the words in text', '<p>Declare fonts with @font-face in your style sheet</p>'],
+  ])('%s does not count', (_what, html) => {
+    // Act
+    const inspection = inspectHtml(html);
+
+    // Assess
+    expect(inspection).toMatchObject({ webFonts: false });
   });
 });
