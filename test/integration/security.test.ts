@@ -221,6 +221,27 @@ describe('isolation between documents', () => {
     }
   });
 
+  it('a scripted document finds its window as new: no global beyond those of a fresh frame', async () => {
+    // Prepare: a fresh frame's window is the baseline; the document's own window may have no more.
+    const probe = `<p>probe</p><pre id="o"></pre><script>
+      (() => {
+        const frame = document.createElement('iframe');
+        document.body.append(frame);
+        const fresh = new Set(Object.getOwnPropertyNames(frame.contentWindow));
+        const extra = Object.getOwnPropertyNames(window).filter((name) => !fresh.has(name) && !/^[0-9]+$/.test(name));
+        frame.remove();
+        o.textContent = 'extra globals: ' + (extra.join(' ') || 'none');
+      })();
+    </script>`;
+
+    // Act: the first document of fresh workspaces, and one after another
+    const texts = await Promise.all([renderText(probe), renderText(probe), renderText(probe)]);
+    texts.push(await renderText(probe));
+
+    // Assess
+    for (const text of texts) expect(normalize(text)).toBe('probe extra globals: none');
+  });
+
   it.each([
     ['another customer', 'other key'],
     ['the same customer', 'same key'],
