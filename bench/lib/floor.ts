@@ -6,14 +6,15 @@
  * Also measured for context (not a target): the same with a fresh browser context per document, the
  * isolation the service keeps, to show what isolation itself costs.
  *
- * Paired passes: the machine is shared and its speed drifts over a run, so a ratio between a floor
- * measured now and a service measured a minute later also measures the drift. The service phase
- * therefore alternates each batch with a floor pass of the same size at the floor's best
- * concurrency (openPairedFloor), and the batch ratio compares the two under the same conditions.
+ * Paired measurements: the machine is shared and its speed drifts over a run, so a comparison
+ * between a floor measured now and a service measured a minute later also measures the drift. The
+ * service phase therefore follows each document's single generates with the floor's latency of that
+ * document, and each batch with a floor pass of the same size at the floor's best concurrency
+ * (openPairedFloor); the targets compare the two under the same conditions.
  */
 import type { Browser, Page } from 'puppeteer-core';
 import type { BenchConfig } from './config.ts';
-import { CORPUS, corpusDocument, THROUGHPUT_DOCUMENT } from './corpus.ts';
+import { CORPUS, corpusDocument, THROUGHPUT_DOCUMENT, type CorpusDocument } from './corpus.ts';
 import { launchLikeService, prepare, printOnPage, type PreparedDocument } from './chromium.ts';
 import { openStaticPage } from '#lib/render/workspaces.ts';
 import { checkPdf } from './pdf.ts';
@@ -186,8 +187,10 @@ export async function runFloor(executablePath: string, config: BenchConfig, mism
   }
 }
 
-/** Floor throughput passes on demand, to alternate with the service's batches. */
+/** Floor measurements on demand, to alternate with the service's (single documents and batches). */
 export interface PairedFloor {
+  /** Sequential latency of one document on a reused page, measured as the floor phase measures it. */
+  latency(document: CorpusDocument, config: BenchConfig): Promise<LatencySummary & { pages: number }>;
   /** One pass of `docs` documents at the floor's best concurrency: documents per second. */
   pass(docs: number): Promise<number>;
   close(): Promise<void>;
@@ -196,7 +199,9 @@ export interface PairedFloor {
 export async function openPairedFloor(executablePath: string, concurrency: number, mismatches: string[]): Promise<PairedFloor> {
   const browser = await launchLikeService(executablePath);
   const throughputDoc = prepare(corpusDocument(THROUGHPUT_DOCUMENT));
+  const page = await browser.newPage();
   return {
+    latency: (document, config) => latency((prepared) => printOnPage(page, prepared), prepare(document), config, mismatches),
     pass: async (docs) => round(await throughput(browser, reusedPage, throughputDoc, concurrency, docs, mismatches)),
     close: () => browser.close(),
   };

@@ -4,7 +4,8 @@
  * 2. cold start: the stack restarted on that directory, timed from spawn to the first successful
  *    generate response (the key exists already, so nothing but the service is on the clock);
  * 3. single generate, each corpus document one after another (client-side latency, and the
- *    server's own generation_time_ms to split rendering from everything around it);
+ *    server's own generation_time_ms to split rendering from everything around it), each document
+ *    followed by the floor's latency of it when a paired floor is given;
  * 4. batches of N invoices (documents per second = N / wall time of the request), each followed by
  *    a floor pass of N invoices when a paired floor is given (lib/floor.ts, "Paired passes").
  * Every PDF is downloaded through its link and checked with pdf-lib, outside the timed parts.
@@ -33,7 +34,16 @@ export interface ServiceResult {
     /** The first generate request alone. */
     readonly firstRequestMs: number;
   };
-  readonly single: Record<string, { latency: LatencySummary; serverGenerationMs: LatencySummary; pages: number }>;
+  readonly single: Record<
+    string,
+    {
+      latency: LatencySummary;
+      serverGenerationMs: LatencySummary;
+      pages: number;
+      /** The floor's latency of the same document, measured right after (with a paired floor). */
+      pairedFloor: LatencySummary | undefined;
+    }
+  >;
   readonly batch: {
     readonly document: string;
     readonly size: number;
@@ -103,10 +113,19 @@ export async function runService(
         latencies.push(ms);
         serverMs.push(record.generation_time_ms);
       }
+      sampler.watch(undefined, 'single generate'); // the floor's browser is not the service's memory
+      const floorLatency = pairedFloor ? await pairedFloor.latency(document, config) : undefined;
+      sampler.watch(stack.pid, 'single generate');
       await verifyDownloads(links, document, mismatches);
-      single[document.name] = { latency: summarize(latencies), serverGenerationMs: summarize(serverMs), pages: links[0]?.reportedPages ?? 0 };
+      single[document.name] = {
+        latency: summarize(latencies),
+        serverGenerationMs: summarize(serverMs),
+        pages: links[0]?.reportedPages ?? 0,
+        pairedFloor: floorLatency,
+      };
       const s = single[document.name];
       log(`single ${document.name}: p50 ${s?.latency.p50} ms, p95 ${s?.latency.p95} ms (server generation p50 ${s?.serverGenerationMs.p50} ms)`);
+      if (s?.pairedFloor) log(`paired floor ${document.name}: p50 ${s.pairedFloor.p50} ms`);
     }
 
     // 4. Batches.
