@@ -7,7 +7,7 @@
  *    server's own generation_time_ms to split rendering from everything around it), each document
  *    followed by the floor's latency of it when a paired floor is given;
  * 4. batches of N invoices (documents per second = N / wall time of the request), each followed by
- *    a floor pass of N invoices when a paired floor is given (lib/floor.ts, "Paired passes").
+ *    a floor pass of N invoices when a paired floor is given (lib/floor.ts, "Paired measurements").
  * Every PDF is downloaded through its link and checked with pdf-lib, outside the timed parts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
