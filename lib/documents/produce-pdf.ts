@@ -62,16 +62,8 @@ export async function prepareDocument(input: {
   if (input.html === undefined) throw new DocumentError('INVALID_HTML', 'html or url is required');
   const inspection = inspectHtml(input.html);
   if (inspection.problem !== undefined) throw new DocumentError('INVALID_HTML', inspection.problem);
-  return {
-    source: {
-      html: input.html as string,
-      scripted: inspection.scripted,
-      languages: inspection.languages,
-      selfContained: inspection.selfContained,
-      webFonts: inspection.webFonts,
-    },
-    options,
-  };
+  const { problem: _valid, ...traits } = inspection;
+  return { source: { html: input.html as string, ...traits }, options };
 }
 
 /** The limits every document renders under, from the settings. */

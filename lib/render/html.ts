@@ -20,19 +20,19 @@ const STRUCTURAL_ERRORS: Readonly<Record<string, string>> = {
   'null-character-reference': 'it contains a NUL character reference (&#0;)',
 };
 
-export type HtmlInspection =
-  | { readonly problem: string }
-  | {
-      readonly problem?: undefined;
-      /** Needs a live page: scripts, or lazy loading, which only a scripted page can hurry along. */
-      readonly scripted: boolean;
-      /** Every language the document declares (`lang` attributes), sorted, comma-separated. */
-      readonly languages: string;
-      /** Names nothing the browser would fetch: every resource is inline (data: URLs, styles, SVG). */
-      readonly selfContained: boolean;
-      /** Declares fonts of its own (`@font-face`), which load only once layout asks for them. */
-      readonly webFonts: boolean;
-    };
+/** What rendering needs to know about a valid document (lib/render/workspaces.ts decides by it). */
+export interface HtmlTraits {
+  /** Needs a live page: scripts, or lazy loading, which only a scripted page can hurry along. */
+  readonly scripted: boolean;
+  /** Every language the document declares (`lang` attributes), sorted, comma-separated. */
+  readonly languages: string;
+  /** Names nothing the browser would fetch: every resource is inline (data: URLs, styles, SVG). */
+  readonly selfContained: boolean;
+  /** Declares fonts of its own (`@font-face`), which load only once layout asks for them. */
+  readonly webFonts: boolean;
+}
+
+export type HtmlInspection = { readonly problem: string } | ({ readonly problem?: undefined } & HtmlTraits);
 
 /**
  * Validates `html` and tells whether it needs a live, scripted page to render as written: a script
@@ -78,7 +78,7 @@ const INLINE_REFERENCE = /^\s*(data:|#|$)/i;
 const CSS_FETCH = /url\((?![\s'"]*data:)|@import|image-set\(/i;
 const FONT_FACE = /@font-face/i;
 
-function describe(root: Node): { scripted: boolean; languages: string; selfContained: boolean; webFonts: boolean } {
+function describe(root: Node): HtmlTraits {
   let scripted = false;
   let selfContained = true;
   let webFonts = false;

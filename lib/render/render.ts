@@ -9,6 +9,7 @@
 import type { HTTPResponse, Page, PDFOptions } from 'puppeteer-core';
 import { DocumentError } from '#lib/documents/errors.ts';
 import { REFUSAL_HEADER, type EgressGuard } from './egress-guard.ts';
+import type { HtmlTraits } from './html.ts';
 import { countPages } from './pdf-pages.ts';
 import { releaseWorkspace, takeWorkspace, type Workspace, type WorkspacePolicy } from './workspaces.ts';
 import type { RenderOptions } from './options.ts';
@@ -19,15 +20,7 @@ import { headerFooterOptions, type TemplateStyle } from './templates.ts';
  * What to render: HTML (with whether it needs scripting, see lib/render/html.ts) or a URL, whose
  * pages are always rendered with scripting on.
  */
-export type DocumentSource =
-  | {
-      readonly html: string;
-      readonly scripted: boolean;
-      readonly languages: string;
-      readonly selfContained: boolean;
-      readonly webFonts: boolean;
-    }
-  | { readonly url: string };
+export type DocumentSource = ({ readonly html: string } & HtmlTraits) | { readonly url: string };
 
 export interface RenderedPdf {
   readonly bytes: Uint8Array;
