@@ -5,8 +5,8 @@
  * Opening one costs a renderer process start, about four times the CPU of printing an invoice. So:
  * - a few fresh workspaces are prepared ahead. A prepared workspace has run nothing of anyone's (a
  *   live one has run our own warm-up, see warmUpScripting), and its guard refuses everything until
- *   it is armed for its document. They are prepared when a document is done
- *   printing (while its PDF is counted, stored and sent), not when one starts: a renderer process
+ *   it is armed for its document. They are prepared when a document is done printing (while its
+ *   PDF is counted, stored and sent), not when one starts: a renderer process
  *   starting beside a render competes with it for the cores, which made a scripted document about
  *   25 ms slower on two cores (measured on the benchmark's JS-rendered page);
  * - a document that runs scripts, or loads a URL, gets a fresh workspace that is closed after it;
@@ -59,8 +59,10 @@ const IDLE_TTL_MS = 60_000;
 /**
  * A page whose compositor draws a frame only when asked over DevTools (BeginFrame control), and
  * nothing asks: the page is never rastered for a screen nobody sees. Printing lays out and paints
- * the document by itself, so the PDF is the same, at about a third less CPU per document
- * (measured on the benchmark's invoice). Only for self-contained static documents: a script could
+ * the document by itself, so the PDF is the same. It measured a third less CPU per invoice while
+ * renderers composited on a thread of their own; since --disable-threaded-compositing
+ * (lib/render/browser.ts) an ordinary page measures the same, within noise (the benchmark's
+ * "frameless" row). Only for self-contained static documents: a script could
  * wait for a frame (requestAnimationFrame, IntersectionObserver) that never comes, and without
  * frames style is first computed when print preparation forces it, after the load event, so a
  * resource only style asks for (a CSS background image, a style sheet's import) would be fetched
