@@ -1,0 +1,76 @@
+/**
+ * `npm run fidelity`: every case of the corpus printed by the service (a local stack of its own,
+ * over HTTP) and by plain Chromium, compared; the table is printed and written with an HTML report
+ * under .local/fidelity/ (FIDELITY_OUT to change). Exits non-zero when any case differs beyond
+ * tolerance or failed to print.
+ *
+ *   npm run fidelity                        # everything
+ *   npm run fidelity -- chartjs pagedjs     # only cases whose names start so (or FIDELITY_CASES=...)
+ *   FIDELITY_CONCURRENCY=1 npm run fidelity # cases one at a time (default 2)
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, rm } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { loadCases } from './cases.ts';
+import { formatShare, runCases, type CaseResult } from './harness.ts';
+import { launchReference } from './reference.ts';
+import { formatTable, summaryLine, toleranceText, writeReport } from './report.ts';
+import { REPO_ROOT, startService } from './service.ts';
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+function progressLine(result: CaseResult): string {
+  const time = [result.timings.oursMs, result.timings.referenceMs, result.timings.compareMs].map((ms) => (ms === undefined ? '–' : `${ms}`));
+  const what = result.verdict === 'ok'
+    ? `ok${result.worst ? ` (worst page ${formatShare(result.worst.share)})` : ''}`
+    : result.verdict === 'error'
+      ? `ERROR ${result.error}`
+      : `DIFFERS: ${result.problems.join('; ')}`;
+  return `  ${result.name}: ${what}  [ours ${time[0]} ms, reference ${time[1]} ms, compare ${time[2]} ms]`;
+}
+
+async function main(): Promise<number> {
+  const filter = process.argv.slice(2).join(',') || process.env.FIDELITY_CASES;
+  const outDir = resolve(REPO_ROOT, process.env.FIDELITY_OUT ?? '.local/fidelity');
+  const concurrency = Number(process.env.FIDELITY_CONCURRENCY ?? 2);
+  const startedAt = new Date();
+  const cases = await loadCases(filter);
+  log(`fidelity: ${cases.length} cases, ${concurrency} at a time; report in ${outDir}`);
+  await rm(outDir, { recursive: true, force: true });
+  await mkdir(outDir, { recursive: true });
+
+  const service = await startService(log);
+  const reference = await launchReference();
+  try {
+    const browserVersion = await reference.version();
+    const results = await runCases(cases, { service, reference, outDir }, { concurrency, onResult: (result) => log(progressLine(result)) });
+    let commit: string | undefined;
+    try {
+      commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      // not a git checkout: the report just does not name a commit
+    }
+    const report = await writeReport(results, outDir, {
+      startedAt,
+      browserVersion,
+      ...(commit && { commit }),
+      durationMs: Date.now() - startedAt.getTime(),
+    });
+    console.log(formatTable(results));
+    console.log(`\n${summaryLine(results)}.`);
+    console.log(toleranceText());
+    console.log(`Report: ${report.html}\nTable:  ${report.markdown}`);
+    return results.every((result) => result.verdict === 'ok') ? 0 : 1;
+  } finally {
+    await reference.close().catch(() => undefined);
+    await service.stop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    process.exit(2);
+  },
+);
