@@ -34,6 +34,20 @@ export default defineConfig({
           hookTimeout: 180_000,
         },
       },
+      {
+        test: {
+          name: 'fidelity',
+          include: ['test/fidelity/**/*.test.ts'],
+          // Last: it prints the whole corpus twice (service and plain Chromium) and compares every page.
+          sequence: { groupOrder: 3 },
+          // A local stack of its own, with production limits (test/fidelity/service.ts).
+          globalSetup: ['test/fidelity/global-setup.ts'],
+          // Two cases at a time, each printed by both sides at once.
+          maxConcurrency: 2,
+          testTimeout: 300_000,
+          hookTimeout: 180_000,
+        },
+      },
     ],
   },
 });
