@@ -1,0 +1,28 @@
+/**
+ * The fidelity corpus: real-world documents built at run time from the libraries installed from
+ * npm (test/fidelity/corpus/README... see each family's module). Built once per process.
+ */
+import { chartCases } from './charts.ts';
+import { diagramCases } from './diagrams.ts';
+import { mathCodeCases } from './math-code.ts';
+import type { FidelityCase } from './types.ts';
+
+export type { FidelityCase } from './types.ts';
+
+let corpus: Promise<FidelityCase[]> | undefined;
+
+/** Every case of the corpus, in a fixed order; names are unique. */
+export function buildCorpus(): Promise<FidelityCase[]> {
+  corpus ??= build();
+  return corpus;
+}
+
+async function build(): Promise<FidelityCase[]> {
+  const cases: FidelityCase[] = [...chartCases(), ...diagramCases(), ...mathCodeCases()];
+  const names = new Set<string>();
+  for (const fidelityCase of cases) {
+    if (names.has(fidelityCase.name)) throw new Error(`Duplicate fidelity case name: ${fidelityCase.name}`);
+    names.add(fidelityCase.name);
+  }
+  return cases;
+}
