@@ -16,7 +16,6 @@ import type { Browser, Page } from 'puppeteer-core';
 import type { BenchConfig } from './config.ts';
 import { CORPUS, corpusDocument, THROUGHPUT_DOCUMENT, type CorpusDocument } from './corpus.ts';
 import { launchLikeService, prepare, printOnPage, type PreparedDocument } from './chromium.ts';
-import { openStaticPage } from '#lib/render/workspaces.ts';
 import { checkPdf } from './pdf.ts';
 import { round, summarize, type LatencySummary } from './stats.ts';
 
@@ -40,11 +39,6 @@ export interface FloorResult {
   readonly isolated: { readonly document: string; readonly latency: LatencySummary; readonly docsPerSecond: number; readonly concurrency: number };
   /** The same for the scripted document: what the service's one-workspace-per-scripted-document costs. */
   readonly isolatedScripted: { readonly document: string; readonly latency: LatencySummary };
-  /**
-   * For context, not the floor: reused pages that draw no screen frames and run no script, as the
-   * service renders static documents (lib/render/workspaces.ts), at the best concurrency.
-   */
-  readonly frameless: { readonly document: string; readonly docsPerSecond: number; readonly latency: LatencySummary };
 }
 
 type PrintOne = (prepared: PreparedDocument) => Promise<Uint8Array>;
@@ -54,13 +48,6 @@ type WorkerFactory = (browser: Browser) => Promise<{ print: PrintOne; close(): P
 const reusedPage: WorkerFactory = async (browser) => {
   const page: Page = await browser.newPage();
   return { print: (prepared) => printOnPage(page, prepared), close: () => page.close() };
-};
-
-/** The page the service gives static documents (no screen frames, JavaScript off), in a new context. */
-const framelessPage: WorkerFactory = async (browser) => {
-  const context = await browser.createBrowserContext();
-  const page = await openStaticPage(browser, context);
-  return { print: (prepared) => printOnPage(page, prepared), close: () => context.close() };
 };
 
 const contextPerDocument: WorkerFactory = async (browser) => ({
@@ -165,11 +152,6 @@ export async function runFloor(executablePath: string, config: BenchConfig, mism
     const isolatedScriptedLatency = await latency(isolatedWorker.print, prepare(scripted), config, mismatches);
     log(`context per document ${scripted.name}: p50 ${isolatedScriptedLatency.p50} ms`);
 
-    const framelessWorker = await framelessPage(browser);
-    const framelessLatency = await latency(framelessWorker.print, throughputDoc, config, mismatches);
-    await framelessWorker.close();
-    const framelessRate = round(await throughput(browser, framelessPage, throughputDoc, bestLevel.concurrency, config.floorDocs, mismatches));
-    log(`frameless pages ${THROUGHPUT_DOCUMENT}: p50 ${framelessLatency.p50} ms, ${framelessRate} docs/s x${bestLevel.concurrency}`);
 
     return {
       browserVersion,
@@ -180,7 +162,6 @@ export async function runFloor(executablePath: string, config: BenchConfig, mism
       throughputByDocument: byDocument,
       isolated: { document: THROUGHPUT_DOCUMENT, latency: isolatedLatency, docsPerSecond: isolatedRate, concurrency: bestLevel.concurrency },
       isolatedScripted: { document: scripted.name, latency: isolatedScriptedLatency },
-      frameless: { document: THROUGHPUT_DOCUMENT, docsPerSecond: framelessRate, latency: framelessLatency },
     };
   } finally {
     await browser.close();

@@ -74,12 +74,6 @@ export function buildRows(results: BenchResults): Row[] {
       `p50 ${ms(isoScripted.latency.p50)}`,
       `p50 +${round(isoScripted.latency.p50 - (floor.latency[isoScripted.document]?.p50 ?? Number.NaN))} ms`,
     );
-    const frameless = floor.frameless;
-    add(
-      `raw Chromium driven as the service drives static documents (frameless page, no JS), ${frameless.document}: context, not the floor`,
-      `p50 ${ms(frameless.latency.p50)}; ${rate(frameless.docsPerSecond)} at ${floor.best.concurrency} pages`,
-      `${times(frameless.docsPerSecond / floor.best.docsPerSecond)} floor docs/s`,
-    );
   }
 
   // The service, single documents: judged against the floor's latency measured right after them
@@ -116,8 +110,7 @@ export function buildRows(results: BenchResults): Row[] {
   const floorMedian = paired?.median ?? floor?.best.docsPerSecond;
   const batchRatio = batch && floorRate ? batch.best / floorRate : undefined;
   const sweepNote =
-    (paired && floor ? `; ${times((batch?.best ?? 0) / floor.best.docsPerSecond)} of the sweep's best pass` : '') +
-    (floor ? `; ${times((batch?.best ?? 0) / floor.frameless.docsPerSecond)} of frameless raw Chromium` : '');
+    (paired && floor ? `; ${times((batch?.best ?? 0) / floor.best.docsPerSecond)} of the sweep's best pass` : '');
   add(
     `service: batch of ${batch?.size ?? 100} ${THROUGHPUT_DOCUMENT}s, best / median of ${batch?.docsPerSecond.length ?? 0}`,
     batch ? `${rate(batch.best)} / ${rate(batch.median)}` : 'n/a',
