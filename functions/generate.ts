@@ -13,9 +13,6 @@ export const handler = apiHandler({ auth: true, body: true }, async ({ event, ap
   const parsed = generateBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
   const { html, url, ...options } = parsed.data;
-  if (html === undefined && url === undefined) throw invalidRequest('html or url is required.');
-  if (html !== undefined && url !== undefined) throw invalidRequest('Give either html or url, not both.');
-
   const request = await prepareDocument({ html, url, options });
   const record = await withReservedQuota(
     counterStore(),

@@ -71,13 +71,24 @@ export const settings = {
   get preparedWorkspaces(): number {
     return intFromEnv('PREPARED_WORKSPACES', 2, { min: 0 });
   },
-  /** Idle workspaces kept for reuse by the same key's next documents (0 turns reuse off). */
-  get maxIdleWorkspaces(): number {
-    return intFromEnv('MAX_IDLE_WORKSPACES', Math.max(2, CORES * 2), { min: 0 });
+  /**
+   * Longest a document's subresources (images, style sheets, fonts, frames) are waited for; past it
+   * the page stops loading and prints without what is still missing, so a stalled or endless
+   * resource never costs the document its whole render time.
+   */
+  get resourceTimeoutMs(): number {
+    return intFromEnv('RESOURCE_TIMEOUT_MS', 10_000);
   },
-  /** Documents one workspace renders at most before it is replaced. */
-  get maxWorkspaceUses(): number {
-    return intFromEnv('MAX_WORKSPACE_USES', 100);
+  /**
+   * How long a document with scripts must stay quiet (no script running, no layout, no request in
+   * flight) before it counts as done drawing and is printed.
+   */
+  get settleQuietMs(): number {
+    return intFromEnv('SETTLE_QUIET_MS', 150);
+  },
+  /** Longest a document with scripts is waited for to go quiet; past it, it prints as it stands. */
+  get settleMaxMs(): number {
+    return intFromEnv('SETTLE_MAX_MS', 10_000, { min: 0 });
   },
   /** Largest accepted request body (decisions.md: 5 MB). */
   get maxBodyBytes(): number {

@@ -11,7 +11,7 @@ import { findActiveKey, limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
 import { QuotaExceededError } from '#lib/accounts/quota.ts';
 import { admitRequest, rateLimitHeaders } from '#lib/accounts/rate-limit.ts';
 import { counterStore, keyStore } from '#lib/aws/stores.ts';
-import { DocumentError } from '#lib/documents/errors.ts';
+import { DocumentError } from '#lib/render/errors.ts';
 import { logger } from '#lib/observability/logger.ts';
 import { flushMetrics, recordDocumentFailure } from '#lib/observability/metrics.ts';
 import { settings } from '#lib/settings.ts';
@@ -31,7 +31,8 @@ export function documentErrorToApiError(error: DocumentError): ApiError {
     case 'TOO_LARGE':
       return invalidRequest(error.message);
     case 'RENDER_TIMEOUT':
-      return new ApiError(504, 'render_timeout', `Rendering took longer than the limit of ${settings.renderTimeoutMs} ms.`);
+      // Our own words (the limit, or which readiness condition never held), never a browser's.
+      return new ApiError(504, 'render_timeout', error.message);
     case 'RENDER_FAILED':
       return new ApiError(500, 'render_failed', 'The PDF could not be rendered. Nothing was charged; please retry.');
   }

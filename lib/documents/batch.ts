@@ -9,7 +9,8 @@
 import { z } from 'zod';
 import type { ApiKey } from '#lib/accounts/keys.ts';
 import type { PdfRecord } from '#lib/storage/pdfs.ts';
-import type { DocumentFailureCode } from './errors.ts';
+import type { DocumentFailureCode } from '#lib/render/errors.ts';
+import { sourceProblem } from './source.ts';
 
 /** The item error codes of decisions.md "Batch". */
 export type BatchItemCode = 'INVALID_HTML' | 'INVALID_OPTIONS' | 'URL_NOT_ALLOWED' | 'RENDER_TIMEOUT' | 'RENDER_FAILED';
@@ -55,9 +56,8 @@ export function checkItemShape(item: unknown): { code: BatchItemCode; message: s
     if (!metadata.success) return { code: 'INVALID_OPTIONS', message: metadata.error.issues[0]?.message ?? 'metadata is invalid' };
   }
   if (fields.url !== undefined && typeof fields.url !== 'string') return { code: 'URL_NOT_ALLOWED', message: 'url must be a string' };
-  if (fields.url !== undefined && fields.html !== undefined) {
-    return { code: 'INVALID_OPTIONS', message: 'Give either html or url, not both' };
-  }
+  const missingOrBoth = sourceProblem(fields);
+  if (missingOrBoth) return { code: batchItemCode(missingOrBoth.code), message: missingOrBoth.message };
   return undefined;
 }
 

@@ -13,7 +13,8 @@ import { renderPdf, type DocumentSource, type RenderLimits } from '#lib/render/r
 import { recordPdfGenerated } from '#lib/observability/metrics.ts';
 import { settings } from '#lib/settings.ts';
 import { storePdf, type PdfRecord, type PdfStore } from '#lib/storage/pdfs.ts';
-import { DocumentError } from './errors.ts';
+import { DocumentError } from '#lib/render/errors.ts';
+import { sourceProblem } from './source.ts';
 
 /** A document request that passed every check that can be made before rendering. */
 export interface DocumentRequest {
@@ -39,27 +40,25 @@ export const itemOptionsSchema = z.strictObject(renderOptionsShape, {
 });
 
 /**
- * Validates source and options, in the order a caller fixes them: which source, the HTML itself or
- * the URL's destination, then each option.
+ * Validates source and options, in the order a caller fixes them: which source, each option, then
+ * the HTML itself or the URL's destination.
  */
 export async function prepareDocument(input: {
   html?: unknown;
   url?: string | undefined;
   options: unknown;
 }): Promise<DocumentRequest> {
+  const missingOrBoth = sourceProblem(input);
+  if (missingOrBoth) throw missingOrBoth;
   const parsed = itemOptionsSchema.safeParse(input.options ?? {});
   if (!parsed.success) throw new DocumentError('INVALID_OPTIONS', describeIssue(parsed.error));
   const options = resolveRenderOptions(parsed.data);
   if ('error' in options) throw new DocumentError('INVALID_OPTIONS', options.error);
 
-  if (input.html !== undefined && input.url !== undefined) {
-    throw new DocumentError('INVALID_OPTIONS', 'Give either html or url, not both');
-  }
   if (input.url !== undefined) {
     const url = await assertUrlAllowed(input.url, { allowPrivateHosts: settings.allowPrivateHosts });
     return { source: { url: url.href }, options };
   }
-  if (input.html === undefined) throw new DocumentError('INVALID_HTML', 'html or url is required');
   const inspection = inspectHtml(input.html);
   if (inspection.problem !== undefined) throw new DocumentError('INVALID_HTML', inspection.problem);
   const { problem: _valid, ...traits } = inspection;
@@ -73,12 +72,11 @@ export function renderLimits(): RenderLimits {
     maxPages: settings.maxPdfPages,
     maxPdfBytes: settings.maxPdfBytes,
     maxDownloadBytes: settings.maxDocumentDownloadBytes,
+    resourceTimeoutMs: settings.resourceTimeoutMs,
+    settleQuietMs: settings.settleQuietMs,
+    settleMaxMs: settings.settleMaxMs,
     allowPrivateHosts: settings.allowPrivateHosts,
-    workspaces: {
-      prepared: settings.preparedWorkspaces,
-      maxIdle: settings.maxIdleWorkspaces,
-      maxUses: settings.maxWorkspaceUses,
-    },
+    workspaces: { prepared: settings.preparedWorkspaces },
   };
 }
 
@@ -91,7 +89,7 @@ export async function producePdf(
 ): Promise<PdfRecord> {
   const started = performance.now();
   const createdAt = now();
-  const rendered = await renderPdf(request.source, request.options, renderLimits(), owner.keyId, createdAt);
+  const rendered = await renderPdf(request.source, request.options, renderLimits(), createdAt);
   recordPdfGenerated({ renderMs: performance.now() - started, pages: rendered.pages, bytes: rendered.bytes.byteLength });
   return storePdf(store, {
     id: newPdfId(),

@@ -7,7 +7,7 @@ import { logger } from '#lib/observability/logger.ts';
 import { recordDocumentFailure } from '#lib/observability/metrics.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
 import { batchItemCode, type RenderInvocation, type RenderOutcome } from './batch.ts';
-import { DocumentError } from './errors.ts';
+import { DocumentError } from '#lib/render/errors.ts';
 import { prepareDocument, producePdf } from './produce-pdf.ts';
 
 export async function renderItem(store: PdfStore, invocation: RenderInvocation): Promise<RenderOutcome> {

@@ -129,7 +129,7 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
 
   // The API answers only once it can render: the first PDF pays Chromium's start-up here.
   const warmUp = await prepareDocument({ html: '<p>warm-up</p>', options: {} });
-  await renderPdf(warmUp.source, warmUp.options, { ...renderLimits(), timeoutMs: Math.max(settings.renderTimeoutMs, 30_000) }, 'warm-up');
+  await renderPdf(warmUp.source, warmUp.options, { ...renderLimits(), timeoutMs: Math.max(settings.renderTimeoutMs, 30_000) });
   const coldStartMs = Math.round(performance.now() - started);
   // The warm-up prepared static workspaces; the first scripted document should find one ready too.
   prepareWorkspaces(renderLimits().workspaces);

@@ -3,7 +3,7 @@
  * every document, replaced when it dies or hangs.
  */
 import chromium from '@sparticuz/chromium';
-import puppeteer, { type Browser, type CDPSession } from 'puppeteer-core';
+import puppeteer, { type Browser } from 'puppeteer-core';
 import { settings } from '#lib/settings.ts';
 import { fontEnvironment } from './fonts.ts';
 import { startEgressGuard, type EgressGuard } from './egress-guard.ts';
@@ -13,6 +13,12 @@ import { startEgressGuard, type EgressGuard } from './egress-guard.ts';
  * same-origin policy (--disable-web-security, --allow-running-insecure-content) and run everything
  * in one process (--single-process), where one page's infinite loop freezes every other page and
  * browser contexts break.
+ *
+ * Each one is kept only if it leaves the PDF as plain Chromium prints it (the fidelity harness,
+ * `npm run fidelity`). Two that did not are gone and must not come back:
+ * --disable-threaded-compositing stopped requestAnimationFrame, so chart libraries and Paged.js
+ * printed blank; --font-render-hinting=none moved line and page breaks (a 203-page book printed
+ * 203 pages here and 204 in plain Chromium).
  */
 export const CHROMIUM_FLAGS: readonly string[] = [
   // Lambda offers no user namespaces for Chromium's sandbox; isolation comes from the egress
@@ -23,11 +29,6 @@ export const CHROMIUM_FLAGS: readonly string[] = [
   '--disable-dev-shm-usage',
   // Printing needs no GPU; software paths are deterministic and start faster.
   '--disable-gpu',
-  // Each renderer composites on its main thread instead of starting a compositor thread of its
-  // own: a printed page has no scrolling or animation for that thread to keep smooth, and every
-  // document with scripts starts a renderer. Measured: 15 to 20 % less Chromium CPU per scripted
-  // document in a fresh context, about 5 % per static document.
-  '--disable-threaded-compositing',
   // No phoning home: these connections would fail on a closed network and slow every start.
   '--disable-background-networking',
   '--disable-component-update',
@@ -40,8 +41,6 @@ export const CHROMIUM_FLAGS: readonly string[] = [
   '--disable-print-preview',
   '--mute-audio',
   '--hide-scrollbars',
-  // Same text metrics on every machine, so pagination does not depend on the host.
-  '--font-render-hinting=none',
 ];
 
 /** The browser being launched or in use; cleared when it disconnects or is discarded. */
@@ -95,22 +94,6 @@ export function getBrowser(): Promise<Browser> {
     );
   }
   return shared.promise;
-}
-
-const sessions = new WeakMap<Browser, Promise<CDPSession>>();
-
-/**
- * A DevTools session with the browser itself, for the calls Puppeteer has no method for (see
- * openFramelessPage in workspaces.ts). One per browser, kept open for its life.
- */
-export function browserSession(browser: Browser): Promise<CDPSession> {
-  let session = sessions.get(browser);
-  if (!session) {
-    session = browser.target().createCDPSession();
-    session.catch(() => sessions.delete(browser));
-    sessions.set(browser, session);
-  }
-  return session;
 }
 
 /** Kills a browser that no longer answers; the next document launches a fresh one. */

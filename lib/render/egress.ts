@@ -8,7 +8,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
-import { DocumentError } from '#lib/documents/errors.ts';
+import { DocumentError } from './errors.ts';
 
 const ALLOWED_PROTOCOLS = new Set(['http:', 'https:']);
 

@@ -24,12 +24,10 @@ const STRUCTURAL_ERRORS: Readonly<Record<string, string>> = {
 export interface HtmlTraits {
   /** Needs a live page: scripts, or lazy loading, which only a scripted page can hurry along. */
   readonly scripted: boolean;
-  /** Every language the document declares (`lang` attributes), sorted, comma-separated. */
-  readonly languages: string;
-  /** Names nothing the browser would fetch: every resource is inline (data: URLs, styles, SVG). */
-  readonly selfContained: boolean;
-  /** Declares fonts of its own (`@font-face`), which load only once layout asks for them. */
+  /** Declares fonts of its own (`@font-face`), which may still be loading at the load event. */
   readonly webFonts: boolean;
+  /** Declares CSS animations or transitions, which print preview shows finished. */
+  readonly animated: boolean;
 }
 
 export type HtmlInspection = { readonly problem: string } | ({ readonly problem?: undefined } & HtmlTraits);
@@ -65,47 +63,35 @@ const SCRIPTING_ELEMENTS = new Set(['script', 'noscript', 'iframe', 'frame', 'ob
 // Browsers strip leading control characters and spaces and tabs inside the scheme.
 const JAVASCRIPT_URL = /^[\u0000-\u0020]*j[\t\n\r]*a[\t\n\r]*v[\t\n\r]*a[\t\n\r]*s[\t\n\r]*c[\t\n\r]*r[\t\n\r]*i[\t\n\r]*p[\t\n\r]*t[\t\n\r]*:/i;
 
-/**
- * Attributes whose value the browser fetches. `href` counts everywhere but on links (<a>, <area>),
- * which are only followed when clicked. Deliberately broad: a false "fetches" costs speed, a missed
- * one could print a document without a resource (lib/render/workspaces.ts, static workspaces).
- */
-const FETCHING_ATTRIBUTES = new Set(['src', 'srcset', 'imagesrcset', 'href', 'xlink:href', 'poster', 'background', 'data', 'lowsrc']);
-const LINK_ELEMENTS = new Set(['a', 'area']);
-/** Values that fetch nothing: inline data, a fragment of this document, or empty. */
-const INLINE_REFERENCE = /^\s*(data:|#|$)/i;
-/** CSS that fetches: a url() that is not a data: URL, an @import, or an image-set() of strings. */
-const CSS_FETCH = /url\((?![\s'"]*data:)|@import|image-set\(/i;
 const FONT_FACE = /@font-face/i;
+/** CSS that animates: keyframes, an animation or a transition (as a property, or its longhands). */
+const CSS_ANIMATION = /@(?:-webkit-)?keyframes|(?:^|[\s;{])(?:-webkit-)?(?:animation|transition)(?:-[a-z-]+)?\s*:/i;
 
 function describe(root: Node): HtmlTraits {
   let scripted = false;
-  let selfContained = true;
   let webFonts = false;
-  const languages = new Set<string>();
+  let animated = false;
   const pending: Node[] = [root];
   while (pending.length > 0) {
     const node = pending.pop()!;
     if ('tagName' in node) {
       if (SCRIPTING_ELEMENTS.has(node.tagName)) scripted = true;
-      // Style sheets, preloads and icons fetch; a refresh navigates.
-      if (node.tagName === 'link' || (node.tagName === 'meta' && node.attrs.some((a) => a.name === 'http-equiv'))) selfContained = false;
+      // A style sheet from elsewhere may declare fonts and animations of its own.
+      if (node.tagName === 'link') webFonts = animated = true;
       for (const { name, value } of node.attrs) {
         const attribute = name.toLowerCase();
         if (attribute.startsWith('on') || JAVASCRIPT_URL.test(value)) scripted = true;
         if (attribute === 'loading' && value.trim().toLowerCase() === 'lazy') scripted = true;
-        if (attribute === 'lang' || attribute === 'xml:lang') languages.add(value.trim().toLowerCase());
-        if (FETCHING_ATTRIBUTES.has(attribute) && !LINK_ELEMENTS.has(node.tagName) && !INLINE_REFERENCE.test(value)) selfContained = false;
-        if (attribute === 'style' && CSS_FETCH.test(value)) selfContained = false;
+        if (attribute === 'style' && CSS_ANIMATION.test(value)) animated = true;
       }
     }
     // Style sheet text (<style>, in HTML or SVG) is the text node inside it.
     if ('value' in node && node.parentNode && 'tagName' in node.parentNode && node.parentNode.tagName === 'style') {
-      if (CSS_FETCH.test(node.value)) selfContained = false;
-      if (FONT_FACE.test(node.value)) webFonts = true;
+      if (FONT_FACE.test(node.value) || /@import/i.test(node.value)) webFonts = true;
+      if (CSS_ANIMATION.test(node.value) || /@import/i.test(node.value)) animated = true;
     }
     if ('content' in node && node.content) pending.push(node.content); // <template>
     if ('childNodes' in node) pending.push(...node.childNodes);
   }
-  return { scripted, languages: [...languages].sort().join(','), selfContained, webFonts };
+  return { scripted, webFonts, animated };
 }

@@ -10,10 +10,12 @@
  *   cache. So the templates' fonts are loaded into the page first (as FontFace objects that are never
  *   added to the document, so the document's own rendering is unchanged).
  * - Web fonts the document uses are awaited (document.fonts.ready), unless the caller asked for
- *   `domcontentloaded`. Fonts start loading (or decoding, from data: URLs) only once layout needs
- *   them, which a page that draws no frames (static workspaces, see workspaces.ts) has not done yet
- *   at its load event: layout is forced first. A static document can only have the fonts its own
- *   style sheets declare (lib/render/html.ts); one that declares none has nothing to wait for.
+ *   `domcontentloaded`: the load event need not wait for a font still loading. A static document
+ *   can only have the fonts its own style sheets declare (lib/render/html.ts); one that declares
+ *   none has nothing to wait for.
+ * - CSS animations and transitions that end are finished: Chrome's print preview, opened once the
+ *   page is done, shows them at their end, not at the frame the load event happened to fall on
+ *   (a fade-in would print blank). Endless ones are left where they are, as print preview would.
  * - Templates use the body's font family unless they set their own, so that is read here.
  *
  * Everything runs in the page, under the document's time limit (see render.ts).
@@ -26,8 +28,10 @@ import { sanitizeTemplate, templateFontUrls, type TemplateStyle } from './templa
 export interface PrintPreparation {
   /** Lazy images (documents with scripts, or from a URL: lib/render/html.ts counts lazy loading as scripting). */
   readonly lazyContent: boolean;
-  /** Fonts that load only once layout asks for them: the document's own @font-face, or any a script adds. */
+  /** Fonts that may still be loading: the document's own @font-face, or any a script adds. */
   readonly webFonts: boolean;
+  /** CSS animations or transitions (declared by the document, or added by its scripts). */
+  readonly animations: boolean;
 }
 
 /**
@@ -42,13 +46,14 @@ export async function preparePrint(page: Page, options: RenderOptions, needs: Pr
     lazy: needs.lazyContent,
     wait,
     fonts: wait && needs.webFonts,
+    animations: needs.animations,
     templateFonts: hasTemplates ? templateFontUrls(sanitizeTemplate(options.headerHtml ?? ''), sanitizeTemplate(options.footerHtml ?? '')) : null,
   };
-  // A static document without fonts of its own or templates (most invoices and letters) needs
-  // nothing: forcing a layout that printing redoes anyway would only cost time.
-  if (!steps.lazy && !steps.fonts && steps.templateFonts === null) return {};
+  // A static document without fonts of its own, animations or templates (most invoices and
+  // letters) needs nothing: no call into the page at all.
+  if (!steps.lazy && !steps.fonts && !steps.animations && steps.templateFonts === null) return {};
   const fontFamily = await page.evaluate(
-    async (steps: { lazy: boolean; wait: boolean; fonts: boolean; templateFonts: string[] | null }) => {
+    async (steps: { lazy: boolean; wait: boolean; fonts: boolean; animations: boolean; templateFonts: string[] | null }) => {
       if (steps.lazy) {
         const lazy = Array.from(document.querySelectorAll('img[loading], iframe[loading]')).filter(
           (element) => element.getAttribute('loading')?.toLowerCase() === 'lazy',
@@ -59,11 +64,19 @@ export async function preparePrint(page: Page, options: RenderOptions, needs: Pr
         const images = lazy.filter((element): element is HTMLImageElement => element instanceof HTMLImageElement);
         if (steps.wait) await Promise.all(images.map((image) => image.decode().catch(() => undefined)));
       }
-      // Web fonts start loading only once layout needs them, and the load event need not wait for
-      // them: without this, a slow font server prints the fallback font.
-      if (steps.fonts) {
-        document.documentElement?.getBoundingClientRect(); // style and layout now, so that loads start
-        await document.fonts.ready;
+      // The load event need not wait for a web font: without this, a slow font server prints the
+      // fallback font.
+      if (steps.fonts) await document.fonts.ready;
+      if (steps.animations) {
+        for (const animation of document.getAnimations()) {
+          const timing = animation.effect?.getComputedTiming();
+          if (!timing || timing.endTime === Infinity || animation.playState === 'finished') continue;
+          try {
+            animation.finish();
+          } catch {
+            // a paused animation at playback rate 0 cannot finish; it prints where it stands
+          }
+        }
       }
       if (steps.templateFonts === null) return '';
       await Promise.all(

@@ -7,7 +7,7 @@
  * a browser that cannot even do that is killed and replaced.
  */
 import type { HTTPResponse, Page, PDFOptions } from 'puppeteer-core';
-import { DocumentError } from '#lib/documents/errors.ts';
+import { DocumentError } from './errors.ts';
 import { REFUSAL_HEADER, type EgressGuard } from './egress-guard.ts';
 import type { HtmlTraits } from './html.ts';
 import { countPages } from './pdf-pages.ts';
@@ -38,7 +38,7 @@ export function toPdfOptions(options: RenderOptions, now: Date, timeoutMs: numbe
     margin,
     printBackground: options.printBackground,
     scale: options.scale,
-    // Puppeteer tags every PDF unless told otherwise; ours are tagged when the caller asks.
+    // Tagged (accessible) unless the caller opts out, as Chrome prints.
     tagged: options.tagged,
     displayHeaderFooter,
     ...(headerTemplate !== undefined && { headerTemplate }),
@@ -56,42 +56,33 @@ export interface RenderLimits {
   readonly maxPdfBytes: number;
   /** Most bytes the document may download through the egress guard. */
   readonly maxDownloadBytes: number;
+  /** Longest the document's subresources are waited for before it prints without them. */
+  readonly resourceTimeoutMs: number;
+  /** How long a document with scripts must stay quiet to count as done drawing. */
+  readonly settleQuietMs: number;
+  /** Longest a document with scripts is waited for to go quiet. */
+  readonly settleMaxMs: number;
   /** `host:port` entries the document may reach although they are not public. */
   readonly allowPrivateHosts: ReadonlySet<string>;
-  /** How browser workspaces are prepared, reused and bounded. */
+  /** How browser workspaces are prepared. */
   readonly workspaces: WorkspacePolicy;
 }
 
-/**
- * Renders one document. `owner` names whose document it is (the API key's id): a browser workspace
- * is only ever reused for documents of the same owner (lib/render/workspaces.ts).
- */
-export async function renderPdf(
-  source: DocumentSource,
-  options: RenderOptions,
-  limits: RenderLimits,
-  owner: string,
-  now = new Date(),
-): Promise<RenderedPdf> {
-  // Self-contained static documents may share a workspace with the same owner's in the same
-  // languages; everything else gets a fresh one, with scripting only if it needs it
-  // (lib/render/workspaces.ts).
-  const needsScripts = !('html' in source) || source.scripted;
-  const reuseKey = 'html' in source && !needsScripts && source.selfContained ? `${owner}\n${source.languages}` : undefined;
-  const workspace = await takeWorkspace(
-    { allowPrivateHosts: limits.allowPrivateHosts, maxBytes: limits.maxDownloadBytes },
-    { reuseKey, scripts: needsScripts },
-    limits.workspaces,
-  );
-  let succeeded = false;
+/** Renders one document in a fresh workspace of its own (lib/render/workspaces.ts). */
+export async function renderPdf(source: DocumentSource, options: RenderOptions, limits: RenderLimits, now = new Date()): Promise<RenderedPdf> {
+  const budget = new Budget(limits.timeoutMs);
+  // Readiness conditions are evaluated in the page, so a document given one gets scripting on.
+  const needsScripts =
+    !('html' in source) || source.scripted || options.waitForSelector !== undefined || options.waitForExpression !== undefined;
+  const workspace = await takeWorkspace({ allowPrivateHosts: limits.allowPrivateHosts, maxBytes: limits.maxDownloadBytes }, { scripts: needsScripts });
   let timer: NodeJS.Timeout | undefined;
   try {
-    const work = printInWorkspace(workspace, source, options, limits, now);
+    const work = printInWorkspace(workspace, source, options, limits, budget, now);
     work.catch(() => undefined); // its outcome no longer matters once the deadline has passed
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
         () => reject(new DocumentError('RENDER_TIMEOUT', `Rendering took longer than the limit of ${limits.timeoutMs} ms`)),
-        limits.timeoutMs,
+        budget.left(),
       );
     });
     const bytes = await Promise.race([work, deadline]);
@@ -99,13 +90,38 @@ export async function renderPdf(
     if (pages > limits.maxPages) {
       throw new DocumentError('TOO_LARGE', `The document has more than the maximum of ${limits.maxPages} pages`);
     }
-    succeeded = true;
     return { bytes, pages };
   } catch (error) {
     throw asDocumentError(error);
   } finally {
     clearTimeout(timer);
-    releaseWorkspace(workspace, { reuseKey, succeeded }, limits.workspaces);
+    releaseWorkspace(workspace, limits.workspaces);
+  }
+}
+
+/**
+ * The document's time limit, shared by every wait. Waits stop early enough to leave printing a
+ * reserve, so a condition that never holds is reported by name instead of by the overall deadline.
+ */
+class Budget {
+  readonly totalMs: number;
+  readonly #deadline: number;
+  readonly #printReserveMs: number;
+
+  constructor(totalMs: number) {
+    this.totalMs = totalMs;
+    this.#deadline = performance.now() + totalMs;
+    this.#printReserveMs = Math.max(1_000, totalMs / 4);
+  }
+
+  /** Time left until the deadline. */
+  left(): number {
+    return Math.max(0, this.#deadline - performance.now());
+  }
+
+  /** Time left for waiting, keeping the print reserve. */
+  forWaiting(): number {
+    return Math.max(0, this.left() - this.#printReserveMs);
   }
 }
 
@@ -114,43 +130,157 @@ async function printInWorkspace(
   source: DocumentSource,
   options: RenderOptions,
   limits: RenderLimits,
+  budget: Budget,
   now: Date,
 ): Promise<Uint8Array> {
-  page.setDefaultTimeout(limits.timeoutMs);
-  // Puppeteer waits for the load events itself; the network-idle conditions are awaited after
-  // them, the same way for html and url. (Waiting for network idle inside goto can be satisfied by
-  // the idle signal of the page's initial blank document and print before the site has loaded.)
+  page.setDefaultTimeout(budget.totalMs);
+  // Chromium prints with print media; `screen` lays the document out as it looks on screen.
+  if (options.emulateMedia === 'screen') await page.emulateMediaType('screen');
+  const resourceWaitMs = () => Math.min(limits.resourceTimeoutMs, budget.forWaiting());
+  // The network-idle conditions are awaited after the load events, the same way for html and url.
+  // (Waiting for network idle inside goto can be satisfied by the idle signal of the page's initial
+  // blank document and print before the site has loaded.)
   const lifecycle = options.waitFor === 'domcontentloaded' ? 'domcontentloaded' : 'load';
+  const requests = trackRequests(page);
   if ('html' in source) {
-    await page.setContent(source.html, { waitUntil: lifecycle, timeout: limits.timeoutMs });
+    await boundedLoad(page, page.setContent(source.html, { waitUntil: lifecycle, timeout: resourceWaitMs() }));
   } else {
-    await navigate(page, guard, source.url, lifecycle, limits.timeoutMs);
+    await navigate(page, guard, source.url, budget.forWaiting());
+    if (lifecycle === 'load') {
+      await boundedLoad(page, page.waitForFunction(() => document.readyState === 'complete', { polling: 50, timeout: resourceWaitMs() }));
+    }
   }
   if (options.waitFor === 'networkidle0' || options.waitFor === 'networkidle2') {
-    await page.waitForNetworkIdle({ idleTime: 500, concurrency: options.waitFor === 'networkidle0' ? 0 : 2, timeout: limits.timeoutMs });
+    const concurrency = options.waitFor === 'networkidle0' ? 0 : 2;
+    await boundedLoad(page, page.waitForNetworkIdle({ idleTime: 500, concurrency, timeout: resourceWaitMs() }));
   }
-  // Lazy images loaded, template fonts ready, the body's font read for the templates.
-  // A static page loads nothing and runs nothing, so only its own @font-face fonts can be pending;
-  // a live one may have fonts from style sheets or scripts.
+  if (options.waitForSelector !== undefined) {
+    const selector = options.waitForSelector;
+    // Only CSS: a selector the page's own engine refuses is the caller's mistake (Puppeteer would
+    // otherwise read its own extensions into it, or poll a broken one until the time is up).
+    const invalid = await page.evaluate((candidate) => {
+      try {
+        document.createDocumentFragment().querySelector(candidate);
+        return undefined;
+      } catch (error) {
+        return error instanceof Error ? error.message : String(error);
+      }
+    }, selector);
+    if (invalid !== undefined) throw new DocumentError('INVALID_OPTIONS', `wait_for_selector is not a valid CSS selector: ${clip(invalid)}`);
+    await condition(`wait_for_selector "${clip(selector)}" matched no visible element`, budget, () =>
+      page.waitForSelector(selector, { visible: true, timeout: budget.forWaiting() }),
+    );
+  }
+  if (options.waitForExpression !== undefined) {
+    // An expression that throws (its variables not defined yet) counts as not yet true; one that
+    // does not even parse fails at once.
+    const guarded = `(() => { try { return (${options.waitForExpression}\n); } catch { return false; } })()`;
+    await condition(`wait_for_expression ${JSON.stringify(clip(options.waitForExpression))} never became true`, budget, () =>
+      page.waitForFunction(guarded, { polling: 50, timeout: budget.forWaiting() }),
+    );
+  }
+  const customCondition = options.waitForSelector !== undefined || options.waitForExpression !== undefined;
+  if (kind === 'live' && options.waitFor !== 'domcontentloaded' && !customCondition) {
+    await settle(page, requests, Math.min(limits.settleMaxMs, budget.forWaiting()), limits.settleQuietMs);
+  }
+  if (options.waitDelayMs > 0) {
+    if (options.waitDelayMs > budget.forWaiting()) {
+      throw new DocumentError('RENDER_TIMEOUT', `wait_delay_ms of ${options.waitDelayMs} ms does not fit in the time left of the render time limit of ${budget.totalMs} ms`);
+    }
+    await sleep(options.waitDelayMs);
+  }
+  // Lazy images loaded, web fonts ready, animations finished, template fonts ready, the body's font
+  // read for the templates. A static page runs nothing, so only its own style sheets can have
+  // declared fonts or animations; a live one may have either from its scripts.
   const templateStyle = await preparePrint(page, options, {
     lazyContent: kind === 'live',
     webFonts: kind === 'live' || ('html' in source && source.webFonts),
+    animations: kind === 'live' || ('html' in source && source.animated),
   });
-  return printWithinLimits(page, toPdfOptions(options, now, limits.timeoutMs, templateStyle), limits);
+  return printWithinLimits(page, toPdfOptions(options, now, budget.left(), templateStyle), limits);
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const clip = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` : text);
+
+/**
+ * Waits for the document's subresources (or the network to go idle) at most as long as allowed;
+ * past that the page stops loading, as a reader's Stop button would, and prints without what is
+ * still missing: a stalled image, a refused sprite or an endless stream costs its own bounded
+ * time, never the document.
+ */
+async function boundedLoad(page: Page, loading: Promise<unknown>): Promise<void> {
+  try {
+    await loading;
+  } catch (error) {
+    if (!isTimeout(error)) throw error;
+    await page.evaluate(() => window.stop());
+  }
+}
+
+/** Awaits a caller's readiness condition; running out of time names the condition. */
+async function condition(description: string, budget: Budget, wait: () => Promise<unknown>): Promise<void> {
+  try {
+    await wait();
+  } catch (error) {
+    if (!isTimeout(error)) throw error;
+    throw new DocumentError('RENDER_TIMEOUT', `${description} within the render time limit of ${budget.totalMs} ms`, { cause: error });
+  }
+}
+
+/** Below this much script per second a page counts as idle (an empty 10 ms timer runs about 0.3 ms/s). */
+const IDLE_SCRIPT_MS_PER_SECOND = 2;
+
+/** Counts the page's requests still in flight, from the moment it is called. */
+function trackRequests(page: Page): { inFlight(): number } {
+  let started = 0;
+  let ended = 0;
+  page.on('request', () => started++);
+  page.on('requestfinished', () => ended++);
+  page.on('requestfailed', () => ended++);
+  return { inFlight: () => started - ended };
+}
+
+/**
+ * Waits until a document with scripts has finished drawing: no script running (beyond a trickle),
+ * no layout and no request in flight for `quietMs`, or `maxMs` at most, after which it prints as it
+ * stands. Chart libraries animate their first drawing over about a second with
+ * requestAnimationFrame, Paged.js paginates in steps after load, mermaid renders asynchronously:
+ * Chrome's print preview, opened once the page is done, shows the finished drawing, and so must the
+ * PDF. The measure is Chromium's own per-page counters (Performance.getMetrics), read from outside
+ * the page: nothing of ours runs in it.
+ */
+async function settle(page: Page, requests: { inFlight(): number }, maxMs: number, quietMs: number): Promise<void> {
+  const until = performance.now() + maxMs;
+  const activity = async () => {
+    const metrics = await page.metrics();
+    return { at: performance.now(), scriptMs: (metrics.ScriptDuration ?? 0) * 1000, layouts: metrics.LayoutCount ?? 0 };
+  };
+  let quietSince = await activity();
+  while (performance.now() < until) {
+    await sleep(Math.min(quietMs, until - performance.now()));
+    const current = await activity();
+    const seconds = (current.at - quietSince.at) / 1000;
+    const quiet =
+      requests.inFlight() === 0 &&
+      current.layouts === quietSince.layouts &&
+      current.scriptMs - quietSince.scriptMs <= IDLE_SCRIPT_MS_PER_SECOND * seconds;
+    if (!quiet) quietSince = current;
+    else if (current.at - quietSince.at >= quietMs) return;
+  }
+}
+
+function isTimeout(error: unknown): boolean {
+  return error instanceof Error && error.name === 'TimeoutError';
 }
 
 const NOT_ALLOWED_REDIRECT = 'url is not allowed: it redirected to a private, loopback or link-local address';
 
-async function navigate(
-  page: Page,
-  guard: EgressGuard,
-  url: string,
-  lifecycle: 'load' | 'domcontentloaded',
-  timeoutMs: number,
-) {
+/** Opens the URL until its document is parsed; its subresources are waited for separately. */
+async function navigate(page: Page, guard: EgressGuard, url: string, timeoutMs: number) {
   let response: HTTPResponse | null;
   try {
-    response = await page.goto(url, { waitUntil: lifecycle, timeout: timeoutMs });
+    response = await page.goto(url, { waitUntil: 'domcontentloaded', timeout: timeoutMs });
   } catch (error) {
     const reason = error instanceof Error ? /net::ERR_[A-Z_]+/.exec(error.message)?.[0] : undefined;
     if (!reason) throw error;

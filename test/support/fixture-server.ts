@@ -64,7 +64,7 @@ const INSPECT_STATE = `<!doctype html><pre id="out">inspecting</pre><script>
 
 let cacheableServed = 0;
 
-const pages: Record<string, (url: URL) => Page | 'hang'> = {
+const pages: Record<string, (url: URL) => Page | 'hang' | 'endless'> = {
   '/plant': () => ({ body: PLANT_STATE, headers: { 'Set-Cookie': 'planted=PLANTED-COOKIE; Path=/; Max-Age=3600' } }),
   '/inspect': () => ({ body: INSPECT_STATE }),
   '/sw.js': () => ({
@@ -100,6 +100,13 @@ const pages: Record<string, (url: URL) => Page | 'hang'> = {
   '/slow-image': () => ({ type: 'image/svg+xml', body: '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>', delayMs: 1500 }),
   '/not-found': () => ({ status: 404, body: '<h1>Nothing here</h1>' }),
   '/hang': () => 'hang',
+  // Never ends: a style sheet that grows by a space every 100 ms for as long as the client stays.
+  '/endless': () => 'endless',
+  // An SVG sprite, as icon sets ship them, referenced as sprite.svg#icon.
+  '/sprite.svg': () => ({
+    type: 'image/svg+xml',
+    body: '<svg xmlns="http://www.w3.org/2000/svg"><symbol id="icon" viewBox="0 0 10 10"><rect width="10" height="10" fill="#ff0000"/></symbol></svg>',
+  }),
   '/canary': () => ({ body: `<!doctype html><p>${CANARY}</p>` }),
   // An open redirect, as many real sites have: sends the browser wherever ?to= says.
   '/redirect': (url) => ({ status: 302, location: url.searchParams.get('to') ?? '/', body: '' }),
@@ -132,6 +139,13 @@ export async function startFixtureServer(): Promise<FixtureServer> {
     }
     if (page === 'hang') {
       hanging.add(response);
+      return;
+    }
+    if (page === 'endless') {
+      hanging.add(response);
+      response.writeHead(200, { 'Content-Type': 'text/css', 'Cache-Control': 'no-store' });
+      const drip = setInterval(() => response.write(' '), 100);
+      response.once('close', () => clearInterval(drip));
       return;
     }
     const send = () =>

@@ -5,7 +5,7 @@
  * DNS is never queried: every check gets an injected resolver.
  */
 import { describe, expect, it } from 'vitest';
-import { DocumentError } from '#lib/documents/errors.ts';
+import { DocumentError } from '#lib/render/errors.ts';
 import { assertUrlAllowed, hostPortOf, isPublicAddress } from '#lib/render/egress.ts';
 
 const NO_ALLOW_LIST: ReadonlySet<string> = new Set();

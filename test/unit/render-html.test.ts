@@ -137,54 +137,12 @@ describe('inspectHtml tells whether a document needs scripting', () => {
     expect(inspection).toMatchObject({ scripted: false });
   });
 
-  it('lists the languages a document declares, so documents in other languages never share a renderer', () => {
+  it('reports every trait of a plain document as absent', () => {
     // Act
-    const inspection = inspectHtml('<html lang="ja"><p lang="ZH-cn">x</p><p xml:lang="ko">y</p><p lang="ja">z</p></html>');
+    const inspection = inspectHtml('<html lang="ja"><p lang="zh-cn">x</p><p>y</p></html>');
 
     // Assess
-    expect(inspection).toEqual({ scripted: false, languages: 'ja,ko,zh-cn', selfContained: true, webFonts: false });
-  });
-});
-
-describe('inspectHtml tells whether a document names anything the browser would fetch', () => {
-  it.each([
-    ['an image by URL', '<img src="https://cdn.example/logo.png">'],
-    ['a relative image', '<img src="logo.png">'],
-    ['an image set', '<img srcset="logo.png 2x">'],
-    ['a style sheet link', '<link rel="stylesheet" href="https://cdn.example/site.css">'],
-    ['a CSS background in a style attribute', '<div style="background: url(https://cdn.example/bg.png)"></div>'],
-    ['a quoted CSS background in a style sheet', `<style>.logo { background-image: url('logo.png') }</style>`],
-    ['an @import', '<style>@import "https://cdn.example/site.css";</style>'],
-    ['a web font by URL', '<style>@font-face { font-family: Brand; src: url(https://fonts.example/brand.woff2) }</style>'],
-    ['an image-set() of strings', '<style>.a { background-image: image-set("a.png" 1x) }</style>'],
-    ['an SVG image', '<svg><image href="https://cdn.example/chart.png"/></svg>'],
-    ['a style sheet inside SVG', '<svg><style>rect { fill: url(https://cdn.example/p.svg#g) }</style></svg>'],
-    ['a legacy background attribute', '<body background="paper.png">'],
-    ['a video poster', '<video poster="still.png"></video>'],
-    ['an image input', '<input type="image" src="button.png">'],
-    ['a refresh', '<meta http-equiv="refresh" content="0;url=https://example.com/">'],
-  ])('%s is not self-contained', (_what, html) => {
-    // Act
-    const inspection = inspectHtml(html);
-
-    // Assess
-    expect(inspection).toMatchObject({ scripted: false, selfContained: false });
-  });
-
-  it.each([
-    ['plain markup', '<h1>Invoice</h1><table><tr><td>1</td></tr></table>'],
-    ['data: images', '<img src="data:image/png;base64,AAAA"><img src=" DATA:image/gif;base64,R0lG">'],
-    ['data: URLs in CSS, quoted or not', `<style>.a { background: url("data:image/png;base64,AAAA") } @font-face { font-family: F; src: url(data:font/ttf;base64,AAAA) }</style><p style="background:url( 'data:image/svg+xml,<svg/>')">x</p>`],
-    ['links, which are only followed on a click', '<a href="https://example.com/">our site</a><map><area href="https://example.com/"></map>'],
-    ['an SVG reference to a fragment of itself', '<svg><defs><path id="p" d="M0 0"/></defs><use href="#p"/></svg>'],
-    ['an empty image source', '<img src="">'],
-    ['text that mentions url( and @import', '<p>Write url(x) and @import in your CSS</p>'],
-  ])('%s is self-contained', (_what, html) => {
-    // Act
-    const inspection = inspectHtml(html);
-
-    // Assess
-    expect(inspection).toMatchObject({ selfContained: true });
+    expect(inspection).toEqual({ scripted: false, webFonts: false, animated: false });
   });
 });
 
@@ -210,5 +168,33 @@ describe('inspectHtml tells whether a document declares fonts of its own, which 
 
     // Assess
     expect(inspection).toMatchObject({ webFonts: false });
+  });
+});
+
+describe('inspectHtml tells whether a document animates, which print preview shows finished', () => {
+  it.each([
+    ['keyframes and an animation', '<style>@keyframes fade { from { opacity: 0 } } h1 { animation: fade 1s forwards }</style><h1>x</h1>'],
+    ['a transition in a style sheet', '<style>.bar { transition: width 0.5s }</style>'],
+    ['an animation longhand in a style attribute', '<p style="animation-name: fade; animation-duration: 1s">x</p>'],
+    ['prefixed keyframes', '<style>@-webkit-keyframes spin { to { transform: rotate(1turn) } }</style>'],
+    ['a style sheet from elsewhere, which may animate', '<link rel="stylesheet" href="https://cdn.example/site.css">'],
+  ])('%s counts', (_what, html) => {
+    // Act
+    const inspection = inspectHtml(html);
+
+    // Assess
+    expect(inspection).toMatchObject({ animated: true });
+  });
+
+  it.each([
+    ['plain styles', '<style>p { color: red; font-weight: bold }</style><p>x</p>'],
+    ['the words in text', '<p>An animation: a transition: both are words here</p>'],
+    ['a property that only ends like one', '<style>.a { --my-transition-time: 1s }</style>'],
+  ])('%s does not count', (_what, html) => {
+    // Act
+    const inspection = inspectHtml(html);
+
+    // Assess
+    expect(inspection).toMatchObject({ animated: false });
   });
 });

@@ -188,6 +188,63 @@ describe('wait_for', () => {
   });
 });
 
+describe('readiness: wait_for_selector, wait_for_expression, wait_delay_ms, emulate_media', () => {
+  it('carries a selector and an expression through, trimmed', () => {
+    // Act
+    const resolved = resolve({ wait_for_selector: ' #chart canvas ', wait_for_expression: 'window.chartsReady === true' });
+
+    // Assess
+    expect(resolved).toMatchObject({ waitForSelector: '#chart canvas', waitForExpression: 'window.chartsReady === true' });
+  });
+
+  it.each([
+    ['wait_for_selector', '', 'wait_for_selector must be a CSS selector, not empty'],
+    ['wait_for_selector', '   ', 'wait_for_selector must be a CSS selector, not empty'],
+    ['wait_for_selector', 42, 'wait_for_selector must be a CSS selector'],
+    ['wait_for_selector', 'x'.repeat(10_001), 'wait_for_selector must be at most 10000 characters'],
+    ['wait_for_expression', '', 'wait_for_expression must be a JavaScript expression, not empty'],
+    ['wait_for_expression', true, 'wait_for_expression must be a JavaScript expression'],
+  ])('rejects %s %j and says why', (field, value, message) => {
+    // Act
+    const result = parseBody({ [field]: value });
+
+    // Assess
+    expect(result).toEqual({ ok: false, message });
+  });
+
+  it.each([0, 1, 2500, 10_000])('accepts wait_delay_ms %s', (delay) => {
+    // Act
+    const resolved = resolve({ wait_delay_ms: delay });
+
+    // Assess
+    expect(resolved).toMatchObject({ waitDelayMs: delay });
+  });
+
+  it.each([-1, 10_001, 1.5, '100', null])('rejects wait_delay_ms %j and states the range', (delay) => {
+    // Act
+    const result = parseItemOptions({ wait_delay_ms: delay });
+
+    // Assess
+    expect(result).toEqual({ ok: false, message: 'wait_delay_ms must be a whole number of milliseconds from 0 to 10000' });
+  });
+
+  it.each(['print', 'screen'])('accepts emulate_media %s', (media) => {
+    // Act
+    const resolved = resolve({ emulate_media: media });
+
+    // Assess
+    expect(resolved).toMatchObject({ emulateMedia: media });
+  });
+
+  it.each(['Screen', 'all', '', 1])('rejects emulate_media %j and lists print, screen', (media) => {
+    // Act
+    const result = parseBody({ emulate_media: media });
+
+    // Assess
+    expect(result).toEqual({ ok: false, message: 'emulate_media must be one of print, screen' });
+  });
+});
+
 describe('margin', () => {
   it.each([
     ['10mm', '37.795px'],
@@ -361,7 +418,7 @@ describe('unknown fields', () => {
 });
 
 describe('defaults', () => {
-  it('applies A4, portrait, backgrounds on, scale 1, wait for load and no tagging when nothing is given', () => {
+  it('applies A4, portrait, backgrounds on, scale 1, wait for load, print media, no delay and tagging when nothing is given', () => {
     // Act
     const resolved = resolveRenderOptions(itemOptionsSchema.parse({}));
 
@@ -374,7 +431,9 @@ describe('defaults', () => {
       scale: 1,
       waitFor: 'load',
       preferCssPageSize: true,
-      tagged: false,
+      tagged: true,
+      waitDelayMs: 0,
+      emulateMedia: 'print',
     });
   });
 
