@@ -3,10 +3,11 @@
  * reference does (load, wait settleMs, print A4 with backgrounds), with the service's fonts, and
  * reports its page count, any request that was not a data: URL, and any script error.
  *
- *   node test/fidelity/corpus/check.ts [--twice] [--out DIR] [name-or-prefix ...]
+ *   node test/fidelity/corpus/check.ts [--twice] [--out DIR] [--settle MS] [name-or-prefix ...]
  *
  * PDFs are written to DIR (default /tmp/fidelity-corpus); `pdftoppm -png -r 50 DIR/x.pdf` to look.
- * With --twice each case is printed twice and the page counts and text (pdftotext) compared.
+ * With --twice each case is printed twice and the page counts and text (pdftotext) compared;
+ * --settle replaces every case's settleMs (to find how long a document takes to finish drawing).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -20,9 +21,13 @@ import type { FidelityCase } from './types.ts';
 
 const args = process.argv.slice(2);
 const twice = args.includes('--twice');
-const outIndex = args.indexOf('--out');
-const outDir = outIndex >= 0 ? args[outIndex + 1]! : '/tmp/fidelity-corpus';
-const filters = args.filter((arg, i) => !arg.startsWith('--') && (outIndex < 0 || i !== outIndex + 1));
+const option = (name: string) => {
+  const index = args.indexOf(name);
+  return index >= 0 ? args[index + 1] : undefined;
+};
+const outDir = option('--out') ?? '/tmp/fidelity-corpus';
+const settleOverride = option('--settle') === undefined ? undefined : Number(option('--settle'));
+const filters = args.filter((arg, i) => !arg.startsWith('--') && !['--out', '--settle'].includes(args[i - 1] ?? ''));
 
 interface Printed {
   readonly pages: number;
@@ -52,7 +57,7 @@ async function print(browser: Browser, fidelityCase: FidelityCase, file: string)
   });
   const started = Date.now();
   await page.setContent(fidelityCase.html, { waitUntil: 'load', timeout: 60_000 });
-  await new Promise((resolve) => setTimeout(resolve, fidelityCase.settleMs ?? 3000));
+  await new Promise((resolve) => setTimeout(resolve, settleOverride ?? fidelityCase.settleMs ?? 3000));
   const bytes = await page.pdf({ format: 'A4', printBackground: true, timeout: 120_000 });
   const ms = Date.now() - started;
   await context.close();

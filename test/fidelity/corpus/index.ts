@@ -5,6 +5,7 @@
 import { chartCases } from './charts.ts';
 import { diagramCases } from './diagrams.ts';
 import { mathCodeCases } from './math-code.ts';
+import { pagedCases } from './paged.ts';
 import type { FidelityCase } from './types.ts';
 
 export type { FidelityCase } from './types.ts';
@@ -18,7 +19,7 @@ export function buildCorpus(): Promise<FidelityCase[]> {
 }
 
 async function build(): Promise<FidelityCase[]> {
-  const cases: FidelityCase[] = [...chartCases(), ...diagramCases(), ...mathCodeCases()];
+  const cases: FidelityCase[] = [...chartCases(), ...diagramCases(), ...mathCodeCases(), ...pagedCases()];
   const names = new Set<string>();
   for (const fidelityCase of cases) {
     if (names.has(fidelityCase.name)) throw new Error(`Duplicate fidelity case name: ${fidelityCase.name}`);
