@@ -13,8 +13,8 @@ import { PIXEL_TOLERANCE } from './compare.ts';
 import { comparePdfBytes, runCase, type CaseResult } from './harness.ts';
 import { launchReference, printReference } from './reference.ts';
 import { failureMessage, formatTable, summaryLine, writeReport } from './report.ts';
+import { SELF_CHECK_CASE as invoice } from './self-check.ts';
 import { REPO_ROOT } from './service.ts';
-import { smokeCases } from './smoke-cases.ts';
 
 const cases = await loadCases();
 const outDir = resolve(REPO_ROOT, process.env.FIDELITY_OUT ?? '.local/fidelity-test');
@@ -43,18 +43,17 @@ afterAll(async () => {
 describe('the harness itself', () => {
   // A static document printed twice by the reference: what the comparison sees must come from the
   // PDFs, never from the comparison (no noise), and a small layout change must be caught.
-  const [invoice] = smokeCases();
 
   it('sees no difference between two prints of the same document', async () => {
-    const [a, b] = [await printReference(reference, invoice!.html, invoice!.options, 0), await printReference(reference, invoice!.html, invoice!.options, 0)];
+    const [a, b] = [await printReference(reference, invoice.html, invoice.options, 0), await printReference(reference, invoice.html, invoice.options, 0)];
     const compared = await comparePdfBytes(a, b, join(outDir, '_self-check'), 'same');
     expect(compared.problems).toEqual([]);
     expect(compared.worst?.share).toBe(0);
   });
 
   it('catches a page laid out 2 mm further in', async () => {
-    const moved = { ...invoice!.options, margin: '17mm' };
-    const [a, b] = [await printReference(reference, invoice!.html, moved, 0), await printReference(reference, invoice!.html, invoice!.options, 0)];
+    const moved = { ...invoice.options, margin: '17mm' };
+    const [a, b] = [await printReference(reference, invoice.html, moved, 0), await printReference(reference, invoice.html, invoice.options, 0)];
     const compared = await comparePdfBytes(a, b, join(outDir, '_self-check'), 'moved');
     expect(compared.verdict).toBe('differs');
     expect(compared.worst!.share).toBeGreaterThan(PIXEL_TOLERANCE);

@@ -120,8 +120,8 @@ export async function runCase(testCase: FidelityCase, context: HarnessContext): 
   }
   const started = performance.now();
   const compared = await comparePdfBytes(ours.value, reference.value, context.outDir, testCase.name);
-  if (compared.verdict !== 'ok') {
-    // Both PDFs of a differing case, for a closer look in a PDF reader.
+  if (compared.verdict !== 'ok' || compared.shown.length > 0) {
+    // Both PDFs of a case with any difference, for a closer look in a PDF reader.
     const dir = join(context.outDir, safeName(testCase.name));
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, 'ours.pdf'), ours.value);

@@ -102,7 +102,7 @@ function caseSection(result: CaseResult): string {
     result.timings.compareMs !== undefined && `comparison ${result.timings.compareMs} ms (${result.comparedPages} pages at ${result.scale} px/pt)`,
   ].filter(Boolean).join(', ');
   const dir = result.name.replace(/[^a-zA-Z0-9_-]+/g, '-');
-  const pdfs = result.verdict === 'differs'
+  const pdfs = result.verdict === 'differs' || result.shown.length > 0
     ? `<p>PDFs: <a href="${escapeHtml(dir)}/reference.pdf">reference</a>, <a href="${escapeHtml(dir)}/ours.pdf">ours</a>.</p>`
     : '';
   const pagesNote = result.pages && result.pages.ours !== result.pages.reference
