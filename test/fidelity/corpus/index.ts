@@ -4,6 +4,8 @@
  */
 import { chartCases } from './charts.ts';
 import { diagramCases } from './diagrams.ts';
+import { frameworkCases } from './frameworks.ts';
+import { longCases } from './long.ts';
 import { mathCodeCases } from './math-code.ts';
 import { pagedCases } from './paged.ts';
 import type { FidelityCase } from './types.ts';
@@ -19,7 +21,7 @@ export function buildCorpus(): Promise<FidelityCase[]> {
 }
 
 async function build(): Promise<FidelityCase[]> {
-  const cases: FidelityCase[] = [...chartCases(), ...diagramCases(), ...mathCodeCases(), ...pagedCases()];
+  const cases: FidelityCase[] = [...chartCases(), ...diagramCases(), ...mathCodeCases(), ...pagedCases(), ...(await frameworkCases()), ...longCases()];
   const names = new Set<string>();
   for (const fidelityCase of cases) {
     if (names.has(fidelityCase.name)) throw new Error(`Duplicate fidelity case name: ${fidelityCase.name}`);
