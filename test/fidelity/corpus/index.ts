@@ -4,9 +4,11 @@
  */
 import { chartCases } from './charts.ts';
 import { diagramCases } from './diagrams.ts';
+import { fontMotionCases } from './fonts-and-motion.ts';
 import { frameworkCases } from './frameworks.ts';
 import { longCases } from './long.ts';
 import { mathCodeCases } from './math-code.ts';
+import { pageCssCases } from './page-css.ts';
 import { pagedCases } from './paged.ts';
 import type { FidelityCase } from './types.ts';
 
@@ -21,7 +23,7 @@ export function buildCorpus(): Promise<FidelityCase[]> {
 }
 
 async function build(): Promise<FidelityCase[]> {
-  const cases: FidelityCase[] = [...chartCases(), ...diagramCases(), ...mathCodeCases(), ...pagedCases(), ...(await frameworkCases()), ...longCases()];
+  const cases: FidelityCase[] = [...chartCases(), ...diagramCases(), ...mathCodeCases(), ...pagedCases(), ...(await frameworkCases()), ...longCases(), ...fontMotionCases(), ...pageCssCases()];
   const names = new Set<string>();
   for (const fidelityCase of cases) {
     if (names.has(fidelityCase.name)) throw new Error(`Duplicate fidelity case name: ${fidelityCase.name}`);
