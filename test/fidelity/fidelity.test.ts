@@ -63,7 +63,7 @@ describe('the harness itself', () => {
 
 describe.concurrent('fidelity: the service prints like plain Chromium', () => {
   it.each(cases)('$name', async (testCase) => {
-    const result = await runCase(testCase, { service, reference, outDir });
+    const result = await runCase(testCase, { service, reference, outDir, sampleLongDocuments: true });
     results.set(testCase.name, result);
     expect(result.verdict, failureMessage(result, reportPath)).toBe('ok');
   });

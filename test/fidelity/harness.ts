@@ -12,7 +12,9 @@ import {
   openPdf,
   PIXEL_TOLERANCE,
   pictureToPng,
-  rasterScale,
+  RASTER_SCALE,
+  SAMPLE_OVER_PAGES,
+  samplePages,
   sameSize,
   type OpenedPdf,
   type PageSize,
@@ -27,6 +29,8 @@ export interface HarnessContext {
   readonly reference: Browser;
   /** Where the report and its pictures go. */
   readonly outDir: string;
+  /** Compare the pixels of long documents on a sample of pages (compare.ts, samplePages). */
+  readonly sampleLongDocuments?: boolean;
 }
 
 /** A page shown in the report: reference, ours and the difference, as PNG files relative to the report. */
@@ -57,9 +61,9 @@ export interface CaseResult {
   readonly firstTextDifference?: TextDifference;
   /** Glyphs drawn as .notdef boxes (no font had the character), on each side. */
   readonly missingGlyphs?: { readonly ours: number; readonly reference: number; readonly oursPages: readonly number[] };
-  /** Pages whose pixels were compared, and at what scale. */
+  /** How many pages' pixels were compared, and whether they were a sample of a long document. */
   readonly comparedPages: number;
-  readonly scale?: number;
+  readonly sampled?: boolean;
   /** The page with the largest share of differing pixels. */
   readonly worst?: { readonly page: number; readonly share: number };
   /** Pages beyond PIXEL_TOLERANCE. */
@@ -119,7 +123,9 @@ export async function runCase(testCase: FidelityCase, context: HarnessContext): 
     };
   }
   const started = performance.now();
-  const compared = await comparePdfBytes(ours.value, reference.value, context.outDir, testCase.name);
+  const compared = await comparePdfBytes(ours.value, reference.value, context.outDir, testCase.name, {
+    sampleLongDocuments: context.sampleLongDocuments ?? false,
+  });
   if (compared.verdict !== 'ok' || compared.shown.length > 0) {
     // Both PDFs of a case with any difference, for a closer look in a PDF reader.
     const dir = join(context.outDir, safeName(testCase.name));
@@ -133,16 +139,22 @@ export async function runCase(testCase: FidelityCase, context: HarnessContext): 
 export type Comparison = Omit<CaseResult, 'name' | 'title' | 'script' | 'timings' | 'error'>;
 
 /** Compares two PDFs; pictures worth showing go to `<outDir>/<name>/`. */
-export async function comparePdfBytes(ours: Uint8Array, reference: Uint8Array, outDir: string, name: string): Promise<Comparison> {
+export async function comparePdfBytes(
+  ours: Uint8Array,
+  reference: Uint8Array,
+  outDir: string,
+  name: string,
+  { sampleLongDocuments = false }: { sampleLongDocuments?: boolean } = {},
+): Promise<Comparison> {
   const [oursPdf, referencePdf] = await Promise.all([openPdf(ours), openPdf(reference)]);
   try {
-    return await comparePdfs(oursPdf, referencePdf, join(outDir, safeName(name)), safeName(name));
+    return await comparePdfs(oursPdf, referencePdf, join(outDir, safeName(name)), safeName(name), sampleLongDocuments);
   } finally {
     await Promise.all([oursPdf.close(), referencePdf.close()]);
   }
 }
 
-async function comparePdfs(ours: OpenedPdf, reference: OpenedPdf, pictureDir: string, relativeDir: string): Promise<Comparison> {
+async function comparePdfs(ours: OpenedPdf, reference: OpenedPdf, pictureDir: string, relativeDir: string, sampleLongDocuments: boolean): Promise<Comparison> {
   const problems: string[] = [];
   const pages = { ours: ours.pageCount, reference: reference.pageCount };
   const samePageCount = pages.ours === pages.reference;
@@ -189,23 +201,24 @@ async function comparePdfs(ours: OpenedPdf, reference: OpenedPdf, pictureDir: st
   }
 
   // Pixels, page by page; only the pictures worth showing are kept (as files).
-  const scale = rasterScale(Math.max(pages.ours, pages.reference));
   const shares: { page: number; share: number }[] = [];
   const candidates: { page: number; share: number; write: () => Promise<ShownPage> }[] = [];
-  const unpairedLimit = samePageCount ? 0 : Math.min(Math.max(pages.ours, pages.reference), MAX_UNPAIRED_PAGES);
-  const lastPage = samePageCount ? pages.ours : unpairedLimit;
-  for (let page = 1; page <= lastPage; page++) {
+  const sampled = samePageCount && sampleLongDocuments && pages.ours > SAMPLE_OVER_PAGES;
+  const pixelPages = !samePageCount
+    ? Array.from({ length: Math.min(Math.max(pages.ours, pages.reference), MAX_UNPAIRED_PAGES) }, (_, index) => index + 1)
+    : sampled
+      ? samplePages(pages.ours)
+      : Array.from({ length: pages.ours }, (_, index) => index + 1);
+  for (const page of pixelPages) {
     const sizes = {
       ...(page <= pages.ours && { ours: ours.sizes[page - 1]! }),
       ...(page <= pages.reference && { reference: reference.sizes[page - 1]! }),
     };
     const [oursPicture, referencePicture] = await Promise.all([
-      page <= pages.ours ? ours.draw(page, scale) : undefined,
-      page <= pages.reference ? reference.draw(page, scale) : undefined,
+      page <= pages.ours ? ours.draw(page, RASTER_SCALE) : undefined,
+      page <= pages.reference ? reference.draw(page, RASTER_SCALE) : undefined,
     ]);
-    const comparable = oursPicture && referencePicture && sameSize(sizes.ours, sizes.reference)
-      && oursPicture.width === referencePicture.width && oursPicture.height === referencePicture.height;
-    const diff = comparable ? diffPictures(referencePicture, oursPicture) : undefined;
+    const diff = oursPicture && referencePicture && sameSize(sizes.ours, sizes.reference) ? diffPictures(referencePicture, oursPicture) : undefined;
     if (diff && samePageCount) shares.push({ page, share: diff.share });
     const beyondTolerance = !samePageCount || !diff || diff.share > PIXEL_TOLERANCE;
     // Same-count pages identical to the pixel are not worth a picture; everything else may be shown.
@@ -256,7 +269,7 @@ async function comparePdfs(ours: OpenedPdf, reference: OpenedPdf, pictureDir: st
     ...(firstTextDifference && { firstTextDifference }),
     missingGlyphs,
     comparedPages: shares.length,
-    scale,
+    ...(sampled && { sampled }),
     ...(worst && { worst }),
     pagesBeyondTolerance,
     problems,

@@ -5,7 +5,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LONG_DOCUMENT_PAGES, LONG_RASTER_SCALE, PIXEL_THRESHOLD, PIXEL_TOLERANCE, RASTER_SCALE, SIZE_TOLERANCE_PT } from './compare.ts';
+import { PIXEL_THRESHOLD, PIXEL_TOLERANCE, RASTER_SCALE, SAMPLE_OVER_PAGES, SIZE_TOLERANCE_PT } from './compare.ts';
 import { formatShare, type CaseResult, type ShownPage } from './harness.ts';
 import { DEFAULT_SETTLE_MS } from './reference.ts';
 
@@ -28,7 +28,9 @@ function row(result: CaseResult): string[] {
       : result.textMismatches[0] === 0
         ? 'differs'
         : `differs (${result.textMismatches.length === 1 ? `p${result.textMismatches[0]}` : `${result.textMismatches.length} pages`})`;
-  const worst = result.worst ? `${formatShare(result.worst.share)} (p${result.worst.page})` : '–';
+  const worst =
+    (!result.worst ? '–' : result.worst.share === 0 ? '0 %' : `${formatShare(result.worst.share)} (p${result.worst.page})`) +
+    (result.sampled ? ` (${result.comparedPages} of ${result.pages?.ours} pages)` : '');
   const verdict = { ok: 'ok', differs: 'DIFFERS', error: 'ERROR' }[result.verdict];
   const boxes = result.missingGlyphs ? `${result.missingGlyphs.ours}/${result.missingGlyphs.reference}` : '–';
   return [result.name, result.script ?? '', pages, sizes, text, boxes, worst, verdict];
@@ -53,8 +55,8 @@ export function toleranceText(): string {
   return (
     `Page counts must be equal, page sizes equal within ${SIZE_TOLERANCE_PT} pt, each page's text equal ` +
     `(white space collapsed), our PDF may draw no missing-glyph box (.notdef, "tofu"), and at most ${formatShare(PIXEL_TOLERANCE)} of each page's pixels may differ ` +
-    `(pdf.js at ${RASTER_SCALE} px/pt, ${LONG_RASTER_SCALE} px/pt for documents over ${LONG_DOCUMENT_PAGES} pages; ` +
-    `pixelmatch threshold ${PIXEL_THRESHOLD}, anti-aliased pixels not counted). ` +
+    `(pdf.js at ${RASTER_SCALE} px/pt, pixelmatch threshold ${PIXEL_THRESHOLD}, anti-aliased pixels not counted; ` +
+    `in npm test, documents over ${SAMPLE_OVER_PAGES} pages on a sample of pages: the first ten, every tenth, the last five). ` +
     `The reference waits ${DEFAULT_SETTLE_MS / 1000} s after load unless a case says otherwise.`
   );
 }
@@ -99,7 +101,7 @@ function caseSection(result: CaseResult): string {
   const timings = [
     result.timings.oursMs !== undefined && `ours ${result.timings.oursMs} ms`,
     result.timings.referenceMs !== undefined && `reference ${result.timings.referenceMs} ms (with its wait)`,
-    result.timings.compareMs !== undefined && `comparison ${result.timings.compareMs} ms (${result.comparedPages} pages at ${result.scale} px/pt)`,
+    result.timings.compareMs !== undefined && `comparison ${result.timings.compareMs} ms (pixels of ${result.comparedPages}${result.sampled ? ` sampled pages of ${result.pages?.ours}` : ' pages'})`,
   ].filter(Boolean).join(', ');
   const dir = result.name.replace(/[^a-zA-Z0-9_-]+/g, '-');
   const pdfs = result.verdict === 'differs' || result.shown.length > 0
