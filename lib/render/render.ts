@@ -145,7 +145,8 @@ async function printInWorkspace(
   if ('html' in source) {
     await boundedLoad(page, page.setContent(source.html, { waitUntil: lifecycle, timeout: resourceWaitMs() }));
   } else {
-    await navigate(page, guard, source.url, budget.forWaiting());
+    // The document itself may take the whole time limit: without it there is nothing to print.
+    await navigate(page, guard, source.url, budget.left());
     if (lifecycle === 'load') {
       await boundedLoad(page, page.waitForFunction(() => document.readyState === 'complete', { polling: 50, timeout: resourceWaitMs() }));
     }

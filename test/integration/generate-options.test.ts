@@ -191,18 +191,18 @@ describe('POST /v1/pdf/generate options', () => {
       };
     }
 
-    it('true gives a tagged PDF: a structure tree that screen readers follow, with the same text', async () => {
+    it('defaults to a tagged PDF, as Chrome prints: a structure tree that screen readers follow', async () => {
       // Act
-      const { bytes } = await generateAndDownload(key.apiKey, { html, tagged: true });
+      const { bytes } = await generateAndDownload(key.apiKey, { html });
 
       // Assess
       expect(await structure(bytes)).toEqual({ structTree: true, marked: true });
       expect(normalizeText((await readPdf(bytes)).text)).toBe('Quarterly report Revenue grew. Q 4');
     });
 
-    it('defaults to an untagged PDF with the same text', async () => {
+    it('false gives an untagged PDF with the same text', async () => {
       // Act
-      const { bytes } = await generateAndDownload(key.apiKey, { html });
+      const { bytes } = await generateAndDownload(key.apiKey, { html, tagged: false });
 
       // Assess
       expect(await structure(bytes)).toEqual({ structTree: false, marked: false });

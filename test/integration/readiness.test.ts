@@ -14,7 +14,6 @@ import { inkIn, rasterizePage } from '../support/raster.ts';
 /** A file of an installed package, by its path inside the package (not every dist file is exported). */
 const library = (pkg: string, path: string) => readFileSync(fileURLToPath(new URL(`../../node_modules/${pkg}/${path}`, import.meta.url)), 'utf8');
 const publicSite = inject('publicSite');
-const renderTimeoutMs = inject('renderTimeoutMs');
 
 let key: TestKey;
 
@@ -132,10 +131,9 @@ describe('readiness options', () => {
     expect(screenText).not.toContain('Print layout');
   });
 
-  it('a selector that never matches is 504 render_timeout naming it, within the time limit, and costs nothing', async () => {
+  it('a selector that never matches is 504 render_timeout naming it, and costs nothing', async () => {
     // Prepare
     const before = await quotaUsed(key.apiKey);
-    const started = Date.now();
 
     // Act
     const response = await generate(key.apiKey, { html: '<p>No chart here</p>', wait_for_selector: '#chart-ready' });
@@ -143,7 +141,6 @@ describe('readiness options', () => {
     // Assess
     const message = expectApiError(response, 504, 'render_timeout');
     expect(message).toContain('wait_for_selector "#chart-ready"');
-    expect(Date.now() - started).toBeLessThan(renderTimeoutMs + 3_000);
     expect(await quotaUsed(key.apiKey)).toBe(before);
   });
 
@@ -205,22 +202,15 @@ describe('resources that never settle cost a bounded time of their own, not the 
     ['an image whose server never answers', `<img src="${publicSite}/hang" width="20" height="20">`],
     ['a style sheet that streams forever', `<link rel="stylesheet" href="${publicSite}/endless">`],
     ['a style sheet whose server never answers', `<link rel="stylesheet" href="${publicSite}/hang">`],
-  ])('%s: the document prints without it, well within the time limit', async (_what, resource) => {
-    // Prepare
-    const started = Date.now();
-
-    // Act
+  ])('%s: the document prints without it instead of timing out', async (_what, resource) => {
+    // Act (waiting for the resource would take the whole time limit: a 504)
     const { bytes } = await generateAndDownload(key.apiKey, { html: `<!doctype html><p>Printed regardless</p>${resource}` });
 
     // Assess
     expect((await readPdf(bytes)).text).toContain('Printed regardless');
-    expect(Date.now() - started).toBeLessThan(renderTimeoutMs);
   });
 
   it('a scripted document waiting for network idle, with an image that never answers, prints too', async () => {
-    // Prepare
-    const started = Date.now();
-
     // Act
     const { bytes } = await generateAndDownload(key.apiKey, {
       html: `<!doctype html><p>Scripted and stalled</p><img src="${publicSite}/hang"><script>document.title = 'x';</script>`,
@@ -229,6 +219,5 @@ describe('resources that never settle cost a bounded time of their own, not the 
 
     // Assess
     expect((await readPdf(bytes)).text).toContain('Scripted and stalled');
-    expect(Date.now() - started).toBeLessThan(renderTimeoutMs);
   });
 });
