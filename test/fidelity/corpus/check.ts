@@ -1,7 +1,8 @@
 /**
  * Dev check of the corpus (not part of the test run): prints each case in plain Chromium, as the
  * reference does (load, wait settleMs, print A4 with backgrounds), with the service's fonts, and
- * reports its page count, any request that was not a data: URL, and any script error.
+ * reports its page count, any request that was not a data: URL, any script error, and how many
+ * glyphs were drawn as .notdef (tofu).
  *
  *   node test/fidelity/corpus/check.ts [--twice] [--out DIR] [--settle MS] [name-or-prefix ...]
  *
@@ -16,6 +17,7 @@ import chromium from '@sparticuz/chromium';
 import { PDFDocument } from 'pdf-lib';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { fontEnvironment } from '#lib/render/fonts.ts';
+import { readPdfText } from '../../support/pdf-text.ts';
 import { buildCorpus } from './index.ts';
 import type { FidelityCase } from './types.ts';
 
@@ -35,6 +37,8 @@ interface Printed {
   readonly refused: string[];
   readonly errors: string[];
   readonly ms: number;
+  /** Glyphs drawn as .notdef (the "tofu" box): characters no font had. */
+  readonly tofu: number;
 }
 
 async function print(browser: Browser, fidelityCase: FidelityCase, file: string): Promise<Printed> {
@@ -64,7 +68,11 @@ async function print(browser: Browser, fidelityCase: FidelityCase, file: string)
   writeFileSync(file, bytes);
   const pages = (await PDFDocument.load(bytes)).getPageCount();
   const text = execFileSync('pdftotext', ['-layout', file, '-'], { maxBuffer: 64 * 1024 * 1024 }).toString();
-  return { pages, text, refused, errors, ms };
+  const tofu = (await readPdfText(bytes)).reduce(
+    (sum, page) => sum + page.glyphs.filter((glyph) => glyph.identity && glyph.code === 0).length,
+    0,
+  );
+  return { pages, text, refused, errors, ms, tofu };
 }
 
 const corpusStart = Date.now();
@@ -90,7 +98,7 @@ try {
     }
     const size = `${Math.round(fidelityCase.html.length / 1024)} KiB`;
     console.log(
-      `${fidelityCase.name.padEnd(34)} ${String(first.pages).padStart(4)} pages  settle ${fidelityCase.settleMs ?? 3000}  ${size.padStart(9)}  ${first.ms} ms${same}`,
+      `${fidelityCase.name.padEnd(34)} ${String(first.pages).padStart(4)} pages  settle ${fidelityCase.settleMs ?? 3000}  ${size.padStart(9)}  ${first.ms} ms${same}${first.tofu ? `  TOFU ${first.tofu}` : ''}`,
     );
     for (const url of first.refused) console.log(`    REQUEST ${url}`);
     for (const error of first.errors) console.log(`    ERROR ${error}`);

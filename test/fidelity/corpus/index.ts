@@ -12,6 +12,7 @@ import { longCases } from './long.ts';
 import { mathCodeCases } from './math-code.ts';
 import { pageCssCases } from './page-css.ts';
 import { pagedCases } from './paged.ts';
+import { scriptCases } from './scripts.ts';
 import type { FidelityCase } from './types.ts';
 
 export type { FidelityCase } from './types.ts';
@@ -25,7 +26,7 @@ export function buildCorpus(): Promise<FidelityCase[]> {
 }
 
 async function build(): Promise<FidelityCase[]> {
-  const cases: FidelityCase[] = [...chartCases(), ...diagramCases(), ...mathCodeCases(), ...pagedCases(), ...(await frameworkCases()), ...longCases(), ...fontMotionCases(), ...pageCssCases(), ...i18nCases(), ...businessCases()];
+  const cases: FidelityCase[] = [...chartCases(), ...diagramCases(), ...mathCodeCases(), ...pagedCases(), ...(await frameworkCases()), ...longCases(), ...fontMotionCases(), ...pageCssCases(), ...i18nCases(), ...businessCases(), ...scriptCases()];
   const names = new Set<string>();
   for (const fidelityCase of cases) {
     if (names.has(fidelityCase.name)) throw new Error(`Duplicate fidelity case name: ${fidelityCase.name}`);
