@@ -101,7 +101,7 @@ function caseSection(result: CaseResult): string {
   const timings = [
     result.timings.oursMs !== undefined && `ours ${result.timings.oursMs} ms`,
     result.timings.referenceMs !== undefined && `reference ${result.timings.referenceMs} ms (with its wait)`,
-    result.timings.compareMs !== undefined && `comparison ${result.timings.compareMs} ms (pixels of ${result.comparedPages}${result.sampled ? ` sampled pages of ${result.pages?.ours}` : ' pages'})`,
+    result.timings.compareMs !== undefined && `comparison ${result.timings.compareMs} ms (pixels of ${result.sampled ? `${result.comparedPages} sampled pages of ${result.pages?.ours}` : result.comparedPages === 1 ? '1 page' : `${result.comparedPages} pages`})`,
   ].filter(Boolean).join(', ');
   const dir = result.name.replace(/[^a-zA-Z0-9_-]+/g, '-');
   const pdfs = result.verdict === 'differs' || result.shown.length > 0
