@@ -353,6 +353,9 @@ function apexAnalytics(): FidelityCase {
       head: inlineStyle(REPORT_CSS) + packageScript('apexcharts', 'dist/apexcharts.min.js'),
       body: body + inlineScript(script),
     }),
+    // ApexCharts' default animations (an 800 ms draw, then the radial bars and heatmap cells in turn)
+    // end between 1.2 and 2 s after load here: more room than the default leaves.
+    settleMs: 4000,
   };
 }
 

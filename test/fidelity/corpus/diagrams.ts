@@ -84,7 +84,6 @@ flowchart TD
     name: 'mermaid-flowchart',
     title: 'Process specification with a mermaid flowchart (rendered asynchronously on load)',
     html: mermaidPage('Order Fulfilment Process — OPS-017', body),
-    settleMs: 4000,
   };
 }
 
@@ -146,7 +145,6 @@ stateDiagram-v2
     name: 'mermaid-sequence',
     title: 'API integration guide with a mermaid sequence diagram and state diagram (asynchronous render)',
     html: mermaidPage('Payments API — Card Payment Integration Guide', body),
-    settleMs: 4000,
   };
 }
 
