@@ -17,7 +17,7 @@ import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { z } from 'zod';
 import { fontEnvironment } from '#lib/render/fonts.ts';
-import { renderOptionsShape, resolveRenderOptions, type RenderOptions } from '#lib/render/options.ts';
+import { describeIssue, renderOptionsShape, resolveRenderOptions, type RenderOptions } from '#lib/render/options.ts';
 import { toPdfOptions } from '#lib/render/render.ts';
 
 /** How long the reference leaves a loaded page before printing, unless the case says otherwise. */
@@ -40,7 +40,9 @@ export async function launchReference(): Promise<Browser> {
 
 /** The case's API options as the service validates them, with every default applied. */
 export function serviceOptions(options: Readonly<Record<string, unknown>> = {}): RenderOptions {
-  const resolved = resolveRenderOptions(z.strictObject(renderOptionsShape).parse(options));
+  const parsed = z.strictObject(renderOptionsShape).safeParse(options);
+  if (!parsed.success) throw new Error(`invalid options: ${describeIssue(parsed.error)}`);
+  const resolved = resolveRenderOptions(parsed.data);
   if ('error' in resolved) throw new Error(`invalid options: ${resolved.error}`);
   return resolved;
 }
