@@ -5,7 +5,7 @@
  * browser and everything @sparticuz/chromium needs to load.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,9 +18,21 @@ import { PROJECT_ROOT, STACK_NAME } from '../../cdk/stack.ts';
 const run = promisify(execFile);
 const ALL_FUNCTIONS = [...API_FUNCTIONS, ...INTERNAL_FUNCTIONS];
 
+/** Lambda's limit on a function's unzipped code, its layers included: 250 MB (262,144,000 bytes). */
+const LAMBDA_UNZIPPED_LIMIT_BYTES = 250 * 1024 * 1024;
+
+/** Bytes of every file under a directory, as Lambda counts an unzipped package. */
+function treeBytes(dir: string): number {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .reduce((sum, entry) => sum + statSync(join(entry.parentPath, entry.name)).size, 0);
+}
+
 describe('npx cdk synth', () => {
   let outdir: string;
-  let template: { Resources: Record<string, { Type: string; Metadata?: Record<string, string> }> };
+  let template: {
+    Resources: Record<string, { Type: string; Metadata?: Record<string, string>; Properties?: { Layers?: { Ref: string }[] } }>;
+  };
   let synthMs: number;
   /** The bundled asset directory of a resource, from the metadata SAM also reads. */
   const assetDir = (logicalId: string) => join(outdir, template.Resources[logicalId]!.Metadata!['aws:asset:path']!);
@@ -73,6 +85,19 @@ describe('npx cdk synth', () => {
     } else {
       expect(existsSync(join(dir, 'node_modules'))).toBe(false);
     }
+  });
+
+  test.each(ALL_FUNCTIONS)('%s fits Lambda\'s 250 MB unzipped, its fonts and layers included', (name) => {
+    // Act: the function's bundle (with the fonts beside it) and every layer it is given
+    const id = functionId(name);
+    const layers = (template.Resources[id]!.Properties!.Layers ?? []).map((layer) => layer.Ref);
+    const bundle = treeBytes(assetDir(id));
+    const total = layers.reduce((sum, layer) => sum + treeBytes(assetDir(layer)), bundle);
+
+    // Assess
+    console.info(`${name}: bundle ${(bundle / 1e6).toFixed(1)} MB + layers ${((total - bundle) / 1e6).toFixed(1)} MB = ${(total / 1e6).toFixed(1)} MB unzipped`);
+    expect(total).toBeLessThan(LAMBDA_UNZIPPED_LIMIT_BYTES);
+    if (FUNCTION_PROFILES[name].chromium) expect(layers).toHaveLength(1);
   });
 
   test('the layer holds @sparticuz/chromium with its compressed browser, fonts and libraries', () => {
