@@ -196,7 +196,11 @@ export const SCRIPT_FAMILIES: readonly ScriptFamily[] = [
 
 /** Families tried, in order, for characters the first family lacks (per script, then emoji). */
 const SANS_FALLBACKS = [...SCRIPT_FAMILIES.map((script) => script.family), 'Noto Color Emoji'];
-/** Serif text gets the serif faces where a script has one; other scripts share the sans faces. */
+/**
+ * The list a request for serif gets, with the serif faces where a script has one. Chromium takes
+ * only its first family (Noto Serif) from it: it looks up fallbacks by character with no family,
+ * so serif text reaches Noto Naskh Arabic by name or through pageFontFamilies.
+ */
 const SERIF_FALLBACKS = [...SCRIPT_FAMILIES.map((script) => script.serif ?? script.family), 'Noto Color Emoji'];
 
 /** Generic families as Chromium's font settings name them (DevTools protocol `Page.FontFamilies`). */
