@@ -28,7 +28,9 @@ export function serviceLaunchOptions(executablePath: string): LaunchOptions {
     headless: 'shell',
     pipe: true,
     args: [...CHROMIUM_FLAGS],
-    defaultViewport: { width: 1280, height: 800 },
+    // Puppeteer's own default window, as plain Chromium driven by Puppeteer lays pages out: chart
+    // libraries size themselves to the window, and a wider one prints them shrunk (the fidelity harness).
+    defaultViewport: { width: 800, height: 600 },
     env: { ...process.env, ...fontEnvironment() },
   };
 }

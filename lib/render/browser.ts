@@ -66,7 +66,9 @@ async function launch(): Promise<Browser> {
     // WebSocket framing (measured: about 1 ms of CPU per document less, on both sides).
     pipe: true,
     args: [...CHROMIUM_FLAGS, `--proxy-server=${guard.proxyServer}`, '--proxy-bypass-list=<-loopback>'],
-    defaultViewport: { width: 1280, height: 800 },
+    // Puppeteer's own default window, as plain Chromium driven by Puppeteer lays pages out: chart
+    // libraries size themselves to the window, and a wider one prints them shrunk (the fidelity harness).
+    defaultViewport: { width: 800, height: 600 },
     // Only the project's fonts, the same locally and on Lambda (lib/render/fonts.ts).
     env: { ...process.env, ...fontEnvironment() },
     // The local stack and the Lambda runtime manage the process's signals themselves.
