@@ -34,7 +34,10 @@ function documentFor(text: string, lang: string, { rtl = false, style = '' } = {
 function pagePerSample(samples: readonly ScriptSample[], line: (sample: ScriptSample) => string): string {
   return (
     '<!doctype html><html><meta charset="utf-8"><style>@page{size:A3 landscape;margin:10mm}' +
-    'body{margin:0}div{break-after:page}p{margin:0;font-size:10px;line-height:20px;white-space:nowrap}</style>' +
+    // Room above each page's first line: a line starting in a script's own family (pageFontFamilies)
+    // may have marks above its line box, and Chromium paints what crosses the top of a page at the
+    // foot of the page before.
+    'body{margin:0}div{break-after:page;padding-top:5mm}p{margin:0;font-size:10px;white-space:nowrap}</style>' +
     samples.map((sample) => `<div>${line(sample)}</div>`).join('') +
     '</html>'
   );
@@ -43,9 +46,9 @@ const withLanguage = (sample: ScriptSample, style = '') =>
   `<p lang="${sample.lang}"${sample.rtl ? ' dir="rtl"' : ''} style="${style}">${sample.text}</p>`;
 const withoutLanguage = (sample: ScriptSample, style: string) => `<p${sample.rtl ? ' dir="rtl"' : ''} style="${style}">${sample.text}</p>`;
 
-/** The line of text at the top of an A3 landscape page (10 mm margin), and the rest of the page. */
-const A3_LINE: Region = { x: 0, y: 10 * POINTS_PER_MM - 5, width: 420 * POINTS_PER_MM, height: 30 };
-const A3_BELOW_LINE: Region = { x: 0, y: 10 * POINTS_PER_MM + 40, width: 420 * POINTS_PER_MM, height: 200 * POINTS_PER_MM };
+/** The line of text at the top of an A3 landscape page (10 mm margin, 5 mm padding), and the rest of the page. */
+const A3_LINE: Region = { x: 0, y: 15 * POINTS_PER_MM - 8, width: 420 * POINTS_PER_MM, height: 40 };
+const A3_BELOW_LINE: Region = { x: 0, y: 15 * POINTS_PER_MM + 40, width: 420 * POINTS_PER_MM, height: 297 * POINTS_PER_MM };
 
 const NOTO_SANS = regularFace('Noto Sans').name;
 const countFonts = (glyphs: readonly GlyphUse[]) => {
