@@ -227,7 +227,8 @@ export interface PageFontFamilies {
  * the first answer per character for the renderer's life. Without it Noto Sans (which covers
  * Devanagari) draws the danda of a Bengali sentence, and in a page mixing Japanese and Chinese the
  * first of them decides every Han character's form. Monospace keeps Noto Sans Mono, so code stays
- * monospaced; scripts Chromium cannot name are left out (it refuses the whole call otherwise).
+ * monospaced; scripts Chromium cannot name are left out (it refuses the whole call otherwise). Such
+ * text then also takes its line metrics from the script's family (taller for Tibetan or Myanmar).
  */
 export function pageFontFamilies(): PageFontFamilies {
   return {
