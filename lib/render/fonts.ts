@@ -14,9 +14,10 @@
  * family alone), then, for each character that font lacks, the font fontconfig ranks first among
  * those that have it, given the element's `lang` (fontconfigXml: fonts supporting the language
  * first, then the order of SCRIPT_FAMILIES). A renderer remembers that answer per character,
- * whatever the language, for its life. Hence pageFontFamilies, which makes text in a script's
- * language start with the script's own family, so the language decides even for characters the
- * generic family has or another language looked up first.
+ * whatever the language, for its life. That is what Chrome itself does with these fonts, so the
+ * service does the same: per-script default fonts (DevTools Page.setFontFamilies) would start text in
+ * a script's language with its own family, but would also print it unlike Chrome (other dandas,
+ * taller lines in Tibetan and Myanmar), so they are not used.
  *
  * The configuration is generated at run time because the fonts' absolute paths differ between a
  * checkout (./node_modules) and the Lambda bundle (/var/task/node_modules); it is written under the
@@ -123,8 +124,6 @@ export const DEFAULT_FAMILIES = {
 
 /** A script Noto Sans does not cover, the bundled family that draws it, and the languages written in it. */
 export interface ScriptFamily {
-  /** Its ISO 15924 code, the name Chromium's per-script font settings use. */
-  readonly script: string;
   /** What the README calls it. */
   readonly name: string;
   /** Draws the script's text in sans-serif, serif and monospace, and in text with no font-family. */
@@ -137,12 +136,6 @@ export interface ScriptFamily {
    * fontconfig ranks the fonts by it (see fontconfigXml). The first tag is the script's main language.
    */
   readonly langs: readonly string[];
-  /**
-   * Whether Chromium can name the script in its per-script font settings (pageFontFamilies): it
-   * knows the scripts of Unicode 5.1 and a few more, not Adlam, Ol Chiki or Meetei Mayek. Their
-   * letters are in no other font, so fallback by character finds them anyway.
-   */
-  readonly chromiumScript?: false;
 }
 
 /**
@@ -152,46 +145,46 @@ export interface ScriptFamily {
  * itself; Devanagari is here too, for serif and monospace text.
  */
 export const SCRIPT_FAMILIES: readonly ScriptFamily[] = [
-  { script: 'Arab', name: 'Arabic', family: 'Noto Sans Arabic', serif: 'Noto Naskh Arabic', langs: ['ar', 'fa', 'ur', 'ps', 'ckb', 'sd', 'ug'] },
-  { script: 'Hebr', name: 'Hebrew', family: 'Noto Sans Hebrew', langs: ['he', 'yi'] },
-  { script: 'Deva', name: 'Devanagari', family: 'Noto Sans Devanagari', langs: ['hi', 'mr', 'ne', 'sa'] },
-  { script: 'Beng', name: 'Bengali', family: 'Noto Sans Bengali', langs: ['bn', 'as', 'mni'] },
-  { script: 'Guru', name: 'Gurmukhi', family: 'Noto Sans Gurmukhi', langs: ['pa'] },
-  { script: 'Gujr', name: 'Gujarati', family: 'Noto Sans Gujarati', langs: ['gu'] },
-  { script: 'Orya', name: 'Odia (Oriya)', family: 'Noto Sans Oriya', langs: ['or'] },
-  { script: 'Taml', name: 'Tamil', family: 'Noto Sans Tamil', langs: ['ta'] },
-  { script: 'Telu', name: 'Telugu', family: 'Noto Sans Telugu', langs: ['te'] },
-  { script: 'Knda', name: 'Kannada', family: 'Noto Sans Kannada', langs: ['kn'] },
-  { script: 'Mlym', name: 'Malayalam', family: 'Noto Sans Malayalam', langs: ['ml'] },
-  { script: 'Sinh', name: 'Sinhala', family: 'Noto Sans Sinhala', langs: ['si'] },
-  { script: 'Thai', name: 'Thai', family: 'Noto Sans Thai', langs: ['th'] },
-  { script: 'Laoo', name: 'Lao', family: 'Noto Sans Lao', langs: ['lo'] },
-  { script: 'Khmr', name: 'Khmer', family: 'Noto Sans Khmer', langs: ['km'] },
-  { script: 'Mymr', name: 'Myanmar', family: 'Noto Sans Myanmar', langs: ['my'] },
-  { script: 'Tibt', name: 'Tibetan', family: 'Noto Serif Tibetan', serif: 'Noto Serif Tibetan', langs: ['bo', 'dz'] },
-  { script: 'Geor', name: 'Georgian', family: 'Noto Sans Georgian', langs: ['ka'] },
-  { script: 'Armn', name: 'Armenian', family: 'Noto Sans Armenian', langs: ['hy'] },
-  { script: 'Ethi', name: 'Ethiopic', family: 'Noto Sans Ethiopic', langs: ['am', 'ti'] },
-  { script: 'Thaa', name: 'Thaana', family: 'Noto Sans Thaana', langs: ['dv'] },
-  { script: 'Syrc', name: 'Syriac', family: 'Noto Sans Syriac', langs: ['syr', 'aii', 'syc'] },
-  { script: 'Nkoo', name: "N'Ko", family: 'Noto Sans NKo', langs: ['nqo'] },
-  { script: 'Adlm', name: 'Adlam', family: 'Noto Sans Adlam', langs: ['ff-adlm', 'fuf-adlm'], chromiumScript: false },
-  { script: 'Tfng', name: 'Tifinagh', family: 'Noto Sans Tifinagh', langs: ['zgh', 'tzm-tfng'] },
-  { script: 'Cher', name: 'Cherokee', family: 'Noto Sans Cherokee', langs: ['chr'] },
-  { script: 'Cans', name: 'Canadian Aboriginal syllabics', family: 'Noto Sans Canadian Aboriginal', langs: ['iu', 'cr'] },
-  { script: 'Olck', name: 'Ol Chiki', family: 'Noto Sans Ol Chiki', langs: ['sat'], chromiumScript: false },
-  { script: 'Mtei', name: 'Meetei Mayek', family: 'Noto Sans Meetei Mayek', langs: ['mni-mtei'], chromiumScript: false },
-  { script: 'Java', name: 'Javanese', family: 'Noto Sans Javanese', langs: ['jv-java'] },
+  { name: 'Arabic', family: 'Noto Sans Arabic', serif: 'Noto Naskh Arabic', langs: ['ar', 'fa', 'ur', 'ps', 'ckb', 'sd', 'ug'] },
+  { name: 'Hebrew', family: 'Noto Sans Hebrew', langs: ['he', 'yi'] },
+  { name: 'Devanagari', family: 'Noto Sans Devanagari', langs: ['hi', 'mr', 'ne', 'sa'] },
+  { name: 'Bengali', family: 'Noto Sans Bengali', langs: ['bn', 'as', 'mni'] },
+  { name: 'Gurmukhi', family: 'Noto Sans Gurmukhi', langs: ['pa'] },
+  { name: 'Gujarati', family: 'Noto Sans Gujarati', langs: ['gu'] },
+  { name: 'Odia (Oriya)', family: 'Noto Sans Oriya', langs: ['or'] },
+  { name: 'Tamil', family: 'Noto Sans Tamil', langs: ['ta'] },
+  { name: 'Telugu', family: 'Noto Sans Telugu', langs: ['te'] },
+  { name: 'Kannada', family: 'Noto Sans Kannada', langs: ['kn'] },
+  { name: 'Malayalam', family: 'Noto Sans Malayalam', langs: ['ml'] },
+  { name: 'Sinhala', family: 'Noto Sans Sinhala', langs: ['si'] },
+  { name: 'Thai', family: 'Noto Sans Thai', langs: ['th'] },
+  { name: 'Lao', family: 'Noto Sans Lao', langs: ['lo'] },
+  { name: 'Khmer', family: 'Noto Sans Khmer', langs: ['km'] },
+  { name: 'Myanmar', family: 'Noto Sans Myanmar', langs: ['my'] },
+  { name: 'Tibetan', family: 'Noto Serif Tibetan', serif: 'Noto Serif Tibetan', langs: ['bo', 'dz'] },
+  { name: 'Georgian', family: 'Noto Sans Georgian', langs: ['ka'] },
+  { name: 'Armenian', family: 'Noto Sans Armenian', langs: ['hy'] },
+  { name: 'Ethiopic', family: 'Noto Sans Ethiopic', langs: ['am', 'ti'] },
+  { name: 'Thaana', family: 'Noto Sans Thaana', langs: ['dv'] },
+  { name: 'Syriac', family: 'Noto Sans Syriac', langs: ['syr', 'aii', 'syc'] },
+  { name: "N'Ko", family: 'Noto Sans NKo', langs: ['nqo'] },
+  { name: 'Adlam', family: 'Noto Sans Adlam', langs: ['ff-adlm', 'fuf-adlm'] },
+  { name: 'Tifinagh', family: 'Noto Sans Tifinagh', langs: ['zgh', 'tzm-tfng'] },
+  { name: 'Cherokee', family: 'Noto Sans Cherokee', langs: ['chr'] },
+  { name: 'Canadian Aboriginal syllabics', family: 'Noto Sans Canadian Aboriginal', langs: ['iu', 'cr'] },
+  { name: 'Ol Chiki', family: 'Noto Sans Ol Chiki', langs: ['sat'] },
+  { name: 'Meetei Mayek', family: 'Noto Sans Meetei Mayek', langs: ['mni-mtei'] },
+  { name: 'Javanese', family: 'Noto Sans Javanese', langs: ['jv-java'] },
   // Han characters are shared by Chinese, Japanese and Korean but drawn differently in each: the
   // language picks the regional font; a character with no language gets the Japanese form.
-  { script: 'Jpan', name: 'Japanese', family: 'Noto Sans JP', langs: ['ja'] },
-  { script: 'Hans', name: 'Chinese (Simplified)', family: 'Noto Sans SC', langs: ['zh', 'zh-cn', 'zh-sg', 'zh-hans'] },
-  { script: 'Hant', name: 'Chinese (Traditional)', family: 'Noto Sans TC', langs: ['zh-tw', 'zh-hk', 'zh-mo', 'zh-hant'] },
-  { script: 'Kore', name: 'Korean', family: 'Noto Sans KR', langs: ['ko'] },
+  { name: 'Japanese', family: 'Noto Sans JP', langs: ['ja'] },
+  { name: 'Chinese (Simplified)', family: 'Noto Sans SC', langs: ['zh', 'zh-cn', 'zh-sg', 'zh-hans'] },
+  { name: 'Chinese (Traditional)', family: 'Noto Sans TC', langs: ['zh-tw', 'zh-hk', 'zh-mo', 'zh-hant'] },
+  { name: 'Korean', family: 'Noto Sans KR', langs: ['ko'] },
   // After CJK: these two fonts also carry CJK punctuation (、。，), which Chinese and Japanese text
   // without a language should take from a CJK font.
-  { script: 'Mong', name: 'Mongolian', family: 'Noto Sans Mongolian', langs: ['mn-mong'] },
-  { script: 'Yiii', name: 'Yi', family: 'Noto Sans Yi', langs: ['ii'] },
+  { name: 'Mongolian', family: 'Noto Sans Mongolian', langs: ['mn-mong'] },
+  { name: 'Yi', family: 'Noto Sans Yi', langs: ['ii'] },
 ];
 
 /** Families tried, in order, for characters the first family lacks (per script, then emoji). */
@@ -199,46 +192,9 @@ const SANS_FALLBACKS = [...SCRIPT_FAMILIES.map((script) => script.family), 'Noto
 /**
  * The list a request for serif gets, with the serif faces where a script has one. Chromium takes
  * only its first family (Noto Serif) from it: it looks up fallbacks by character with no family,
- * so serif text reaches Noto Naskh Arabic by name or through pageFontFamilies.
+ * so serif text reaches Noto Naskh Arabic by name.
  */
 const SERIF_FALLBACKS = [...SCRIPT_FAMILIES.map((script) => script.serif ?? script.family), 'Noto Color Emoji'];
-
-/** Generic families as Chromium's font settings name them (DevTools protocol `Page.FontFamilies`). */
-export interface GenericFontFamilies {
-  readonly standard?: string;
-  readonly serif?: string;
-  readonly sansSerif?: string;
-  readonly fixed?: string;
-}
-
-/** The parameters of the DevTools protocol's `Page.setFontFamilies`. */
-export interface PageFontFamilies {
-  readonly fontFamilies: GenericFontFamilies;
-  readonly forScripts: readonly { readonly script: string; readonly fontFamilies: GenericFontFamilies }[];
-}
-
-/**
- * Chromium's per-script default fonts for a page (DevTools `Page.setFontFamilies`, sent once per
- * page before its document: Chromium refuses a second call): text whose language (`lang`) is
- * written in one of these scripts and that names no font, or sans-serif (serif where the script
- * has a serif face), starts with the script's family instead of Noto Sans. What a browser's
- * per-script font preferences do, and what fontconfig cannot: Chromium matches the first font of a
- * text by family alone, and consults the language only for characters that font lacks, keeping
- * the first answer per character for the renderer's life. Without it Noto Sans (which covers
- * Devanagari) draws the danda of a Bengali sentence, and in a page mixing Japanese and Chinese the
- * first of them decides every Han character's form. Monospace keeps Noto Sans Mono, so code stays
- * monospaced; scripts Chromium cannot name are left out (it refuses the whole call otherwise). Such
- * text then also takes its line metrics from the script's family (taller for Tibetan or Myanmar).
- */
-export function pageFontFamilies(): PageFontFamilies {
-  return {
-    fontFamilies: {},
-    forScripts: SCRIPT_FAMILIES.filter((script) => script.chromiumScript !== false).map(({ script, family, serif }) => ({
-      script,
-      fontFamilies: { standard: family, sansSerif: family, ...(serif && { serif }) },
-    })),
-  };
-}
 
 const escapeXml = (text: string): string =>
   text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

@@ -7,9 +7,7 @@
  * and proof that a font the host machine has is never used.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { closeBrowser, getBrowser } from '#lib/render/browser.ts';
-import { pageFontFamilies } from '#lib/render/fonts.ts';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { BRAND_FONT } from '../support/fixture-server.ts';
 import { createKey, generateAndDownload, type TestKey } from '../support/api.ts';
 import { regularFace, SCRIPT_SAMPLES, SHIPPED_FONT_NAMES, type ScriptSample } from '../support/font-files.ts';
@@ -34,9 +32,9 @@ function documentFor(text: string, lang: string, { rtl = false, style = '' } = {
 function pagePerSample(samples: readonly ScriptSample[], line: (sample: ScriptSample) => string): string {
   return (
     '<!doctype html><html><meta charset="utf-8"><style>@page{size:A3 landscape;margin:10mm}' +
-    // Room above each page's first line: a line starting in a script's own family (pageFontFamilies)
-    // may have marks above its line box, and Chromium paints what crosses the top of a page at the
-    // foot of the page before.
+    // Room above each page's first line: a line in a tall script (Tibetan, Myanmar) may have marks
+    // above its line box, and Chromium paints what crosses the top of a page at the foot of the
+    // page before.
     'body{margin:0}div{break-after:page;padding-top:5mm}p{margin:0;font-size:10px;white-space:nowrap}</style>' +
     samples.map((sample) => `<div>${line(sample)}</div>`).join('') +
     '</html>'
@@ -81,7 +79,7 @@ function expectDrawnBy(page: PageText | undefined, sample: ScriptSample, others:
 
 /**
  * Every sample but Chinese: Chromium's renderer remembers the font it found for a character the
- * first font lacks, whatever the language (see pageFontFamilies), so in one document the first of
+ * first font lacks, whatever the language (lib/render/fonts.ts), so in one document the first of
  * Japanese and Chinese would decide the form of every Han character. Chinese is printed apart.
  */
 const ONE_DOCUMENT = SCRIPT_SAMPLES.filter((sample) => !sample.lang.startsWith('zh'));
@@ -386,56 +384,5 @@ describe('fonts in header and footer templates', () => {
     // Assess: the body is in Noto Sans, only the header in the template's font
     expect(new Set(page.glyphs.map((glyph) => glyph.font))).toEqual(new Set(['NotoSans-Regular', 'NotoSansHebrew-Regular']));
     expect(normalizeText(page.text)).toContain('Branded header');
-  });
-});
-
-describe('per-script default fonts (pageFontFamilies), on a page of the service\'s own Chromium', () => {
-  // Chromium starts a text with the family its font settings give the text's script (from its
-  // `lang`), and only falls back by character, and by language, for what that font lacks. So
-  // without these settings Noto Sans draws a Bengali sentence's danda (it has one, for
-  // Devanagari), and its renderer keeps the first font it found for each character: in one page,
-  // the first of Japanese and Chinese decides every Han character's form.
-  let pages: PageText[];
-  const blocks = [
-    { lang: 'bn', text: 'সমস্ত মানুষ স্বাধীনভাবে জন্মগ্রহণ করে।', font: 'Noto Sans Bengali' },
-    { lang: 'pa', text: 'ਸਾਰੇ ਲੋਕ ਬਰਾਬਰ ਹਨ।', font: 'Noto Sans Gurmukhi' },
-    { lang: 'or', text: 'ସବୁ ମନୁଷ୍ୟ ଜନ୍ମକାଳରୁ ସ୍ୱାଧୀନ।', font: 'Noto Sans Oriya' },
-    { lang: 'hi', text: 'सभी मनुष्य स्वतंत्र हैं।', font: 'Noto Sans Devanagari' },
-    { lang: 'ja', text: '直角の骨', font: 'Noto Sans JP' },
-    { lang: 'zh-CN', text: '直角的骨', font: 'Noto Sans SC' },
-    { lang: 'zh-TW', text: '直角的骨', font: 'Noto Sans TC' },
-    { lang: 'ko', text: '直角 骨', font: 'Noto Sans KR' },
-    { lang: 'ar', text: 'يولد جميع الناس أحرارًا', font: 'Noto Naskh Arabic', style: 'font-family:serif' },
-  ];
-
-  beforeAll(async () => {
-    const browser = await getBrowser();
-    const context = await browser.createBrowserContext();
-    try {
-      const page = await context.newPage();
-      const session = await page.createCDPSession();
-      await session.send('Page.setFontFamilies', pageFontFamilies() as Parameters<typeof session.send<'Page.setFontFamilies'>>[1]);
-      await page.setContent(
-        '<!doctype html><meta charset="utf-8"><style>p{break-after:page;margin:0;font-size:20px}</style>' +
-          blocks.map(({ lang, text, style = '' }) => `<p lang="${lang}" style="${style}">${text}</p>`).join(''),
-      );
-      pages = await readPdfText(await page.pdf());
-    } finally {
-      await context.close();
-    }
-  });
-
-  afterAll(async () => {
-    await closeBrowser();
-  });
-
-  it.each(blocks.map((block, index) => ({ ...block, index })))('prints lang $lang all in $font, punctuation included', ({ index, font, lang }) => {
-    // Assess
-    expect({ lang, fonts: [...countFonts(pages[index]!.glyphs).keys()] }).toEqual({ lang, fonts: [regularFace(font).name] });
-    for (const glyph of pages[index]!.glyphs) expect(glyph.code).not.toBe(0);
-  });
-
-  it('reads every sentence back exactly, dandas included', () => {
-    for (const [index, block] of blocks.entries()) expect(normalizeText(pages[index]!.text)).toBe(block.text);
   });
 });

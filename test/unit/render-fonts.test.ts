@@ -18,7 +18,6 @@ import {
   fontEnvironment,
   linkFontDirectory,
   locateBundledFile,
-  pageFontFamilies,
   SCRIPT_FAMILIES,
 } from '#lib/render/fonts.ts';
 import { regularFace, SCRIPT_SAMPLES } from '../support/font-files.ts';
@@ -120,7 +119,7 @@ describe('SCRIPT_FAMILIES', () => {
   it('names each script and each language once', () => {
     // Assess
     const langs = SCRIPT_FAMILIES.flatMap((script) => script.langs);
-    expect(new Set(SCRIPT_FAMILIES.map((script) => script.script)).size).toBe(SCRIPT_FAMILIES.length);
+    expect(new Set(SCRIPT_FAMILIES.map((script) => script.name)).size).toBe(SCRIPT_FAMILIES.length);
     expect(new Set(langs).size).toBe(langs.length);
     for (const lang of langs) expect(lang).toMatch(/^[a-z]{2,3}(-[a-z0-9]+)*$/);
   });
@@ -216,36 +215,6 @@ describe('fontconfigXml', () => {
   });
 });
 
-describe('pageFontFamilies', () => {
-  const { fontFamilies, forScripts } = pageFontFamilies();
-
-  it('starts text in each script with its own family, sans-serif and text naming no font alike', () => {
-    // Assess
-    expect(fontFamilies).toEqual({});
-    expect(forScripts).toContainEqual({ script: 'Beng', fontFamilies: { standard: 'Noto Sans Bengali', sansSerif: 'Noto Sans Bengali' } });
-    expect(forScripts).toContainEqual({ script: 'Hant', fontFamilies: { standard: 'Noto Sans TC', sansSerif: 'Noto Sans TC' } });
-    for (const { script, fontFamilies: families } of forScripts) {
-      const entry = SCRIPT_FAMILIES.find((candidate) => candidate.script === script)!;
-      expect(families.standard).toBe(entry.family);
-      expect(families.sansSerif).toBe(entry.family);
-      expect(families.fixed, 'monospace stays Noto Sans Mono').toBeUndefined();
-    }
-  });
-
-  it('gives serif text a serif face only where the script has one', () => {
-    // Assess
-    expect(forScripts.filter((entry) => entry.fontFamilies.serif).map((entry) => [entry.script, entry.fontFamilies.serif])).toEqual([
-      ['Arab', 'Noto Naskh Arabic'],
-      ['Tibt', 'Noto Serif Tibetan'],
-    ]);
-  });
-
-  it('leaves out the scripts Chromium has no name for (it refuses the whole call otherwise)', () => {
-    // Assess
-    for (const script of ['Adlm', 'Olck', 'Mtei']) expect(forScripts.map((entry) => entry.script)).not.toContain(script);
-    expect(forScripts).toHaveLength(SCRIPT_FAMILIES.length - 3);
-  });
-});
 
 describe('locateBundledFile', () => {
   it('finds a file in node_modules of the start directory or any parent, as Node resolves packages', () => {
