@@ -155,31 +155,8 @@ async function printInWorkspace(
     const concurrency = options.waitFor === 'networkidle0' ? 0 : 2;
     await boundedLoad(page, page.waitForNetworkIdle({ idleTime: 500, concurrency, timeout: resourceWaitMs() }));
   }
-  if (options.waitForSelector !== undefined) {
-    const selector = options.waitForSelector;
-    // Only CSS: a selector the page's own engine refuses is the caller's mistake (Puppeteer would
-    // otherwise read its own extensions into it, or poll a broken one until the time is up).
-    const invalid = await page.evaluate((candidate) => {
-      try {
-        document.createDocumentFragment().querySelector(candidate);
-        return undefined;
-      } catch (error) {
-        return error instanceof Error ? error.message : String(error);
-      }
-    }, selector);
-    if (invalid !== undefined) throw new DocumentError('INVALID_OPTIONS', `wait_for_selector is not a valid CSS selector: ${clip(invalid)}`);
-    await condition(`wait_for_selector "${clip(selector)}" matched no visible element`, budget, () =>
-      page.waitForSelector(selector, { visible: true, timeout: budget.forWaiting() }),
-    );
-  }
-  if (options.waitForExpression !== undefined) {
-    // An expression that throws (its variables not defined yet) counts as not yet true; one that
-    // does not even parse fails at once.
-    const guarded = `(() => { try { return (${options.waitForExpression}\n); } catch { return false; } })()`;
-    await condition(`wait_for_expression ${JSON.stringify(clip(options.waitForExpression))} never became true`, budget, () =>
-      page.waitForFunction(guarded, { polling: 50, timeout: budget.forWaiting() }),
-    );
-  }
+  if (options.waitForSelector !== undefined) await untilSelectorVisible(page, options.waitForSelector, budget);
+  if (options.waitForExpression !== undefined) await untilExpressionTrue(page, options.waitForExpression, budget);
   const customCondition = options.waitForSelector !== undefined || options.waitForExpression !== undefined;
   if (kind === 'live' && options.waitFor !== 'domcontentloaded' && !customCondition) {
     await settle(page, requests, Math.min(limits.settleMaxMs, budget.forWaiting()), limits.settleQuietMs);
@@ -217,6 +194,36 @@ async function boundedLoad(page: Page, loading: Promise<unknown>): Promise<void>
     if (!isTimeout(error)) throw error;
     await page.evaluate(() => window.stop());
   }
+}
+
+/** wait_for_selector: an element matches the CSS selector and is visible. */
+async function untilSelectorVisible(page: Page, selector: string, budget: Budget): Promise<void> {
+  // Only CSS: a selector the page's own engine refuses is the caller's mistake (Puppeteer would
+  // otherwise read its own extensions into it, or poll a broken one until the time is up).
+  const invalid = await page.evaluate((candidate) => {
+    try {
+      document.createDocumentFragment().querySelector(candidate);
+      return undefined;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }, selector);
+  if (invalid !== undefined) throw new DocumentError('INVALID_OPTIONS', `wait_for_selector is not a valid CSS selector: ${clip(invalid)}`);
+  await condition(`wait_for_selector "${clip(selector)}" matched no visible element`, budget, () =>
+    page.waitForSelector(selector, { visible: true, timeout: budget.forWaiting() }),
+  );
+}
+
+/**
+ * wait_for_expression: the expression, evaluated in the page, is truthy. While it throws (its
+ * variables not defined yet) it counts as not yet true; one that does not parse was refused by
+ * validation (lib/render/options.ts).
+ */
+async function untilExpressionTrue(page: Page, expression: string, budget: Budget): Promise<void> {
+  const guarded = `(() => { try { return (${expression}\n); } catch { return false; } })()`;
+  await condition(`wait_for_expression ${JSON.stringify(clip(expression))} never became true`, budget, () =>
+    page.waitForFunction(guarded, { polling: 50, timeout: budget.forWaiting() }),
+  );
 }
 
 /** Awaits a caller's readiness condition; running out of time names the condition. */

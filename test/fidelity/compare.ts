@@ -18,6 +18,7 @@ import { PDFDocument } from 'pdf-lib';
 import pixelmatch from 'pixelmatch';
 import { getDocument, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { readPdfText } from '../support/pdf-text.ts';
+import { drawPage } from '../support/raster.ts';
 
 /** Page sizes may differ by this much (PDF points) and still count as the same. */
 export const SIZE_TOLERANCE_PT = 0.5;
@@ -101,15 +102,9 @@ export async function openPdf(bytes: Uint8Array): Promise<OpenedPdf> {
     missingGlyphs,
     async draw(pageNumber, scale) {
       const page = await document.getPage(pageNumber);
-      const viewport = page.getViewport({ scale });
-      const canvas = createCanvas(Math.ceil(viewport.width), Math.ceil(viewport.height));
-      const context = canvas.getContext('2d');
-      context.fillStyle = '#ffffff';
-      context.fillRect(0, 0, canvas.width, canvas.height);
-      // pdf.js's types name the DOM canvas; the Skia canvas implements the same 2D API.
-      await page.render({ canvasContext: context as never, canvas: canvas as never, viewport }).promise;
+      const { width, height, pixels } = await drawPage(page, scale);
       page.cleanup();
-      return { width: canvas.width, height: canvas.height, pixels: context.getImageData(0, 0, canvas.width, canvas.height).data };
+      return { width, height, pixels };
     },
     close: () => document.destroy(),
   };

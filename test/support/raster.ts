@@ -4,7 +4,7 @@
  * the regions where text or images should be.
  */
 import { createCanvas } from '@napi-rs/canvas';
-import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { getDocument, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
 export interface Raster {
   readonly width: number;
@@ -25,20 +25,24 @@ export interface Region {
   readonly height: number;
 }
 
+/** Draws a page of an open pdf.js document on a white canvas, at `scale` pixels per point. */
+export async function drawPage(page: PDFPageProxy, scale: number): Promise<Raster> {
+  const viewport = page.getViewport({ scale });
+  const canvas = createCanvas(Math.ceil(viewport.width), Math.ceil(viewport.height));
+  const context = canvas.getContext('2d');
+  context.fillStyle = '#ffffff';
+  context.fillRect(0, 0, canvas.width, canvas.height);
+  // pdf.js's types name the DOM canvas; the Skia canvas implements the same 2D API.
+  await page.render({ canvasContext: context as never, canvas: canvas as never, viewport }).promise;
+  const pixels = context.getImageData(0, 0, canvas.width, canvas.height).data;
+  return { width: canvas.width, height: canvas.height, scale, pixels, png: () => canvas.toBuffer('image/png') };
+}
+
 /** Draws one page (1-based) on a white canvas, at `scale` pixels per point. */
 export async function rasterizePage(bytes: Uint8Array, pageNumber = 1, scale = 2): Promise<Raster> {
   const document = await getDocument({ data: new Uint8Array(bytes), isEvalSupported: false, verbosity: 0 }).promise;
   try {
-    const page = await document.getPage(pageNumber);
-    const viewport = page.getViewport({ scale });
-    const canvas = createCanvas(Math.ceil(viewport.width), Math.ceil(viewport.height));
-    const context = canvas.getContext('2d');
-    context.fillStyle = '#ffffff';
-    context.fillRect(0, 0, canvas.width, canvas.height);
-    // pdf.js's types name the DOM canvas; the Skia canvas implements the same 2D API.
-    await page.render({ canvasContext: context as never, canvas: canvas as never, viewport }).promise;
-    const pixels = context.getImageData(0, 0, canvas.width, canvas.height).data;
-    return { width: canvas.width, height: canvas.height, scale, pixels, png: () => canvas.toBuffer('image/png') };
+    return await drawPage(await document.getPage(pageNumber), scale);
   } finally {
     await document.destroy();
   }
