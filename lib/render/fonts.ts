@@ -161,7 +161,7 @@ export const SCRIPT_FAMILIES: readonly ScriptFamily[] = [
   { name: 'Lao', family: 'Noto Sans Lao', langs: ['lo'] },
   { name: 'Khmer', family: 'Noto Sans Khmer', langs: ['km'] },
   { name: 'Myanmar', family: 'Noto Sans Myanmar', langs: ['my'] },
-  { name: 'Tibetan', family: 'Noto Serif Tibetan', serif: 'Noto Serif Tibetan', langs: ['bo', 'dz'] },
+  { name: 'Tibetan', family: 'Noto Serif Tibetan', langs: ['bo', 'dz'] },
   { name: 'Georgian', family: 'Noto Sans Georgian', langs: ['ka'] },
   { name: 'Armenian', family: 'Noto Sans Armenian', langs: ['hy'] },
   { name: 'Ethiopic', family: 'Noto Sans Ethiopic', langs: ['am', 'ti'] },

@@ -64,6 +64,7 @@ const SCRIPTING_ELEMENTS = new Set(['script', 'noscript', 'iframe', 'frame', 'ob
 const JAVASCRIPT_URL = /^[\u0000-\u0020]*j[\t\n\r]*a[\t\n\r]*v[\t\n\r]*a[\t\n\r]*s[\t\n\r]*c[\t\n\r]*r[\t\n\r]*i[\t\n\r]*p[\t\n\r]*t[\t\n\r]*:/i;
 
 const FONT_FACE = /@font-face/i;
+const CSS_IMPORT = /@import/i;
 /** CSS that animates: keyframes, an animation or a transition (as a property, or its longhands). */
 const CSS_ANIMATION = /@(?:-webkit-)?keyframes|(?:^|[\s;{])(?:-webkit-)?(?:animation|transition)(?:-[a-z-]+)?\s*:/i;
 
@@ -87,8 +88,10 @@ function describe(root: Node): HtmlTraits {
     }
     // Style sheet text (<style>, in HTML or SVG) is the text node inside it.
     if ('value' in node && node.parentNode && 'tagName' in node.parentNode && node.parentNode.tagName === 'style') {
-      if (FONT_FACE.test(node.value) || /@import/i.test(node.value)) webFonts = true;
-      if (CSS_ANIMATION.test(node.value) || /@import/i.test(node.value)) animated = true;
+      // A style sheet it imports may declare fonts and animations of its own.
+      const imports = CSS_IMPORT.test(node.value);
+      if (imports || FONT_FACE.test(node.value)) webFonts = true;
+      if (imports || CSS_ANIMATION.test(node.value)) animated = true;
     }
     if ('content' in node && node.content) pending.push(node.content); // <template>
     if ('childNodes' in node) pending.push(...node.childNodes);

@@ -150,6 +150,7 @@ describe('inspectHtml tells whether a document declares fonts of its own, which 
   it.each([
     ['an inline font', '<style>@font-face { font-family: Brand; src: url(data:font/woff2;base64,AAAA) }</style><p style="font-family: Brand">x</p>'],
     ['a font by URL', '<style>@FONT-FACE { font-family: Brand; src: url(https://fonts.example/brand.woff2) }</style>'],
+    ['an imported style sheet, which may declare fonts', '<style>@import url(https://cdn.example/fonts.css);</style>'],
     ['a font declared inside SVG', '<svg><style>@font-face { font-family: G; src: url(data:font/ttf;base64,AAAA) }</style><text font-family="G">x</text></svg>'],
   ])('%s counts', (_what, html) => {
     // Act
@@ -178,6 +179,7 @@ describe('inspectHtml tells whether a document animates, which print preview sho
     ['an animation longhand in a style attribute', '<p style="animation-name: fade; animation-duration: 1s">x</p>'],
     ['prefixed keyframes', '<style>@-webkit-keyframes spin { to { transform: rotate(1turn) } }</style>'],
     ['a style sheet from elsewhere, which may animate', '<link rel="stylesheet" href="https://cdn.example/site.css">'],
+    ['an imported style sheet, which may animate', '<style>@import "https://cdn.example/site.css";</style>'],
   ])('%s counts', (_what, html) => {
     // Act
     const inspection = inspectHtml(html);
