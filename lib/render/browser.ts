@@ -6,7 +6,7 @@ import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { settings } from '#lib/settings.ts';
 import { fontEnvironment } from './fonts.ts';
-import { startEgressGuard, type EgressGuard } from './egress-guard.ts';
+import { startEgressGuard, type EgressGuard } from '#lib/egress/guard.ts';
 
 /**
  * Flags chosen one by one rather than taking @sparticuz/chromium's defaults, which switch off the

@@ -8,7 +8,7 @@
  */
 import type { HTTPResponse, Page, PDFOptions } from 'puppeteer-core';
 import { DocumentError } from './errors.ts';
-import { REFUSAL_HEADER, type EgressGuard } from './egress-guard.ts';
+import { REFUSAL_HEADER, type EgressGuard } from '#lib/egress/guard.ts';
 import type { HtmlTraits } from './html.ts';
 import { countPages } from './pdf-pages.ts';
 import { releaseWorkspace, takeWorkspace, type Workspace, type WorkspacePolicy } from './workspaces.ts';

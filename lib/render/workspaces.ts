@@ -17,7 +17,7 @@
  */
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { closeBrowser, discardBrowser, getBrowser } from './browser.ts';
-import { startEgressGuard, type EgressGuard, type GuardOptions } from './egress-guard.ts';
+import { startEgressGuard, type EgressGuard, type GuardOptions } from '#lib/egress/guard.ts';
 
 /** Static: JavaScript off, for documents that need no scripting. Live: JavaScript on. */
 export type WorkspaceKind = 'static' | 'live';

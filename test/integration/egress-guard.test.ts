@@ -6,7 +6,7 @@
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEgressGuard, type EgressGuard } from '#lib/render/egress-guard.ts';
+import { startEgressGuard, type EgressGuard } from '#lib/egress/guard.ts';
 
 /** GET `url` through the proxy at `proxyServer`: status and body, or the error that ended it. */
 function getThroughProxy(proxyServer: string, url: string): Promise<{ status: number; body: string } | { error: string }> {

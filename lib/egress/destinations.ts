@@ -8,7 +8,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
-import { DocumentError } from './errors.ts';
+import { DocumentError } from '#lib/render/errors.ts';
 
 const ALLOWED_PROTOCOLS = new Set(['http:', 'https:']);
 

@@ -15,7 +15,7 @@
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { portOf, resolveDestination, type EgressPolicy } from './egress.ts';
+import { portOf, resolveDestination, type EgressPolicy } from './destinations.ts';
 
 /** Marks the guard's own refusals, so a refused top-level navigation can be told from a site's 403. */
 export const REFUSAL_HEADER = 'x-pdf-api-egress';

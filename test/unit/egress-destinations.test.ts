@@ -1,12 +1,12 @@
 /**
- * The egress guard (lib/render/egress.ts): a caller's `url` may only reach public unicast
+ * The egress guard (lib/egress/destinations.ts): a caller's `url` may only reach public unicast
  * addresses, however the address is spelled, unless the operator allow-lists a `host:port`.
  *
  * DNS is never queried: every check gets an injected resolver.
  */
 import { describe, expect, it } from 'vitest';
 import { DocumentError } from '#lib/render/errors.ts';
-import { assertUrlAllowed, hostPortOf, isPublicAddress } from '#lib/render/egress.ts';
+import { assertUrlAllowed, hostPortOf, isPublicAddress } from '#lib/egress/destinations.ts';
 
 const NO_ALLOW_LIST: ReadonlySet<string> = new Set();
 
