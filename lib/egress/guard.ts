@@ -12,7 +12,7 @@
  * guard knows what that document was refused, can cap what it downloads, and cuts every connection
  * the document still holds when it is done.
  */
-import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { portOf, resolveDestination, type EgressPolicy } from './destinations.ts';
@@ -55,166 +55,193 @@ function splitHostPort(authority: string): { host: string; port: number } | unde
   return { host: match[1] as string, port: Number(match[2]) };
 }
 
-export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGuard> {
-  let options: GuardOptions | undefined = initial;
-  const sockets = new Set<Socket>();
-  const refused: string[] = [];
-  let bytesReceived = 0;
-  let requestCount = 0;
-  let overLimit = false;
-  let closed = false;
+function withoutHopByHop(headers: IncomingMessage['headers']): Record<string, string | string[]> {
+  const kept: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined && !HOP_BY_HOP.has(name)) kept[name] = value;
+  }
+  return kept;
+}
+
+/**
+ * What one document's traffic has done so far, and the one rule of admission: a destination is
+ * let through only while the guard is armed, open and under the download cap, and only to the
+ * address that was checked (lib/egress/destinations.ts).
+ */
+class DocumentTraffic {
+  options: GuardOptions | undefined;
+  readonly refused: string[] = [];
+  readonly #sockets = new Set<Socket>();
+  bytesReceived = 0;
+  requestCount = 0;
+  overLimit = false;
+  closed = false;
   // Upstream connections of this guard's document only. Node's global agent keeps connections
   // alive and hands them to whoever asks next: a connection would pass from one document (and
   // customer) to another, and cutting the first document's connections would break the other's
   // request mid-flight (measured: slow images printed broken).
-  const newAgent = () => new Agent({ keepAlive: true });
-  let agent = newAgent();
+  agent = new Agent({ keepAlive: true });
 
-  const track = (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  };
-  const cutEverything = () => {
-    for (const socket of sockets) socket.destroy();
-  };
-  const count = (chunk: Buffer) => {
-    bytesReceived += chunk.length;
-    if (bytesReceived > (options?.maxBytes ?? 0) && !overLimit) {
-      overLimit = true;
-      cutEverything();
+  constructor(options: GuardOptions | undefined) {
+    this.options = options;
+  }
+
+  /** Every socket of this document, client and upstream side, so that all can be cut at once. */
+  track(socket: Socket): void {
+    this.#sockets.add(socket);
+    socket.once('close', () => this.#sockets.delete(socket));
+  }
+
+  cutEverything(): void {
+    for (const socket of this.#sockets) socket.destroy();
+  }
+
+  /** Counts bytes from sites; past the cap, the document is cut off. */
+  readonly count = (chunk: Buffer): void => {
+    this.bytesReceived += chunk.length;
+    if (this.bytesReceived > (this.options?.maxBytes ?? 0) && !this.overLimit) {
+      this.overLimit = true;
+      this.cutEverything();
     }
   };
-  const check = async (host: string, port: number) => {
-    const destination = options && !closed && !overLimit ? await resolveDestination(host, port, options) : undefined;
+
+  /** The checked address to connect to, or undefined when the destination is refused. */
+  async admit(host: string, port: number): Promise<string | undefined> {
+    const open = this.options && !this.closed && !this.overLimit;
+    const destination = open ? await resolveDestination(host, port, this.options!) : undefined;
     if (!destination?.allowed) {
-      refused.push(`${host}:${port}`);
+      this.refused.push(`${host}:${port}`);
       return undefined;
     }
     return destination.address;
-  };
+  }
 
-  const server: Server = createServer();
-  server.on('connection', track);
+  /** A new document: its policy, fresh connections and zeroed counters. */
+  rearm(options: GuardOptions): void {
+    this.cutEverything();
+    this.agent.destroy();
+    this.agent = new Agent({ keepAlive: true });
+    this.options = options;
+    this.refused.length = 0;
+    this.bytesReceived = 0;
+    this.requestCount = 0;
+    this.overLimit = false;
+  }
+}
 
-  // Plain HTTP: the request line carries the absolute URL.
-  server.on('request', async (request: IncomingMessage, response) => {
-    requestCount++;
-    let target: URL;
-    try {
-      target = new URL(request.url ?? '');
-    } catch {
-      response.writeHead(400, { [REFUSAL_HEADER]: 'refused' }).end();
-      return;
-    }
-    const port = portOf(target);
-    const address = target.protocol === 'http:' ? await check(target.hostname, port) : undefined;
-    if (!address) {
-      response.writeHead(403, { [REFUSAL_HEADER]: 'refused', 'Content-Type': 'text/plain', 'Content-Length': '0' }).end();
-      return;
-    }
-    const headers: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(request.headers)) {
-      if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
-    }
-    const upstream = httpRequest({
-      host: address,
-      port,
-      method: request.method,
-      path: target.pathname + target.search,
-      headers,
-      setHost: false,
-      timeout: UPSTREAM_CONNECT_TIMEOUT_MS,
-      agent,
-    });
-    upstream.on('socket', track);
-    upstream.on('timeout', () => upstream.destroy());
-    upstream.on('error', () => {
-      if (!response.headersSent) response.writeHead(502, { 'Content-Length': '0' }).end();
-      else response.destroy();
-    });
-    upstream.on('response', (reply) => {
-      const replyHeaders: Record<string, string | string[]> = {};
-      for (const [name, value] of Object.entries(reply.headers)) {
-        if (value !== undefined && !HOP_BY_HOP.has(name)) replyHeaders[name] = value;
-      }
-      response.writeHead(reply.statusCode ?? 502, replyHeaders);
-      reply.on('data', count);
-      reply.pipe(response);
-    });
-    request.pipe(upstream);
+/** Plain HTTP: the request line carries the absolute URL; the request is replayed to the checked address. */
+async function forwardHttp(traffic: DocumentTraffic, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  traffic.requestCount++;
+  let target: URL;
+  try {
+    target = new URL(request.url ?? '');
+  } catch {
+    response.writeHead(400, { [REFUSAL_HEADER]: 'refused' }).end();
+    return;
+  }
+  const port = portOf(target);
+  const address = target.protocol === 'http:' ? await traffic.admit(target.hostname, port) : undefined;
+  if (!address) {
+    response.writeHead(403, { [REFUSAL_HEADER]: 'refused', 'Content-Type': 'text/plain', 'Content-Length': '0' }).end();
+    return;
+  }
+  const upstream = httpRequest({
+    host: address,
+    port,
+    method: request.method,
+    path: target.pathname + target.search,
+    headers: withoutHopByHop(request.headers),
+    setHost: false,
+    timeout: UPSTREAM_CONNECT_TIMEOUT_MS,
+    agent: traffic.agent,
   });
-
-  // HTTPS and WebSockets: a tunnel to host:port, opened only to the checked address.
-  server.on('connect', async (request: IncomingMessage, client: Socket, head: Buffer) => {
-    requestCount++;
-    track(client);
-    client.on('error', () => client.destroy());
-    const authority = splitHostPort(request.url ?? '');
-    const address = authority ? await check(authority.host, authority.port) : undefined;
-    if (!authority || !address) {
-      client.end(`HTTP/1.1 403 Forbidden\r\n${REFUSAL_HEADER}: refused\r\nContent-Length: 0\r\n\r\n`);
-      return;
-    }
-    const upstream = connect({ host: address, port: authority.port, timeout: UPSTREAM_CONNECT_TIMEOUT_MS });
-    track(upstream);
-    upstream.once('timeout', () => upstream.destroy());
-    upstream.once('error', () => {
-      if (client.writable) client.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n');
-    });
-    upstream.once('connect', () => {
-      upstream.setTimeout(0);
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      if (head.length) upstream.write(head);
-      upstream.on('data', count);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    upstream.once('close', () => client.destroy());
-    client.once('close', () => upstream.destroy());
+  upstream.on('socket', (socket) => traffic.track(socket));
+  upstream.on('timeout', () => upstream.destroy());
+  upstream.on('error', () => {
+    if (!response.headersSent) response.writeHead(502, { 'Content-Length': '0' }).end();
+    else response.destroy();
   });
-
-  // Chromium never sends Upgrade to a proxy (WebSockets use CONNECT); refuse anything that does.
-  server.on('upgrade', (_request: IncomingMessage, socket: Socket) => {
-    requestCount++;
-    socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n');
+  upstream.on('response', (reply) => {
+    response.writeHead(reply.statusCode ?? 502, withoutHopByHop(reply.headers));
+    reply.on('data', traffic.count);
+    reply.pipe(response);
   });
+  request.pipe(upstream);
+}
 
+/** HTTPS and WebSockets: a CONNECT tunnel to host:port, opened only to the checked address. */
+async function openTunnel(traffic: DocumentTraffic, request: IncomingMessage, client: Socket, head: Buffer): Promise<void> {
+  traffic.requestCount++;
+  traffic.track(client);
+  client.on('error', () => client.destroy());
+  const authority = splitHostPort(request.url ?? '');
+  const address = authority ? await traffic.admit(authority.host, authority.port) : undefined;
+  if (!authority || !address) {
+    client.end(`HTTP/1.1 403 Forbidden\r\n${REFUSAL_HEADER}: refused\r\nContent-Length: 0\r\n\r\n`);
+    return;
+  }
+  const upstream = connect({ host: address, port: authority.port, timeout: UPSTREAM_CONNECT_TIMEOUT_MS });
+  traffic.track(upstream);
+  upstream.once('timeout', () => upstream.destroy());
+  upstream.once('error', () => {
+    if (client.writable) client.end('HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n');
+  });
+  upstream.once('connect', () => {
+    upstream.setTimeout(0);
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length) upstream.write(head);
+    upstream.on('data', traffic.count);
+    upstream.pipe(client);
+    client.pipe(upstream);
+  });
+  upstream.once('close', () => client.destroy());
+  client.once('close', () => upstream.destroy());
+}
+
+/** Chromium never sends Upgrade to a proxy (WebSockets use CONNECT); anything that does is refused. */
+function refuseUpgrade(traffic: DocumentTraffic, socket: Socket): void {
+  traffic.requestCount++;
+  socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n');
+}
+
+/** A listener on a free loopback port that never keeps the process alive on its own. */
+async function listenOnLoopback(server: Server): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
-  // A guard serves a browser; it is no reason on its own to keep the process alive.
   server.unref();
-  const { port } = server.address() as AddressInfo;
+  return (server.address() as AddressInfo).port;
+}
+
+export async function startEgressGuard(initial?: GuardOptions): Promise<EgressGuard> {
+  const traffic = new DocumentTraffic(initial);
+  const server = createServer();
+  server.on('connection', (socket: Socket) => traffic.track(socket));
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => void forwardHttp(traffic, request, response));
+  server.on('connect', (request: IncomingMessage, client: Socket, head: Buffer) => void openTunnel(traffic, request, client, head));
+  server.on('upgrade', (_request: IncomingMessage, socket: Socket) => refuseUpgrade(traffic, socket));
+  const port = await listenOnLoopback(server);
 
   return {
     proxyServer: `http://127.0.0.1:${port}`,
     get refused() {
-      return refused;
+      return traffic.refused;
     },
     get bytesReceived() {
-      return bytesReceived;
+      return traffic.bytesReceived;
     },
     get overLimit() {
-      return overLimit;
+      return traffic.overLimit;
     },
     get requestCount() {
-      return requestCount;
+      return traffic.requestCount;
     },
-    arm(policy: GuardOptions) {
-      cutEverything();
-      agent.destroy();
-      agent = newAgent();
-      options = policy;
-      refused.length = 0;
-      bytesReceived = 0;
-      requestCount = 0;
-      overLimit = false;
-    },
+    arm: (policy: GuardOptions) => traffic.rearm(policy),
     async close() {
-      closed = true;
-      cutEverything();
-      agent.destroy();
+      traffic.closed = true;
+      traffic.cutEverything();
+      traffic.agent.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
