@@ -14,6 +14,7 @@ import { counterStore, keyStore } from '#lib/aws/stores.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 import { logger } from '#lib/observability/logger.ts';
 import { flushMetrics, recordDocumentFailure } from '#lib/observability/metrics.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '#lib/json-depth.ts';
 import { settings } from '#lib/settings.ts';
 import { ApiError, errorBody, invalidRequest, unauthorized } from './errors.ts';
 import { header, json } from './http.ts';
@@ -28,8 +29,12 @@ export function documentErrorToApiError(error: DocumentError): ApiError {
     case 'INVALID_OPTIONS':
     case 'URL_NOT_ALLOWED':
     case 'URL_UNREACHABLE':
-    case 'TOO_LARGE':
       return invalidRequest(error.message);
+    // The request was well formed; what it describes is over a limit, and retrying will not help.
+    case 'TOO_MANY_PAGES':
+      return new ApiError(422, 'too_many_pages', error.message, { extra: { max_pages: settings.maxPdfPages } });
+    case 'PDF_TOO_LARGE':
+      return new ApiError(422, 'pdf_too_large', error.message, { extra: { max_pdf_bytes: settings.maxPdfBytes } });
     case 'RENDER_TIMEOUT':
       // Our own words (the limit, or which readiness condition never held), never a browser's.
       return new ApiError(504, 'render_timeout', error.message);
@@ -153,6 +158,9 @@ export function jsonObjectBody(): MiddlewareObj<Event, Result, Error, BodyContex
       }
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
         throw invalidRequest('The request body must be a JSON object.');
+      }
+      if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
+        throw invalidRequest(`The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
       }
       request.context.body = parsed as Record<string, unknown>;
     },

@@ -9,16 +9,30 @@
 import { z } from 'zod';
 import type { ApiKey } from '#lib/accounts/keys.ts';
 import type { PdfRecord } from '#lib/storage/pdfs.ts';
-import type { DocumentFailureCode } from '#lib/render/errors.ts';
+import { quoteInput, type DocumentFailureCode } from '#lib/render/errors.ts';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '#lib/json-depth.ts';
 import { sourceProblem } from './source.ts';
 
-/** The item error codes of decisions.md "Batch". */
-export type BatchItemCode = 'INVALID_HTML' | 'INVALID_OPTIONS' | 'URL_NOT_ALLOWED' | 'RENDER_TIMEOUT' | 'RENDER_FAILED';
+/**
+ * The item error codes of decisions.md "Batch", and two of our own: a document over the page limit
+ * or over the PDF size limit, which retrying cannot mend, unlike a failed render.
+ */
+export type BatchItemCode =
+  | 'INVALID_HTML'
+  | 'INVALID_OPTIONS'
+  | 'URL_NOT_ALLOWED'
+  | 'TOO_MANY_PAGES'
+  | 'PDF_TOO_LARGE'
+  | 'RENDER_TIMEOUT'
+  | 'RENDER_FAILED';
 
-/** How a document failure is reported in a batch item (an unreachable URL or an oversized PDF is a failed render). */
+/** How a document failure is reported in a batch item (an unreachable URL is a failed render). */
 export function batchItemCode(code: DocumentFailureCode): BatchItemCode {
-  return code === 'URL_UNREACHABLE' || code === 'TOO_LARGE' ? 'RENDER_FAILED' : code;
+  return code === 'URL_UNREACHABLE' ? 'RENDER_FAILED' : code;
 }
+
+/** Largest `metadata` an item may carry, as JSON: it is echoed back, not stored or rendered. */
+export const MAX_METADATA_BYTES = 16 * 1024;
 
 /** What the batch function sends the render function for one item. */
 export interface RenderInvocation {
@@ -33,6 +47,10 @@ export type RenderOutcome =
 
 const metadataSchema = z
   .record(z.string(), z.unknown(), { error: 'metadata must be an object' })
+  .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, {
+    error: `metadata must be at most ${MAX_METADATA_BYTES} bytes as JSON`,
+    abort: true,
+  })
   .refine((m) => m.filename === undefined || typeof m.filename === 'string', { error: 'metadata.filename must be a string' })
   .refine((m) => m.reference_id === undefined || typeof m.reference_id === 'string', {
     error: 'metadata.reference_id must be a string',
@@ -48,9 +66,14 @@ export function checkItemShape(item: unknown): { code: BatchItemCode; message: s
   if (typeof item !== 'object' || item === null || Array.isArray(item)) {
     return { code: 'INVALID_HTML', message: 'Each item must be an object with html (or url)' };
   }
+  // Within a request body the body's own limit already holds (lib/api/middlewares.ts); the render
+  // function is checked the same way whoever invokes it.
+  if (nestsDeeperThan(item, MAX_JSON_DEPTH)) {
+    return { code: 'INVALID_OPTIONS', message: `The item nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep` };
+  }
   const fields = item as Record<string, unknown>;
   const unknown = Object.keys(fields).filter((name) => !ITEM_FIELDS.has(name));
-  if (unknown.length) return { code: 'INVALID_OPTIONS', message: `Unknown item field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}` };
+  if (unknown.length) return { code: 'INVALID_OPTIONS', message: `Unknown item field${unknown.length > 1 ? 's' : ''}: ${quoteInput(unknown.join(', '))}` };
   if (fields.metadata !== undefined) {
     const metadata = metadataSchema.safeParse(fields.metadata);
     if (!metadata.success) return { code: 'INVALID_OPTIONS', message: metadata.error.issues[0]?.message ?? 'metadata is invalid' };

@@ -8,7 +8,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
-import { DocumentError } from '#lib/render/errors.ts';
+import { DocumentError, quoteInput } from '#lib/render/errors.ts';
 
 const ALLOWED_PROTOCOLS = new Set(['http:', 'https:']);
 
@@ -96,7 +96,7 @@ export async function assertUrlAllowed(raw: string, policy: EgressPolicy): Promi
   }
   const destination = await resolveDestination(url.hostname, portOf(url), policy);
   if (!destination.allowed && destination.reason === 'unresolvable') {
-    throw new DocumentError('URL_UNREACHABLE', `url could not be loaded: the host ${url.hostname} does not resolve`);
+    throw new DocumentError('URL_UNREACHABLE', `url could not be loaded: the host ${quoteInput(url.hostname)} does not resolve`);
   }
   if (!destination.allowed) {
     throw new DocumentError(

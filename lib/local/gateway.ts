@@ -36,15 +36,41 @@ export function lambdaContext(functionName: string, timeoutMs: number): Context 
   };
 }
 
-async function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += (chunk as Buffer).length;
-    if (size > limit) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+/**
+ * The request body, or undefined as soon as it is known to be over `limit`: from its declared
+ * Content-Length before a byte is read, or at the byte that crosses the limit. Nothing past the
+ * limit is read (or buffered).
+ */
+function readBody(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  if (Number(request.headers['content-length'] ?? 0) > limit) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      // Stop reading, but keep the socket: the 413 still has to be written on it.
+      request.off('data', onData).pause();
+      resolve(undefined);
+    };
+    request.on('data', onData);
+    request.once('end', () => resolve(Buffer.concat(chunks)));
+    request.once('error', reject);
+  });
+}
+
+/** How long the rest of an oversized body is let in (and dropped) after the 413, before the connection is cut. */
+const OVERSIZED_BODY_LINGER_MS = 5_000;
+
+/**
+ * Answers 413 at once and closes the connection. As web servers do ("lingering close"), what the
+ * client is still sending is dropped unread for a moment first: a client busy sending sees the 413
+ * instead of a reset connection. Nothing of it is kept, and the connection is cut after that moment.
+ */
+function refuseOversizedBody(request: IncomingMessage, response: ServerResponse): void {
+  writeGatewayError(response, 413, 'payload_too_large', `The request body is larger than the gateway's limit of ${GATEWAY_MAX_PAYLOAD_BYTES} bytes.`);
+  request.resume();
+  setTimeout(() => request.socket.destroy(), OVERSIZED_BODY_LINGER_MS).unref();
 }
 
 function toProxyEvent(request: IncomingMessage, body: Buffer, url: URL): { event: APIGatewayProxyEvent; handler: FunctionName } {
@@ -131,13 +157,12 @@ function writeGatewayError(response: ServerResponse, status: number, code: strin
 }
 
 export function createGateway(handlers: Readonly<Record<FunctionName, ProxyHandler>>, options: { timeoutMs: number }): Server {
-  return createServer(async (request, response) => {
+  const server = createServer(async (request, response) => {
     try {
       const url = new URL(request.url ?? '/', 'http://local');
       const body = await readBody(request, GATEWAY_MAX_PAYLOAD_BYTES);
       if (!body) {
-        writeGatewayError(response, 413, 'payload_too_large', 'The request body is larger than the gateway allows.');
-        request.resume();
+        refuseOversizedBody(request, response);
         return;
       }
       const { event, handler } = toProxyEvent(request, body, url);
@@ -150,4 +175,12 @@ export function createGateway(handlers: Readonly<Record<FunctionName, ProxyHandl
       else response.destroy();
     }
   });
+  // A client that asks before sending a large body (curl does, with Expect: 100-continue) is told
+  // 413 before it sends any of an oversized one.
+  server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    if (Number(request.headers['content-length'] ?? 0) > GATEWAY_MAX_PAYLOAD_BYTES) return refuseOversizedBody(request, response);
+    response.writeContinue();
+    server.emit('request', request, response);
+  });
+  return server;
 }

@@ -1,16 +1,30 @@
 /**
- * Why one document could not be produced. Most codes are the batch item codes of decisions.md; the
- * two of our own (an unreachable URL, a document over the page or size limit) are reported as
- * RENDER_FAILED in batches. The single endpoint maps them in `documentErrorToApiError`.
+ * Why one document could not be produced. Most codes are the batch item codes of decisions.md; of
+ * our own, an unreachable URL is reported as RENDER_FAILED in batches, and a document over the page
+ * or size limit keeps its own code there too (lib/documents/batch.ts). The single endpoint maps
+ * them in `documentErrorToApiError`.
  */
 export type DocumentFailureCode =
   | 'INVALID_HTML'
   | 'INVALID_OPTIONS'
   | 'URL_NOT_ALLOWED'
   | 'URL_UNREACHABLE'
-  | 'TOO_LARGE'
+  | 'TOO_MANY_PAGES'
+  | 'PDF_TOO_LARGE'
   | 'RENDER_TIMEOUT'
   | 'RENDER_FAILED';
+
+/** The most characters of a caller's input an error message quotes. */
+export const MAX_QUOTED_CHARS = 100;
+
+/**
+ * A caller's input as an error message quotes it: at most MAX_QUOTED_CHARS characters, so a message
+ * never echoes a megabyte back (or carries it into the logs).
+ */
+export function quoteInput(input: string): string {
+  const characters = Array.from(input.slice(0, MAX_QUOTED_CHARS * 2));
+  return characters.length > MAX_QUOTED_CHARS ? `${characters.slice(0, MAX_QUOTED_CHARS).join('')}…` : characters.join('');
+}
 
 export class DocumentError extends Error {
   readonly code: DocumentFailureCode;

@@ -3,7 +3,7 @@
  * structural errors. Real-world HTML is sloppy (no doctype, unclosed <p>), and browsers recover from
  * that by design, so only errors that mean the document is truncated or corrupt are refused.
  */
-import { parse, type DefaultTreeAdapterMap, type ParserError } from 'parse5';
+import { defaultTreeAdapter, html as html5, parse, parseFragment, type DefaultTreeAdapterMap, type ParserError } from 'parse5';
 
 type Node = DefaultTreeAdapterMap['node'];
 
@@ -97,4 +97,23 @@ function describe(root: Node): HtmlTraits {
     if ('childNodes' in node) pending.push(...node.childNodes);
   }
   return { scripted, webFonts, animated };
+}
+
+/**
+ * How deeply elements nest in an HTML fragment, as the parser builds it (implied elements
+ * included). Counted without recursion, so no nesting is too deep to measure.
+ */
+export function fragmentNestingDepth(html: string): number {
+  const fragment = parseFragment(defaultTreeAdapter.createElement('div', html5.NS.HTML, []), html, {});
+  let deepest = 0;
+  const pending: [Node, number][] = [[fragment, 0]];
+  while (pending.length > 0) {
+    const [node, depth] = pending.pop()!;
+    deepest = Math.max(deepest, depth);
+    if ('content' in node && node.content) pending.push([node.content, depth]); // <template>
+    if ('childNodes' in node) {
+      for (const child of node.childNodes) if ('tagName' in child) pending.push([child, depth + 1]);
+    }
+  }
+  return deepest;
 }

@@ -6,6 +6,8 @@
  */
 import { Script } from 'node:vm';
 import { z } from 'zod';
+import { quoteInput } from './errors.ts';
+import { fragmentNestingDepth } from './html.ts';
 
 /** Paper sizes in inches (width x height, portrait), matching Chromium's own table. */
 export const PAPER_FORMATS = {
@@ -24,6 +26,8 @@ export type WaitFor = (typeof WAIT_FOR)[number];
 
 /** Largest header or footer template accepted; templates are small by nature. */
 export const MAX_TEMPLATE_CHARS = 100_000;
+/** Deepest element nesting accepted in a header or footer template (a real one nests a handful deep). */
+export const MAX_TEMPLATE_DEPTH = 100;
 /** Longest readiness condition (a selector or an expression) accepted. */
 export const MAX_CONDITION_CHARS = 10_000;
 /** Longest fixed delay a caller may ask for before printing (shared/spec/beyond.md). */
@@ -40,7 +44,9 @@ export function lengthToPixels(length: string): number | undefined {
   const match = LENGTH_PATTERN.exec(length);
   if (!match) return undefined;
   const unit = (match[2]?.toLowerCase() ?? 'px') as keyof typeof PIXELS_PER_UNIT;
-  return Number(match[1]) * PIXELS_PER_UNIT[unit];
+  const pixels = Number(match[1]) * PIXELS_PER_UNIT[unit];
+  // Four hundred nines are digits too, and Number() makes them Infinity.
+  return Number.isFinite(pixels) ? pixels : undefined;
 }
 
 const length = (field: string) =>
@@ -49,6 +55,10 @@ const length = (field: string) =>
     .refine((value) => lengthToPixels(value) !== undefined, { error: `${field} must be ${LENGTH_RULE}` });
 
 const SIDES = ['top', 'right', 'bottom', 'left'] as const;
+/** Margin given to the side a header or footer sits on when the caller did not choose one. */
+export const DEFAULT_TEMPLATE_MARGIN = '20mm';
+/** Half an inch: the least content width and height a page with margins must keep. */
+const MIN_CONTENT_PX = 48;
 type Side = (typeof SIDES)[number];
 export type Margin = Partial<Record<Side, string>>;
 
@@ -62,7 +72,10 @@ const marginSchema = z.union([length('margin'), z.strictObject({
 const template = (field: string) =>
   z
     .string({ error: `${field} must be a string of HTML` })
-    .max(MAX_TEMPLATE_CHARS, { error: `${field} must be at most ${MAX_TEMPLATE_CHARS} characters` });
+    .max(MAX_TEMPLATE_CHARS, { error: `${field} must be at most ${MAX_TEMPLATE_CHARS} characters`, abort: true })
+    .refine((value) => fragmentNestingDepth(value) <= MAX_TEMPLATE_DEPTH, {
+      error: `${field} nests elements more than ${MAX_TEMPLATE_DEPTH} deep`,
+    });
 
 const condition = (field: string, what: string) =>
   z
@@ -160,21 +173,25 @@ export function resolveRenderOptions(parsed: ParsedOptions): RenderOptions | { e
     typeof parsed.margin === 'string'
       ? { top: parsed.margin, right: parsed.margin, bottom: parsed.margin, left: parsed.margin }
       : { ...parsed.margin };
-  // Chromium understands px, in, cm and mm only, spelled exactly; every length leaves here in px.
-  const margin: Margin = Object.fromEntries(
-    Object.entries(given).flatMap(([side, value]) =>
-      value === undefined ? [] : [[side, `${Math.round((lengthToPixels(value) ?? 0) * 1000) / 1000}px`]],
-    ),
-  );
-
+  // A header or footer needs room of its own (lib/render/templates.ts): its side's default counts too.
+  const printed: Margin = {
+    ...given,
+    ...(parsed.header_html !== undefined && { top: given.top ?? DEFAULT_TEMPLATE_MARGIN }),
+    ...(parsed.footer_html !== undefined && { bottom: given.bottom ?? DEFAULT_TEMPLATE_MARGIN }),
+  };
+  // Validation let through only lengths with a finite size in px.
+  const px = (side: Side) => (printed[side] === undefined ? 0 : (lengthToPixels(printed[side]) as number));
   const paper = PAPER_FORMATS[format];
   const widthPx = (landscape ? paper.height : paper.width) * 96;
   const heightPx = (landscape ? paper.width : paper.height) * 96;
-  const px = (side: Side) => lengthToPixels(margin[side] ?? '0') ?? 0;
   // Half an inch of content in each direction is the least a page can usefully hold.
-  if (widthPx - px('left') - px('right') < 48 || heightPx - px('top') - px('bottom') < 48) {
+  if (widthPx - px('left') - px('right') < MIN_CONTENT_PX || heightPx - px('top') - px('bottom') < MIN_CONTENT_PX) {
     return { error: `margin leaves no room for content on a ${format} ${landscape ? 'landscape' : 'portrait'} page` };
   }
+  // Chromium understands px, in, cm and mm only, spelled exactly; every length leaves here in px.
+  const margin: Margin = Object.fromEntries(
+    SIDES.flatMap((side) => (printed[side] === undefined ? [] : [[side, `${Math.round(px(side) * 1000) / 1000}px`]])),
+  );
 
   return {
     format,
@@ -200,7 +217,7 @@ export function describeIssue(error: z.ZodError): string {
   if (!issue) return 'The request is invalid.';
   if (issue.code === 'unrecognized_keys') {
     const where = issue.path.length ? ` in ${issue.path.join('.')}` : '';
-    return `Unknown field${issue.keys.length > 1 ? 's' : ''}${where}: ${issue.keys.join(', ')}`;
+    return `Unknown field${issue.keys.length > 1 ? 's' : ''}${where}: ${quoteInput(issue.keys.join(', '))}`;
   }
   // Union failures carry the per-branch issues; the union's own message is the useful one.
   return issue.message;

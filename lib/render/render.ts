@@ -7,10 +7,11 @@
  * a browser that cannot even do that is killed and replaced.
  */
 import type { HTTPResponse, Page, PDFOptions } from 'puppeteer-core';
-import { DocumentError } from './errors.ts';
+import { DocumentError, quoteInput } from './errors.ts';
 import { REFUSAL_HEADER, type EgressGuard } from '#lib/egress/guard.ts';
 import type { HtmlTraits } from './html.ts';
 import { countPages } from './pdf-pages.ts';
+import { refuseOverlongDocument, tooManyPages } from './page-limit.ts';
 import { releaseWorkspace, takeWorkspace, type Workspace, type WorkspacePolicy } from './workspaces.ts';
 import type { RenderOptions } from './options.ts';
 import { preparePrint } from './print-preparation.ts';
@@ -87,9 +88,7 @@ export async function renderPdf(source: DocumentSource, options: RenderOptions, 
     });
     const bytes = await Promise.race([work, deadline]);
     const pages = await countPages(bytes);
-    if (pages > limits.maxPages) {
-      throw new DocumentError('TOO_LARGE', `The document has more than the maximum of ${limits.maxPages} pages`);
-    }
+    if (pages > limits.maxPages) throw tooManyPages(limits.maxPages);
     return { bytes, pages };
   } catch (error) {
     throw asDocumentError(error);
@@ -175,11 +174,12 @@ async function printInWorkspace(
     webFonts: kind === 'live' || ('html' in source && source.webFonts),
     animations: kind === 'live' || ('html' in source && source.animated),
   });
-  return printWithinLimits(page, toPdfOptions(options, now, budget.left(), templateStyle), limits);
+  const pdfOptions = toPdfOptions(options, now, budget.left(), templateStyle);
+  await refuseOverlongDocument(page, options, pdfOptions, limits.maxPages);
+  return printWithinLimits(page, { ...pdfOptions, timeout: budget.left() }, limits);
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const clip = (text: string) => (text.length > 200 ? `${text.slice(0, 200)}…` : text);
 
 /**
  * Waits for the document's subresources (or the network to go idle) at most as long as allowed;
@@ -208,8 +208,8 @@ async function untilSelectorVisible(page: Page, selector: string, budget: Budget
       return error instanceof Error ? error.message : String(error);
     }
   }, selector);
-  if (invalid !== undefined) throw new DocumentError('INVALID_OPTIONS', `wait_for_selector is not a valid CSS selector: ${clip(invalid)}`);
-  await condition(`wait_for_selector "${clip(selector)}" matched no visible element`, budget, () =>
+  if (invalid !== undefined) throw new DocumentError('INVALID_OPTIONS', `wait_for_selector is not a valid CSS selector: ${quoteInput(invalid)}`);
+  await condition(`wait_for_selector "${quoteInput(selector)}" matched no visible element`, budget, () =>
     page.waitForSelector(selector, { visible: true, timeout: budget.forWaiting() }),
   );
 }
@@ -221,7 +221,7 @@ async function untilSelectorVisible(page: Page, selector: string, budget: Budget
  */
 async function untilExpressionTrue(page: Page, expression: string, budget: Budget): Promise<void> {
   const guarded = `(() => { try { return (${expression}\n); } catch { return false; } })()`;
-  await condition(`wait_for_expression ${JSON.stringify(clip(expression))} never became true`, budget, () =>
+  await condition(`wait_for_expression ${JSON.stringify(quoteInput(expression))} never became true`, budget, () =>
     page.waitForFunction(guarded, { polling: 50, timeout: budget.forWaiting() }),
   );
 }
@@ -317,7 +317,7 @@ async function printWithinLimits(page: Page, pdfOptions: PDFOptions, limits: Ren
     size += value.byteLength;
     if (size > limits.maxPdfBytes) {
       await reader.cancel().catch(() => undefined);
-      throw new DocumentError('TOO_LARGE', `The PDF is larger than the maximum of ${limits.maxPdfBytes} bytes`);
+      throw new DocumentError('PDF_TOO_LARGE', `The PDF is larger than the maximum of ${limits.maxPdfBytes} bytes.`);
     }
     chunks.push(value);
   }

@@ -11,14 +11,12 @@
  * overflow outside the margin it belongs to, and cannot restyle the page around it.
  */
 import { defaultTreeAdapter, html as html5, parseFragment, serialize, type DefaultTreeAdapterTypes } from 'parse5';
-import { lengthToPixels, type Margin } from './options.ts';
+import { DEFAULT_TEMPLATE_MARGIN, lengthToPixels, type Margin } from './options.ts';
 
 type Element = DefaultTreeAdapterTypes.Element;
 type ChildNode = DefaultTreeAdapterTypes.ChildNode;
 type ParentNode = DefaultTreeAdapterTypes.ParentNode;
 
-/** Margin given to the side a header or footer sits on when the caller did not choose one. */
-export const DEFAULT_TEMPLATE_MARGIN = '20mm';
 /** Inset from the page edge when the caller gave no side margin. */
 const DEFAULT_SIDE_INSET = '10mm';
 export const DEFAULT_TEMPLATE_FONT_SIZE = '10px';

@@ -315,7 +315,8 @@ describe('resource limits', () => {
     const next = await generate(capped.apiKey, { html: '<p>short</p>' });
 
     // Assess
-    expect(tooLong.status).toBe(400);
+    expect(tooLong.status).toBe(422);
+    expect(tooLong.body.error).toMatchObject({ code: 'too_many_pages', max_pages: 50 });
     expect(tooLong.body.error.message).toContain('maximum of 50 pages');
     expect(next.status).toBe(200);
   });
@@ -335,7 +336,8 @@ describe('resource limits', () => {
     const next = await generate(capped.apiKey, { html: '<p>small</p>' });
 
     // Assess
-    expect(tooBig.status).toBe(400);
+    expect(tooBig.status).toBe(422);
+    expect(tooBig.body.error).toMatchObject({ code: 'pdf_too_large', max_pdf_bytes: 8 * 1024 * 1024 });
     expect(tooBig.body.error.message).toContain(`maximum of ${8 * 1024 * 1024} bytes`);
     expect(next.status).toBe(200);
   });

@@ -3,13 +3,8 @@
  * prints, the template is readable, and a header or footer gets room in the page margin.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  buildTemplate,
-  DEFAULT_TEMPLATE_MARGIN,
-  formatTemplateDate,
-  headerFooterOptions,
-  substituteVariables,
-} from '#lib/render/templates.ts';
+import { DEFAULT_TEMPLATE_MARGIN } from '#lib/render/options.ts';
+import { buildTemplate, formatTemplateDate, headerFooterOptions, substituteVariables } from '#lib/render/templates.ts';
 
 const NOON = new Date('2026-11-21T12:00:00Z');
 

@@ -1,0 +1,91 @@
+/**
+ * Refusing a document over the page limit before it is printed.
+ *
+ * Printing is limited to the first MAX_PDF_PAGES + 1 pages (render.ts), but Chromium's cost per
+ * printed page grows with the whole document: pages 1 to 2,001 of a 10,000-page document took
+ * 26 s, and of a 30-million-pixel-tall one 139 s, against 3.7 s for a 2,500-page one. Printing only
+ * page MAX_PDF_PAGES + 1 costs one pagination of the document (1.6 s and 2.3 s for those two): if
+ * that page exists, the document is refused at once with `too_many_pages`.
+ *
+ * The probe is not free: it costs about a third of a small document's print, and half of a long
+ * single table's (pagination is most of such a print: 10.8 of 22 s for 20,000 rows). So it runs only
+ * for documents that look long: a tall layout, or many forced page breaks. The estimate only decides
+ * whether to probe; a long document it misses is still counted and refused after its print, later.
+ * (A style sheet that makes a document tall for print only is such a miss: it costs its own render
+ * time, up to the time limit, and nothing is charged.)
+ */
+import type { Page, PDFOptions } from 'puppeteer-core';
+import { DocumentError } from './errors.ts';
+import { PAPER_FORMATS, lengthToPixels, type RenderOptions } from './options.ts';
+
+/** What Chromium answers when asked to print a page past the document's last. */
+const PAST_THE_LAST_PAGE = 'Page range exceeds page count';
+
+/** The window documents are laid out in (browser.ts), whose width their layout height is measured at. */
+const LAYOUT_WIDTH_PX = 800;
+
+export function tooManyPages(maxPages: number): DocumentError {
+  return new DocumentError('TOO_MANY_PAGES', `The document has more than the maximum of ${maxPages} pages.`);
+}
+
+/** What the loaded document shows of its length. */
+export interface DocumentLength {
+  /** Height of its layout in the window, in CSS px. */
+  readonly height: number;
+  /** Elements that force a page break before or after them (left and right ones may add a blank page). */
+  readonly forcedBreaks: number;
+}
+
+/**
+ * A rough page count from the document's on-screen layout: its height, made taller in proportion
+ * where the printed page is narrower than the window (text wraps into more lines), over the printed
+ * page's content height, plus its forced page breaks.
+ */
+export function estimatePages(length: DocumentLength, options: RenderOptions): number {
+  const paper = PAPER_FORMATS[options.format];
+  const side = (name: 'top' | 'right' | 'bottom' | 'left') => lengthToPixels(options.margin[name] ?? '0') ?? 0;
+  const paperWidth = (options.landscape ? paper.height : paper.width) * 96;
+  const paperHeight = (options.landscape ? paper.width : paper.height) * 96;
+  const contentWidth = Math.max(1, (paperWidth - side('left') - side('right')) / options.scale);
+  const contentHeight = Math.max(1, (paperHeight - side('top') - side('bottom')) / options.scale);
+  return (length.height * Math.max(1, LAYOUT_WIDTH_PX / contentWidth)) / contentHeight + length.forcedBreaks;
+}
+
+/** Whether a document this long could plausibly print more than `maxPages` pages. */
+export function mightExceed(length: DocumentLength, options: RenderOptions, maxPages: number): boolean {
+  return estimatePages(length, options) >= maxPages / 2;
+}
+
+/**
+ * The document's length, read in the page (scripting on or off: DevTools evaluates either way).
+ * Forced breaks are counted only when there are elements enough to reach the limit with them:
+ * reading every element's style costs tens of milliseconds on a large document.
+ */
+function measureLength(page: Page, maxPages: number): Promise<DocumentLength> {
+  return page.evaluate((enoughElements: number) => {
+    const height = document.documentElement?.scrollHeight ?? 0;
+    const elements = document.getElementsByTagName('*');
+    if (elements.length < enoughElements) return { height, forcedBreaks: 0 };
+    const forced = new Set(['page', 'left', 'right', 'recto', 'verso', 'always']);
+    let forcedBreaks = 0;
+    for (const element of Array.from(elements)) {
+      const style = getComputedStyle(element);
+      if (forced.has(style.breakBefore)) forcedBreaks++;
+      if (forced.has(style.breakAfter)) forcedBreaks++;
+    }
+    return { height, forcedBreaks };
+  }, Math.floor(maxPages / 4));
+}
+
+/** Throws `TOO_MANY_PAGES` when the loaded document would print more than `maxPages` pages. */
+export async function refuseOverlongDocument(page: Page, options: RenderOptions, pdfOptions: PDFOptions, maxPages: number): Promise<void> {
+  if (!mightExceed(await measureLength(page, maxPages), options, maxPages)) return;
+  try {
+    // The same page geometry as the real print; untagged and without templates, which change no break.
+    await page.pdf({ ...pdfOptions, pageRanges: String(maxPages + 1), tagged: false, displayHeaderFooter: false });
+  } catch (error) {
+    if (error instanceof Error && error.message.includes(PAST_THE_LAST_PAGE)) return;
+    throw error;
+  }
+  throw tooManyPages(maxPages);
+}

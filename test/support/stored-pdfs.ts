@@ -1,0 +1,53 @@
+/**
+ * What the local stack has stored for a key, read from the stores themselves (S3 and DynamoDB
+ * stand-ins), not through the API: the check that a refused request left nothing behind.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { inject } from 'vitest';
+import type { StackInfo } from '#lib/local/stack.ts';
+
+/** The ids of the PDF objects in S3 and of the PDF records in DynamoDB that belong to `keyId`. */
+export async function storedPdfs(keyId: string): Promise<{ objects: string[]; records: string[] }> {
+  const info = JSON.parse(await readFile(join(inject('dataDir'), 'stack.json'), 'utf8')) as StackInfo;
+  const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+  const s3 = new S3Client({ endpoint: info.s3Endpoint, region: info.region, credentials, forcePathStyle: true });
+  const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: info.dynamodbEndpoint, region: info.region, credentials }));
+  try {
+    const objects: string[] = [];
+    let continuationToken: string | undefined;
+    do {
+      const page = await s3.send(new ListObjectsV2Command({ Bucket: info.bucketName, ContinuationToken: continuationToken }));
+      for (const { Key } of page.Contents ?? []) {
+        // retention/<days>d/<key id>/<pdf id>.pdf (lib/storage/pdfs.ts)
+        const match = Key?.match(/\/([^/]+)\/(pdf_[^/]+)\.pdf$/);
+        if (match?.[1] === keyId) objects.push(match[2]!);
+      }
+      continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (continuationToken);
+
+    const records: string[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await dynamo.send(
+        new ScanCommand({
+          TableName: info.tableName,
+          FilterExpression: '#sk = :entity AND #keyId = :keyId',
+          ExpressionAttributeNames: { '#sk': 'sk', '#keyId': 'keyId' },
+          ExpressionAttributeValues: { ':entity': 'PDF', ':keyId': keyId },
+          ExclusiveStartKey: startKey,
+          ConsistentRead: true,
+        }),
+      );
+      for (const item of page.Items ?? []) records.push(String(item.id));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return { objects: objects.sort(), records: records.sort() };
+  } finally {
+    s3.destroy();
+    dynamo.destroy();
+  }
+}
