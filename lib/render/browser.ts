@@ -7,6 +7,7 @@ import puppeteer, { type Browser } from 'puppeteer-core';
 import { settings } from '#lib/settings.ts';
 import { fontEnvironment } from './fonts.ts';
 import { startEgressGuard, type EgressGuard } from '#lib/egress/guard.ts';
+import { BROWSER_CHANNEL_FLAGS } from '#lib/egress/browser-channels.ts';
 
 /**
  * Flags chosen one by one rather than taking @sparticuz/chromium's defaults, which switch off the
@@ -66,7 +67,7 @@ async function launch(): Promise<Browser> {
     // the host can connect to the browser, and each protocol message skips the TCP stack and the
     // WebSocket framing (measured: about 1 ms of CPU per document less, on both sides).
     pipe: true,
-    args: [...CHROMIUM_FLAGS, `--proxy-server=${guard.proxyServer}`, '--proxy-bypass-list=<-loopback>'],
+    args: [...CHROMIUM_FLAGS, ...BROWSER_CHANNEL_FLAGS, `--proxy-server=${guard.proxyServer}`, '--proxy-bypass-list=<-loopback>'],
     // Puppeteer's own default window, as plain Chromium driven by Puppeteer lays pages out: chart
     // libraries size themselves to the window, and a wider one prints them shrunk (the fidelity harness).
     defaultViewport: { width: 800, height: 600 },

@@ -110,6 +110,9 @@ const pages: Record<string, (url: URL) => Page | 'hang' | 'endless'> = {
   '/canary': () => ({ body: `<!doctype html><p>${CANARY}</p>` }),
   // An open redirect, as many real sites have: sends the browser wherever ?to= says.
   '/redirect': (url) => ({ status: 302, location: url.searchParams.get('to') ?? '/', body: '' }),
+  // Serves the HTML given in ?html=: a document at an http://127.0.0.1 origin is a secure context (as a
+  // customer's https site is), where APIs such as WebTransport exist that a setContent document lacks.
+  '/document': (url) => ({ body: url.searchParams.get('html') ?? '' }),
 };
 
 /** Path of the request log: every request the site received, as path plus query, oldest first. */
