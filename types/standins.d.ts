@@ -18,9 +18,11 @@ declare module 's3rver' {
     directory?: string;
     silent?: boolean;
   }
+  /** A Koa application: it emits 'error' for every error a request ended with. */
   export default class S3rver {
     constructor(options?: S3rverOptions);
     run(): Promise<AddressInfo>;
     close(): Promise<void>;
+    on(event: 'error', listener: (error: Error & { status?: number }) => void): this;
   }
 }

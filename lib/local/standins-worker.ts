@@ -1,31 +1,128 @@
 /**
  * Runs the AWS stand-ins (dynalite, s3rver) on a worker thread of the local stack's process, so
  * that their request handling uses another core than the API and the browser's messaging, as the
- * real services would. Started by lib/local/aws-standins.ts.
+ * real services would. Started, watched and restarted by lib/local/aws-standins.ts.
+ *
+ * On a restart the parent passes the ports of the first start, so that the endpoints the AWS SDK
+ * was pointed at stay valid; a port that cannot be had again fails the start (the parent decides).
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parentPort, workerData } from 'node:worker_threads';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
+import { componentLogger, errorFields } from '#lib/observability/logger.ts';
 
-const { dynamoDirectory, s3Directory } = workerData as { dynamoDirectory: string; s3Directory: string };
+export interface StandInsWorkerData {
+  readonly dynamoDirectory: string;
+  readonly s3Directory: string;
+  /** 0 on the first start (a free port); the first start's ports on a restart. */
+  readonly dynamoPort: number;
+  readonly s3Port: number;
+}
+
+/** What the worker tells its parent. */
+export type StandInsWorkerMessage =
+  | { readonly type: 'ready'; readonly dynamodbEndpoint: string; readonly s3Endpoint: string }
+  | { readonly type: 'closed' };
+
+const { dynamoDirectory, s3Directory, dynamoPort, s3Port } = workerData as StandInsWorkerData;
+const logger = componentLogger('aws-standins');
+
+interface S3rverObject {
+  readonly bucket: string;
+  readonly key: string;
+  readonly content: Buffer | Readable;
+  readonly metadata: Record<string, string>;
+}
+interface S3rverStore {
+  getResourcePath(bucket: string, key: string, resource: string): string;
+  putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5: string): Promise<void>;
+  putObject(object: S3rverObject): Promise<{ size: number; md5: string }>;
+}
+
+/**
+ * s3rver 3.7's putObject never listens for errors of the file it writes (and answers before the
+ * file is written): a write that fails (a full disk, a directory in the way) was an uncaught
+ * exception, which killed this thread (or, with the handler installed below, a 200 for an object that was
+ * never stored). This one answers only once the object is on disk, and a write error fails that
+ * request alone (s3rver turns it into S3's 500 InternalError, which the SDK retries).
+ */
+function storeObjectsSafely(store: S3rverStore): void {
+  store.putObject = async (object) => {
+    const path = store.getResourcePath(object.bucket, object.key, 'object');
+    await mkdir(dirname(path), { recursive: true });
+    const md5 = createHash('md5');
+    let size = 0;
+    if (Buffer.isBuffer(object.content)) {
+      md5.update(object.content);
+      size = object.content.length;
+      await writeFile(path, object.content);
+    } else {
+      const measure = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          md5.update(chunk);
+          size += chunk.length;
+          callback(null, chunk);
+        },
+      });
+      const written = pipeline(measure, createWriteStream(path));
+      const source = object.content;
+      source.once('error', (error) => measure.destroy(error));
+      source.pipe(measure);
+      try {
+        await written;
+      } catch (error) {
+        // Read the rest of the body unstored, so that the 500 reaches the client on this connection.
+        source.unpipe(measure);
+        source.resume();
+        throw error;
+      }
+    }
+    const digest = md5.digest('hex');
+    await store.putMetadata(object.bucket, object.key, object.metadata, digest);
+    return { size, md5: digest };
+  };
+}
 
 // Tables become ACTIVE at once; AWS takes seconds, which only slows local start-up.
 const dynamo = dynalite({ path: dynamoDirectory, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
 await new Promise<void>((resolve, reject) => {
   dynamo.once('error', reject);
-  dynamo.listen(0, '127.0.0.1', () => resolve());
+  dynamo.listen(dynamoPort, '127.0.0.1', () => resolve());
 });
-const s3 = new S3rver({ address: '127.0.0.1', port: 0, directory: s3Directory, silent: true });
-const s3Address = (await s3.run()) as AddressInfo;
+const s3 = new S3rver({ address: '127.0.0.1', port: s3Port, directory: s3Directory, silent: true });
+storeObjectsSafely((s3 as unknown as { store: S3rverStore }).store);
+// Koa (under s3rver) reports every error a request ended with; S3's own answers (NoSuchKey...) are
+// not faults, anything else (a failed write) is, and the client got a 500 InternalError for it.
+s3.on('error', (error: Error & { status?: number }) => {
+  if (!(typeof error.status === 'number' && error.status < 500)) logger.error('S3 stand-in request failed', errorFields(error));
+});
+const s3Address = (await s3.run().catch(async (error: unknown) => {
+  // The thread exits with this error; the port dynalite holds goes with it, but close it first.
+  await new Promise<void>((resolve) => dynamo.close(() => resolve()));
+  throw error;
+})) as AddressInfo;
+
+// Once serving, one failed request must not take both stores down with it: an error no request
+// handler caught (a stream error with no listener in a library) is logged, and they go on serving.
+// (Not before: a start that fails must fail the thread, so that the parent sees why.)
+process.on('uncaughtException', (error) => logger.error('AWS stand-in error, still serving', errorFields(error)));
+process.on('unhandledRejection', (error) => logger.error('AWS stand-in error, still serving', errorFields(error)));
 
 parentPort!.postMessage({
+  type: 'ready',
   dynamodbEndpoint: `http://127.0.0.1:${(dynamo.address() as AddressInfo).port}`,
   s3Endpoint: `http://127.0.0.1:${s3Address.port}`,
-});
+} satisfies StandInsWorkerMessage);
 
 parentPort!.once('message', async () => {
   await s3.close();
   await new Promise<void>((resolve) => dynamo.close(() => resolve()));
-  parentPort!.postMessage('closed');
+  parentPort!.postMessage({ type: 'closed' } satisfies StandInsWorkerMessage);
 });
