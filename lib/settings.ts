@@ -114,7 +114,7 @@ export const settings = {
   },
   /**
    * Render invocations one batch keeps in flight. In AWS each runs in its own Lambda container, so
-   * this can be the batch maximum; locally it is bounded by the machine (see localRenderConcurrency).
+   * this can be the batch maximum; locally it is bounded by the machine (see renderConcurrency).
    */
   get batchConcurrency(): number {
     return intFromEnv('BATCH_CONCURRENCY', 100);
@@ -127,10 +127,31 @@ export const settings = {
   get batchDeadlineMs(): number {
     return intFromEnv('BATCH_DEADLINE_MS', 27_000);
   },
-  /** Local stack only: render-function invocations run at once on this machine. */
-  get localRenderConcurrency(): number {
-    return intFromEnv('LOCAL_RENDER_CONCURRENCY', Math.max(2, CORES * 2));
+  /**
+   * Documents this process renders at once (render slots, lib/render/capacity.ts): single requests
+   * and, locally, batch items share them. A Lambda container serves one request at a time, so there
+   * it is never reached; locally it is what the machine can print without every document slowing down.
+   */
+  get renderConcurrency(): number {
+    return intFromEnv('RENDER_CONCURRENCY', Math.max(2, CORES * 2));
   },
+  /**
+   * Documents admitted and waiting for a render slot (singles waiting, batch items not yet started).
+   * Past it a request is refused with 503 `service_busy` before anything is charged, unless its key
+   * has less than its fair share of the queue. At least one full batch (100) fits in an idle process.
+   */
+  get maxQueuedRenders(): number {
+    return intFromEnv('MAX_QUEUED_RENDERS', 100, { min: 0 });
+  },
+  /**
+   * Longest a document waits for a render slot; past it, it is dropped (503, or a failed batch item)
+   * with nothing charged. With the default render timeout it keeps waiting plus rendering inside API
+   * Gateway's 29 s.
+   */
+  get maxQueueWaitMs(): number {
+    return intFromEnv('MAX_QUEUE_WAIT_MS', 5_000);
+  },
+
   /** Another Chromium to use instead of the one @sparticuz/chromium ships (macOS, Debian's chromium). */
   get chromePath(): string | undefined {
     return process.env.CHROME_PATH || undefined;

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { FALLBACK_HANDLER, matchRoute, type FunctionName } from '#lib/api/routes.ts';
+import { ServiceBusyError, whileCallerWaits } from '#lib/render/capacity.ts';
 
 /** API Gateway refuses larger payloads before any function runs. */
 export const GATEWAY_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
@@ -166,7 +167,12 @@ export function createGateway(handlers: Readonly<Record<FunctionName, ProxyHandl
         return;
       }
       const { event, handler } = toProxyEvent(request, body, url);
-      const result = await handlers[handler](event, lambdaContext(handler, options.timeoutMs));
+      // A document still waiting for its turn when its caller leaves is dropped (lib/render/capacity.ts).
+      const callerLeft = new AbortController();
+      response.once('close', () => {
+        if (!response.writableFinished) callerLeft.abort(new ServiceBusyError('The caller left before its document was rendered.', 1));
+      });
+      const result = await whileCallerWaits(callerLeft.signal, () => handlers[handler](event, lambdaContext(handler, options.timeoutMs)));
       writeResult(response, result);
     } catch {
       // What API Gateway answers when the function itself fails (a crash, not an error response),

@@ -2,33 +2,26 @@
  * The Lambda Invoke API (`POST /2015-03-31/functions/{name}/invocations`) for functions run in this
  * process, so the batch function's AWS SDK call takes the same code path locally as in AWS.
  *
- * In AWS every invocation gets its own container; here they share one machine and one browser, so
- * at most `concurrency` run at once and the rest wait their turn.
+ * In AWS every invocation gets its own container; here they share one machine and one browser:
+ * render invocations run as batch items of their key, so their renders take their turns in this
+ * process's render capacity (lib/render/capacity.ts) with the single requests, fairly. An item whose
+ * render cannot get a slot in time fails as an item (nothing of it rendered), and one whose caller
+ * gave up while it waited is dropped.
  */
 import { createServer, type Server } from 'node:http';
 import type { Context } from 'aws-lambda';
 import type { InternalFunctionName } from '#lib/api/routes.ts';
+import { asBatchItem } from '#lib/render/capacity.ts';
 import { lambdaContext } from './gateway.ts';
 
 export type InvokeHandler = (event: never, context: Context) => Promise<unknown>;
 
 const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
 
-/** A counting semaphore: `run` waits for a free slot. */
-function limiter(slots: number) {
-  let free = slots;
-  const waiting: (() => void)[] = [];
-  return async <T>(task: () => Promise<T>): Promise<T> => {
-    if (free > 0) free--;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
-    try {
-      return await task();
-    } finally {
-      const nextInLine = waiting.shift();
-      if (nextInLine) nextInLine();
-      else free++;
-    }
-  };
+/** Whose work a render invocation is: the key its batch belongs to. */
+function renderKeyOf(payload: unknown): string {
+  const keyId = (payload as { owner?: { keyId?: unknown } } | null)?.owner?.keyId;
+  return typeof keyId === 'string' ? keyId : 'unknown';
 }
 
 function functionNameOf(pathSegment: string): string {
@@ -39,9 +32,8 @@ function functionNameOf(pathSegment: string): string {
 
 export function createInvokeEndpoint(
   handlers: Readonly<Record<InternalFunctionName, InvokeHandler>>,
-  options: { concurrency: number; timeoutMs: number },
+  options: { timeoutMs: number },
 ): Server {
-  const run = limiter(options.concurrency);
   return createServer(async (request, response) => {
     const match = INVOKE_PATH.exec(new URL(request.url ?? '/', 'http://local').pathname);
     const name = match ? functionNameOf(match[1] as string) : undefined;
@@ -61,12 +53,16 @@ export function createInvokeEndpoint(
       response.end(JSON.stringify({ Type: 'User', message: 'Could not parse request body into json' }));
       return;
     }
-    // The caller may give up (its per-item timeout); a function already running finishes anyway, as in AWS.
-    const outcome = await run(() =>
-      handler(payload as never, lambdaContext(name, options.timeoutMs)).then(
-        (result) => ({ ok: true as const, result }),
-        (error: unknown) => ({ ok: false as const, error }),
-      ),
+    // The caller may give up (its per-item timeout): an item still waiting for a slot is dropped; a
+    // function already running finishes anyway, as in AWS.
+    const callerGone = new AbortController();
+    response.once('close', () => {
+      if (!response.writableFinished) callerGone.abort(new Error('the caller closed the connection'));
+    });
+    const invoke = () => handler(payload as never, lambdaContext(name, options.timeoutMs));
+    const outcome = await (name === 'render' ? asBatchItem(renderKeyOf(payload), callerGone.signal, invoke) : invoke()).then(
+      (result) => ({ ok: true as const, result }),
+      (error: unknown) => ({ ok: false as const, error }),
     );
     if (response.destroyed) return;
     if (outcome.ok) {

@@ -1,6 +1,9 @@
 /**
  * The one Chromium of this process (one per Lambda container): launched on first use, reused by
- * every document, replaced when it dies or hangs.
+ * every document, replaced when it dies or hangs. A watchdog asks it every few seconds whether it
+ * still answers (one small DevTools message); one that does not is killed, so the documents in it
+ * fail at once (their workspaces see the browser go, lib/render/workspaces.ts) instead of waiting
+ * for their timeouts, and the next document gets a new browser.
  */
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
@@ -8,6 +11,7 @@ import { settings } from '#lib/settings.ts';
 import { fontEnvironment } from './fonts.ts';
 import { startEgressGuard, type EgressGuard } from '#lib/egress/guard.ts';
 import { BROWSER_CHANNEL_FLAGS } from '#lib/egress/browser-channels.ts';
+import { logger } from '#lib/observability/logger.ts';
 
 /**
  * Flags chosen one by one rather than taking @sparticuz/chromium's defaults, which switch off the
@@ -80,6 +84,71 @@ async function launch(): Promise<Browser> {
   });
 }
 
+/** How often the watchdog asks the browser whether it answers, and how long it has to answer. */
+const WATCHDOG_INTERVAL_MS = 5_000;
+const WATCHDOG_TIMEOUT_MS = 5_000;
+
+/**
+ * Waits for `promise` at most `ms`: its value (or its error), or `{ done: false }` when it took
+ * longer. "Too late" is only decided after the event loop has read whatever arrived meanwhile, so a
+ * Node process that was itself busy past the deadline (the timer and the answer both due) never
+ * takes its own late timer for a silent browser.
+ */
+export function within<T>(promise: Promise<T>, ms: number): Promise<{ done: true; value: T } | { done: false }> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (settled) return;
+          settled = true;
+          resolve({ done: false });
+        }),
+      ms,
+    );
+    promise.then(
+      (value) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve({ done: true, value });
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Whether the browser's own process answers a DevTools call (Browser.getVersion) within `ms`. */
+export async function browserAnswers(browser: Browser, ms: number): Promise<boolean> {
+  if (!browser.connected) return false;
+  const answer = await within(browser.version(), ms).catch(() => ({ done: false as const }));
+  return answer.done;
+}
+
+/** Kills the browser when it stops answering; ends with it. */
+function watch(browser: Browser): void {
+  let probing = false;
+  const timer = setInterval(() => {
+    if (probing || !browser.connected) return;
+    probing = true;
+    void browserAnswers(browser, WATCHDOG_TIMEOUT_MS)
+      .then((answers) => {
+        if (answers || !browser.connected) return;
+        logger.warn('browser stopped answering; replacing it', { timeout_ms: WATCHDOG_TIMEOUT_MS });
+        discardBrowser(browser);
+      })
+      .finally(() => (probing = false));
+  }, WATCHDOG_INTERVAL_MS);
+  // The watchdog never keeps a process alive on its own.
+  timer.unref();
+  browser.once('disconnected', () => clearInterval(timer));
+}
+
 /** The shared browser, launching it if there is none or the last one died. */
 export function getBrowser(): Promise<Browser> {
   if (!shared) {
@@ -91,6 +160,7 @@ export function getBrowser(): Promise<Browser> {
         browser.once('disconnected', () => {
           if (shared === entry) shared = undefined;
         });
+        watch(browser);
       },
       () => {
         if (shared === entry) shared = undefined;

@@ -8,6 +8,7 @@
  */
 import type { HTTPResponse, Page, PDFOptions } from 'puppeteer-core';
 import { DocumentError, quoteInput } from './errors.ts';
+import { takeRenderSlot } from './capacity.ts';
 import { REFUSAL_HEADER, type EgressGuard } from '#lib/egress/guard.ts';
 import type { HtmlTraits } from './html.ts';
 import { countPages } from './pdf-pages.ts';
@@ -71,11 +72,18 @@ export interface RenderLimits {
 
 /** Renders one document in a fresh workspace of its own (lib/render/workspaces.ts). */
 export async function renderPdf(source: DocumentSource, options: RenderOptions, limits: RenderLimits, now = new Date()): Promise<RenderedPdf> {
+  // The browser's part of the document holds a render slot (lib/render/capacity.ts); its time limit
+  // starts once it has one.
+  using _slot = await takeRenderSlot();
   const budget = new Budget(limits.timeoutMs);
   // Readiness conditions are evaluated in the page, so a document given one gets scripting on.
   const needsScripts =
     !('html' in source) || source.scripted || options.waitForSelector !== undefined || options.waitForExpression !== undefined;
-  const workspace = await takeWorkspace({ allowPrivateHosts: limits.allowPrivateHosts, maxBytes: limits.maxDownloadBytes }, { scripts: needsScripts });
+  const workspace = await takeWorkspace({ allowPrivateHosts: limits.allowPrivateHosts, maxBytes: limits.maxDownloadBytes }, { scripts: needsScripts }).catch(
+    (error: unknown) => {
+      throw asDocumentError(error);
+    },
+  );
   let timer: NodeJS.Timeout | undefined;
   try {
     const work = printInWorkspace(workspace, source, options, limits, budget, now);
@@ -86,7 +94,8 @@ export async function renderPdf(source: DocumentSource, options: RenderOptions, 
         budget.left(),
       );
     });
-    const bytes = await Promise.race([work, deadline]);
+    // A renderer that crashes (or a browser that goes) fails the document at once, not at its deadline.
+    const bytes = await Promise.race([work, deadline, workspace.lost]);
     const pages = await countPages(bytes);
     if (pages > limits.maxPages) throw tooManyPages(limits.maxPages);
     return { bytes, pages };

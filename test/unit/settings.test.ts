@@ -3,6 +3,7 @@
  * PDF_ALLOW_PRIVATE_HOSTS. Every test restores process.env.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { availableParallelism } from 'node:os';
 import { settings } from '#lib/settings.ts';
 
 const VARIABLES = [
@@ -15,6 +16,9 @@ const VARIABLES = [
   'LINK_SIGNING_SECRET',
   'PUBLIC_BASE_URL',
   'CHROME_PATH',
+  'RENDER_CONCURRENCY',
+  'MAX_QUEUED_RENDERS',
+  'MAX_QUEUE_WAIT_MS',
 ] as const;
 
 let saved: NodeJS.ProcessEnv;
@@ -125,6 +129,35 @@ describe('integer settings', () => {
 
     // Assess
     expect(read).toThrow(/MAX_BODY_BYTES/);
+  });
+});
+
+describe('render capacity', () => {
+  it('renders two documents per core at once (at least two), queues 100 and lets one wait 5 s by default', () => {
+    // Act
+    const slots = settings.renderConcurrency;
+    const queued = settings.maxQueuedRenders;
+    const waitMs = settings.maxQueueWaitMs;
+
+    // Assess
+    expect(slots).toBe(Math.max(2, availableParallelism() * 2));
+    expect(queued).toBe(100);
+    expect(waitMs).toBe(5_000);
+  });
+
+  it('reads each from its variable, allows an empty queue, and refuses nonsense', () => {
+    // Prepare
+    process.env.RENDER_CONCURRENCY = '3';
+    process.env.MAX_QUEUED_RENDERS = '0';
+    process.env.MAX_QUEUE_WAIT_MS = '250';
+
+    // Act
+    const read = { slots: settings.renderConcurrency, queued: settings.maxQueuedRenders, waitMs: settings.maxQueueWaitMs };
+    process.env.RENDER_CONCURRENCY = '0';
+
+    // Assess
+    expect(read).toEqual({ slots: 3, queued: 0, waitMs: 250 });
+    expect(() => settings.renderConcurrency).toThrow(/RENDER_CONCURRENCY/);
   });
 });
 

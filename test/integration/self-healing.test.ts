@@ -1,0 +1,127 @@
+/**
+ * Self-healing renderers (issue 17): a renderer or a browser that dies or stops answering is found
+ * and replaced, and the next document does not pay for it (no 20 s hang ending in 504).
+ *
+ * This file kills and stops the browser of a local stack of its own (test/support/private-stack.ts),
+ * found by process id in this worker's process tree, never the shared stack's. Its render timeout
+ * is long (20 s), so a document handed a dead renderer would stand out; the timings asserted are
+ * loose, as this machine is shared.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getBrowser } from '#lib/render/browser.ts';
+import { renderCapacity } from '#lib/render/capacity.ts';
+import { expectApiError } from '../support/api.ts';
+import { isRunning, rendererPids, startPrivateStack, until, type PrivateStack } from '../support/private-stack.ts';
+
+const RENDER_TIMEOUT_MS = 20_000;
+/**
+ * Well below the render timeout, loose for a shared machine: a document handed a dead renderer
+ * would take the whole timeout (and answer 504); a fresh workspace or browser takes well under 1 s
+ * on an idle machine.
+ */
+const FAST_MS = 8_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function timed<T>(work: Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await work;
+  return { value, ms: performance.now() - started };
+}
+
+describe('self-healing renderers', () => {
+  let service: PrivateStack;
+  let apiKey: string;
+  const document = (text: string) => ({ html: `<!doctype html><p>${text}</p>` });
+
+  beforeAll(async () => {
+    service = await startPrivateStack({ RENDER_TIMEOUT_MS: String(RENDER_TIMEOUT_MS) });
+    apiKey = await service.createKey('pro');
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it('never hands out a prepared workspace whose renderer died: the next document renders at once', async () => {
+    // Prepare: workspaces prepared after a first document, then every renderer of this browser killed
+    expect((await service.generate(apiKey, document('first'))).status).toBe(200);
+    const browser = await getBrowser();
+    const renderers = rendererPids(browser.process()!.pid!);
+    expect(renderers.length).toBeGreaterThan(0);
+    for (const pid of renderers) process.kill(pid, 'SIGKILL');
+    await until(() => renderers.every((pid) => !isRunning(pid)), 5_000);
+    await sleep(200);
+
+    // Act
+    const next = await timed(service.generate(apiKey, document('after the renderers died')));
+
+    // Assess
+    console.info(`next document after ${renderers.length} renderers were killed: ${Math.round(next.ms)} ms`);
+    expect(next.value.status).toBe(200);
+    expect(next.ms).toBeLessThan(FAST_MS);
+    expect((await getBrowser()).process()?.pid).toBe(browser.process()?.pid);
+  });
+
+  it('fails a document whose renderer crashes at once, charges nothing for it, and renders the next one', async () => {
+    // Prepare: a document that waits for a condition that never holds, killed while it waits
+    const usedBefore = await service.quotaUsed(apiKey);
+    const hanging = timed(service.generate(apiKey, { ...document('waiting forever'), wait_for_expression: 'window.never === true' }));
+    await until(() => renderCapacity().state.running > 0, 10_000);
+    await sleep(500);
+    const browser = await getBrowser();
+
+    // Act
+    const killedAt = performance.now();
+    for (const pid of rendererPids(browser.process()!.pid!)) process.kill(pid, 'SIGKILL');
+    const crashed = await hanging;
+    const crashedAfterMs = performance.now() - killedAt;
+    const next = await timed(service.generate(apiKey, document('after a crash')));
+
+    // Assess
+    console.info(`document whose renderer was killed answered ${crashed.value.status} ${Math.round(crashedAfterMs)} ms after the kill; next document ${Math.round(next.ms)} ms`);
+    expectApiError(crashed.value, 500, 'render_failed');
+    expect(crashedAfterMs).toBeLessThan(RENDER_TIMEOUT_MS / 2);
+    expect(next.value.status).toBe(200);
+    expect(next.ms).toBeLessThan(FAST_MS);
+    expect(await service.quotaUsed(apiKey)).toBe(usedBefore + 1);
+  });
+
+  it('replaces a browser that was killed, and the next document renders', async () => {
+    // Prepare
+    const browser = await getBrowser();
+    const pid = browser.process()!.pid!;
+    const gone = new Promise((resolve) => browser.once('disconnected', resolve));
+
+    // Act
+    process.kill(pid, 'SIGKILL');
+    await gone;
+    const next = await timed(service.generate(apiKey, document('in a new browser')));
+
+    // Assess
+    console.info(`next document after the browser was killed: ${Math.round(next.ms)} ms`);
+    expect(next.value.status).toBe(200);
+    expect(next.ms).toBeLessThan(FAST_MS);
+    expect((await getBrowser()).process()?.pid).not.toBe(pid);
+  });
+
+  it('finds a browser that stops answering, replaces it, and the next document renders at once', async () => {
+    // Prepare: the browser frozen (SIGSTOP), as a hung browser looks from outside
+    expect((await service.generate(apiKey, document('before the hang'))).status).toBe(200);
+    const pid = (await getBrowser()).process()!.pid!;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      // Act: the watchdog notices and kills it
+      const found = await timed(until(() => !isRunning(pid), 30_000));
+      const next = await timed(service.generate(apiKey, document('after the hang')));
+
+      // Assess
+      console.info(`hung browser replaced after ${Math.round(found.ms)} ms; next document ${Math.round(next.ms)} ms`);
+      expect(next.value.status).toBe(200);
+      expect(next.ms).toBeLessThan(FAST_MS);
+      expect((await getBrowser()).process()?.pid).not.toBe(pid);
+    } finally {
+      if (isRunning(pid)) process.kill(pid, 'SIGKILL');
+    }
+  });
+});
