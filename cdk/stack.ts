@@ -10,6 +10,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, RemovalPolicy, Size, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -18,6 +20,8 @@ import type { Construct, Node } from 'constructs';
 import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS, type FunctionName, type FunctionProfile } from '#lib/api/routes.ts';
 import { retentionPrefix } from '#lib/storage/pdfs.ts';
+import { ENTITY_INDEX } from '#lib/storage/table.ts';
+import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
 import { Alarms } from './constructs/alarms.ts';
 import { ChromiumLayer } from './constructs/chromium-layer.ts';
 import { PdfRestApi } from './constructs/rest-api.ts';
@@ -184,14 +188,26 @@ export class PdfApiStack extends Stack {
     }
 
     // Least privilege, from each function's profile: the table operations it performs on the
-    // table (no index: no function queries), its object operations under the retention prefixes
-    // only, the secret if it signs links, and invoking exactly the functions it calls.
+    // table, its queries of the entity index, its object operations under the retention prefixes
+    // only, the health probes, the secret if it signs links, and invoking exactly the functions it calls.
     const objectArns = RETENTION_DAYS.map((days) => bucket.arnForObjects(`${retentionPrefix(days)}*`));
     for (const name of allFunctionNames) {
       const profile = FUNCTION_PROFILES[name];
       const fn = functions[name];
       if (profile.table?.length) {
         fn.addToRolePolicy(new PolicyStatement({ actions: profile.table.map((op) => `dynamodb:${op}`), resources: [table.tableArn] }));
+      }
+      if (profile.index?.length) {
+        fn.addToRolePolicy(
+          new PolicyStatement({ actions: profile.index.map((op) => `dynamodb:${op}`), resources: [`${table.tableArn}/index/${ENTITY_INDEX.name}`] }),
+        );
+      }
+      if (profile.schedule) {
+        new Rule(this, `${name[0]!.toUpperCase()}${name.slice(1)}Schedule`, {
+          description: `PDF API: runs functions/${name}.ts`,
+          schedule: Schedule.expression(profile.schedule),
+          targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
+        });
       }
       if (profile.objects?.length) {
         fn.addToRolePolicy(new PolicyStatement({ actions: profile.objects.map((op) => `s3:${op}`), resources: objectArns }));
@@ -202,6 +218,23 @@ export class PdfApiStack extends Stack {
             reason: `PDF object keys are generated per document (${retentionPrefix(days)}<key id>/<pdf id>.pdf); the retention prefix is as narrow as they allow.`,
           });
         }
+      }
+      if (profile.healthProbes) {
+        // Only the probe key and the empty probe prefix: the health check can read nothing stored.
+        fn.addToRolePolicy(
+          new PolicyStatement({
+            actions: ['dynamodb:GetItem'],
+            resources: [table.tableArn],
+            conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [HEALTH_PROBE_KEY.pk] } },
+          }),
+        );
+        fn.addToRolePolicy(
+          new PolicyStatement({
+            actions: ['s3:ListBucket'],
+            resources: [bucket.bucketArn],
+            conditions: { StringEquals: { 's3:prefix': HEALTH_PROBE_PREFIX } },
+          }),
+        );
       }
       if (profile.linkSecret) linkSigningSecret.grantRead(fn);
       for (const target of profile.invokes ?? []) {

@@ -6,9 +6,12 @@ import { json, publicBaseUrl } from '#lib/api/http.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
 import { downloadUrl } from '#lib/api/views.ts';
 import { invokeRenderFunction } from '#lib/aws/render-invoker.ts';
-import { counterStore } from '#lib/aws/stores.ts';
+import { counterStore, pdfStore } from '#lib/aws/stores.ts';
+import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
+import { putPdfRecord } from '#lib/storage/pdfs.ts';
 import { runBatch } from '#lib/documents/batch.ts';
 import { describeIssue } from '#lib/render/options.ts';
+import { admitBatch } from '#lib/render/capacity.ts';
 import { settings } from '#lib/settings.ts';
 
 /** The spec's absolute ceiling, whatever the tier. */
@@ -32,16 +35,20 @@ export const handler = apiHandler({ auth: true, body: true }, async ({ event, co
     });
   }
 
+  using _admission = admitBatch(apiKey.keyId, items.length); // 503 service_busy, before any charge
   const baseUrl = publicBaseUrl(event);
   const deadlineMs = Math.min(settings.batchDeadlineMs, context.getRemainingTimeInMillis() - 1_000);
   const results = await withReservedQuota(
     counterStore(),
     { keyId: apiKey.keyId, monthlyQuota: limits.monthlyQuota, count: items.length, now: new Date() },
-    async () => {
+    async (reservation) => {
+      const store = pdfStore();
       const results = await runBatch({
         items,
         owner: { keyId: apiKey.keyId, tier: apiKey.tier },
+        reservationId: reservation.id,
         invokeRender: invokeRenderFunction,
+        commit: (record) => putPdfRecord(store, record),
         linkFor: (record) => downloadUrl(record, baseUrl),
         concurrency: settings.batchConcurrency,
         itemTimeoutMs: settings.batchItemTimeoutMs,
@@ -49,6 +56,7 @@ export const handler = apiHandler({ auth: true, body: true }, async ({ event, co
       });
       return { result: results, failed: results.filter((r) => !r.success).length };
     },
+    (keyId, now) => repairDeadRequestsOf({ counters: counterStore(), pdfs: pdfStore() }, keyId, now),
   );
 
   const successful = results.filter((r) => r.success).length;

@@ -4,9 +4,11 @@ import { apiHandler } from '#lib/api/middlewares.ts';
 import { pdfRecordView } from '#lib/api/views.ts';
 import { limitsFor } from '#lib/accounts/keys.ts';
 import { withReservedQuota } from '#lib/accounts/quota.ts';
+import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { generateBodySchema, prepareDocument, producePdf } from '#lib/documents/produce-pdf.ts';
 import { describeIssue } from '#lib/render/options.ts';
+import { admitRender } from '#lib/render/capacity.ts';
 
 /** POST /v1/pdf/generate: one PDF from html or url (spec 4.1). */
 export const handler = apiHandler({ auth: true, body: true }, async ({ event, apiKey, body }) => {
@@ -14,10 +16,12 @@ export const handler = apiHandler({ auth: true, body: true }, async ({ event, ap
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
   const { html, url, ...options } = parsed.data;
   const request = await prepareDocument({ html, url, options });
+  using _admission = admitRender(apiKey.keyId); // 503 service_busy now, before any charge; the render waits its turn
   const record = await withReservedQuota(
     counterStore(),
     { keyId: apiKey.keyId, monthlyQuota: limitsFor(apiKey).monthlyQuota, count: 1, now: new Date() },
-    async () => ({ result: await producePdf(pdfStore(), apiKey, request), failed: 0 }),
+    async (reservation) => ({ result: await producePdf(pdfStore(), apiKey, request, reservation.id), failed: 0 }),
+    (keyId, now) => repairDeadRequestsOf({ counters: counterStore(), pdfs: pdfStore() }, keyId, now),
   );
   return json(200, pdfRecordView(record, publicBaseUrl(event)));
 });

@@ -1,17 +1,58 @@
-import { notFound } from '#lib/api/errors.ts';
+import { invalidRequest, notFound } from '#lib/api/errors.ts';
 import { json, publicBaseUrl } from '#lib/api/http.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
 import { pdfRecordView } from '#lib/api/views.ts';
 import { pdfStore } from '#lib/aws/stores.ts';
-import { deletePdf, getPdfRecord } from '#lib/storage/pdfs.ts';
+import { deletePdf, getPdfRecord, listPdfs, type ListCursor } from '#lib/storage/pdfs.ts';
+
+/** Page size of `GET /v1/pdf` when the caller gives none, and the most one page may hold. */
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 100;
+
+function pageSize(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_PAGE_SIZE;
+  const size = Number(raw);
+  if (!/^\d{1,3}$/.test(raw) || size < 1 || size > MAX_PAGE_SIZE) {
+    throw invalidRequest(`limit must be a whole number from 1 to ${MAX_PAGE_SIZE}`);
+  }
+  return size;
+}
+
+/** Cursors are opaque to callers: base64url JSON of the last record's creation time and id. */
+const encodeCursor = (cursor: ListCursor) => Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
+
+function decodeCursor(raw: string | undefined): ListCursor | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
+    if (typeof createdAt === 'string' && typeof id === 'string' && !Number.isNaN(Date.parse(createdAt)) && /^pdf_\w{1,64}$/.test(id)) {
+      return { createdAt, id };
+    }
+  } catch {
+    // not a cursor of ours
+  }
+  throw invalidRequest('cursor is not a cursor this API gave out; use next_cursor from the previous page');
+}
 
 /**
+ * GET /v1/pdf: the caller's PDFs that can still be downloaded, newest first, a page at a time
+ * (shared/spec/beyond.md "Listing"): what the month's quota was spent on.
  * GET /v1/pdf/{id}: the caller's PDF record with a fresh link. DELETE /v1/pdf/{id}: removes the PDF
  * and kills its link. Another key's PDF is indistinguishable from a missing one (404).
  */
 export const handler = apiHandler({ auth: true, body: false }, async ({ event, apiKey }) => {
   const store = pdfStore();
-  const record = await getPdfRecord(store, event.pathParameters?.id ?? '');
+  const id = event.pathParameters?.id;
+  if (id === undefined) {
+    const query = event.queryStringParameters ?? {};
+    const page = await listPdfs(store, apiKey.keyId, { limit: pageSize(query.limit), after: decodeCursor(query.cursor), now: new Date() });
+    const baseUrl = publicBaseUrl(event);
+    return json(200, {
+      data: page.records.map((record) => pdfRecordView(record, baseUrl)),
+      next_cursor: page.next ? encodeCursor(page.next) : null,
+    });
+  }
+  const record = await getPdfRecord(store, id);
   if (!record || record.keyId !== apiKey.keyId || Date.parse(record.expiresAt) <= Date.now()) {
     throw notFound('No PDF with this id exists for this API key.');
   }

@@ -134,6 +134,15 @@ export async function stopStackProcess(stack: StackProcess): Promise<void> {
   await exited;
 }
 
+/** Kills the stack and its whole tree at once, as a crash or `kill -9` would: no shutdown of any kind. */
+export async function killStackProcess(stack: StackProcess): Promise<void> {
+  const { child } = stack;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  killTree(stack.pid);
+  await exited;
+}
+
 export interface BenchKey {
   readonly apiKey: string;
   readonly keyId: string;

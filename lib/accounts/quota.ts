@@ -1,13 +1,25 @@
 /**
- * Monthly PDF quotas: reserved before rendering, given back for every PDF that fails.
+ * Monthly PDF quotas: reserved before rendering, settled with what was really stored.
  *
- * A reservation is one conditional atomic increment that succeeds only if all the requested PDFs
- * fit in what remains, so concurrent requests can never overdraw the quota, and nothing is
- * rendered for a request that does not fit. The period is the calendar month in UTC; a new month
- * is a new counter, so the quota rolls over by itself.
+ * The month's counter item (`QUOTA#<key id>` / `YYYY-MM`) holds `used`, and one entry per request in
+ * flight, its reservation (`r_<id>`: how many PDFs it still holds, and when it expires). Every change
+ * is one conditional write to that one item, so it is atomic without transactions (which dynalite
+ * lacks), and `used` always equals the PDFs whose records were written plus what live reservations
+ * hold:
+ * - reserve: `used += n` only if it stays within the quota, and the entry is written with it, so
+ *   concurrent requests can never overdraw, and nothing is rendered for a request that does not fit;
+ * - settle: when the request is done, the PDFs it did not store are given back and its entry goes,
+ *   in the same write;
+ * - repair: a request that died (crash, kill -9, a lost container) leaves its entry behind until it
+ *   expires (RESERVATION_LIFETIME_MS, longer than any request can run); then the PDF records written
+ *   under it, which are the truth, decide what it costs, and the entry goes. Repair runs when a
+ *   request would be refused for quota, at local start-up and on a schedule (lib/accounts/reconcile.ts).
+ *
+ * The period is the calendar month in UTC; a new month is a new counter, so the quota rolls over by itself.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { randomBase62 } from '#lib/random.ts';
 import type { CounterStore } from './rate-limit.ts';
 
 /** Counters are kept this long after their month for usage history, then expire. */
@@ -25,12 +37,31 @@ export function quotaResetAt(now: Date): Date {
 
 const counterKey = (keyId: string, period: string) => ({ pk: `QUOTA#${keyId}`, sk: period });
 
+/**
+ * How long a reservation lives: longer than any request can hold it (the longest function timeout
+ * is 30 s), so one that outlives it belongs to a request that died.
+ */
+export const RESERVATION_LIFETIME_MS = 5 * 60_000;
+
 export interface QuotaReservation {
   readonly keyId: string;
-  /** The month charged, so that a refund after a month boundary goes back to the right month. */
+  /** The month charged, so that settling after a month boundary goes back to the right month. */
   readonly period: string;
+  /** Names the reservation's entry on the counter, and the PDF records written under it. */
+  readonly id: string;
   readonly count: number;
 }
+
+/** A reservation's entry on the counter item. */
+interface ReservationEntry {
+  /** PDFs still held: reserved, not yet given back. */
+  readonly held: number;
+  /** Epoch ms after which the reservation belongs to a request that died. */
+  readonly expires: number;
+}
+
+const RESERVATION_ATTRIBUTE = /^r_([0-9A-Za-z]+)$/;
+const entryName = (reservationId: string) => `r_${reservationId}`;
 
 export type ReserveResult =
   | { readonly reserved: true; readonly reservation: QuotaReservation; readonly used: number }
@@ -48,42 +79,125 @@ export async function reserveQuota(
   };
   // More than the whole quota can never fit (and would pass the condition on a fresh counter).
   if (input.count > input.monthlyQuota) return refuse();
+  const id = randomBase62(16);
+  const entry: ReservationEntry = { held: input.count, expires: input.now.getTime() + RESERVATION_LIFETIME_MS };
   try {
     const { Attributes } = await store.client.send(
       new UpdateCommand({
         TableName: store.tableName,
         Key: counterKey(input.keyId, period),
-        UpdateExpression: 'ADD #used :count SET #ttl = if_not_exists(#ttl, :ttl)',
+        UpdateExpression: 'ADD #used :count SET #ttl = if_not_exists(#ttl, :ttl), #entry = :entry',
         ConditionExpression: 'attribute_not_exists(#used) OR #used <= :ceiling',
-        ExpressionAttributeNames: { '#used': 'used', '#ttl': 'ttl' },
+        ExpressionAttributeNames: { '#used': 'used', '#ttl': 'ttl', '#entry': entryName(id) },
         ExpressionAttributeValues: {
           ':count': input.count,
           ':ceiling': input.monthlyQuota - input.count,
           ':ttl': Math.floor(resetAt.getTime() / 1000) + COUNTER_RETENTION_DAYS * 86_400,
+          ':entry': entry,
         },
         ReturnValues: 'UPDATED_NEW',
       }),
     );
     const used = Number(Attributes?.used ?? input.count);
-    return { reserved: true, reservation: { keyId: input.keyId, period, count: input.count }, used };
+    return { reserved: true, reservation: { keyId: input.keyId, period, id, count: input.count }, used };
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     return refuse();
   }
 }
 
-/** Gives back `count` reserved PDFs that were not produced. */
-export async function refundQuota(store: CounterStore, reservation: QuotaReservation): Promise<void> {
-  if (reservation.count <= 0) return;
-  await store.client.send(
-    new UpdateCommand({
-      TableName: store.tableName,
-      Key: counterKey(reservation.keyId, reservation.period),
-      UpdateExpression: 'ADD #used :minus',
-      ExpressionAttributeNames: { '#used': 'used' },
-      ExpressionAttributeValues: { ':minus': -reservation.count },
-    }),
+/**
+ * Ends a reservation: gives back the `unused` PDFs it did not store and removes its entry, in one
+ * write. A reservation already repaired (its request outlived it) is left as repair settled it.
+ */
+export async function settleReservation(store: CounterStore, reservation: QuotaReservation, unused: number): Promise<void> {
+  try {
+    await store.client.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: counterKey(reservation.keyId, reservation.period),
+        UpdateExpression: 'ADD #used :minus REMOVE #entry',
+        ConditionExpression: 'attribute_exists(#entry)',
+        ExpressionAttributeNames: { '#used': 'used', '#entry': entryName(reservation.id) },
+        ExpressionAttributeValues: { ':minus': -unused },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
+/** A reservation whose request died: what the counter still holds for it. */
+export interface ExpiredReservation {
+  readonly reservation: QuotaReservation;
+  readonly held: number;
+  /** Epoch ms when it expired. */
+  readonly expires: number;
+}
+
+/** The reservations on a key's month counter that have outlived their requests. */
+export async function expiredReservations(store: CounterStore, keyId: string, period: string, now: Date): Promise<ExpiredReservation[]> {
+  const { Item } = await store.client.send(
+    new GetCommand({ TableName: store.tableName, Key: counterKey(keyId, period), ConsistentRead: true }),
   );
+  return expiredIn(Item ?? {}, keyId, period, now);
+}
+
+function expiredIn(item: Record<string, unknown>, keyId: string, period: string, now: Date): ExpiredReservation[] {
+  return Object.entries(item).flatMap(([name, value]) => {
+    const id = RESERVATION_ATTRIBUTE.exec(name)?.[1];
+    const entry = value as ReservationEntry;
+    if (!id || typeof entry?.expires !== 'number' || entry.expires > now.getTime()) return [];
+    return [{ reservation: { keyId, period, id, count: Number(entry.held) }, held: Number(entry.held), expires: entry.expires }];
+  });
+}
+
+/**
+ * Settles a dead request's reservation by the truth: it costs exactly the PDF records written under
+ * it (`stored`). Conditional on the entry still holding what was read, so it applies once.
+ * Returns the correction made to `used` (stored minus held), or undefined when another repair won.
+ */
+export async function repairReservation(store: CounterStore, expired: ExpiredReservation, stored: number): Promise<number | undefined> {
+  const { reservation, held } = expired;
+  try {
+    await store.client.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: counterKey(reservation.keyId, reservation.period),
+        UpdateExpression: 'ADD #used :delta REMOVE #entry',
+        ConditionExpression: '#entry.#held = :held',
+        ExpressionAttributeNames: { '#used': 'used', '#entry': entryName(reservation.id), '#held': 'held' },
+        ExpressionAttributeValues: { ':delta': stored - held, ':held': held },
+      }),
+    );
+    return stored - held;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return undefined;
+  }
+}
+
+/** Month counters that hold expired reservations, across keys (the scheduled reconciliation). */
+export async function countersWithExpiredReservations(store: CounterStore, now: Date): Promise<ExpiredReservation[]> {
+  const found: ExpiredReservation[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await store.client.send(
+      new ScanCommand({
+        TableName: store.tableName,
+        FilterExpression: 'begins_with(#pk, :quota)',
+        ExpressionAttributeNames: { '#pk': 'pk' },
+        ExpressionAttributeValues: { ':quota': 'QUOTA#' },
+        ExclusiveStartKey: startKey,
+        ConsistentRead: true,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      found.push(...expiredIn(item, String(item.pk).slice('QUOTA#'.length), String(item.sk), now));
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return found;
 }
 
 export async function quotaUsed(store: CounterStore, keyId: string, now: Date): Promise<number> {
@@ -107,22 +221,29 @@ export class QuotaExceededError extends Error {
 }
 
 /**
- * Reserves `count` PDFs, runs `produce`, and gives back every reserved PDF that `produce` reports
- * as not made (or all of them when it throws): a failure never costs quota.
+ * Reserves `count` PDFs, runs `produce` with the reservation (whose id its PDF records carry), and
+ * settles: every reserved PDF that `produce` reports as not stored (or all of them when it throws)
+ * is given back. A failure never costs quota; a crash in between is repaired from the records.
  */
 export async function withReservedQuota<T>(
   store: CounterStore,
   input: { keyId: string; monthlyQuota: number; count: number; now: Date },
-  produce: () => Promise<{ result: T; failed: number }>,
+  produce: (reservation: QuotaReservation) => Promise<{ result: T; failed: number }>,
+  /** Repairs the key's reservations left by requests that died; returns how many it repaired. */
+  repairDeadRequests: (keyId: string, now: Date) => Promise<number> = async () => 0,
 ): Promise<T> {
-  const outcome = await reserveQuota(store, input);
+  let outcome = await reserveQuota(store, input);
+  // Quota held by requests that died is settled (by their records) before anyone is refused.
+  if (!outcome.reserved && (await repairDeadRequests(input.keyId, input.now)) > 0) {
+    outcome = await reserveQuota(store, input);
+  }
   if (!outcome.reserved) throw new QuotaExceededError(outcome.remaining, outcome.resetAt);
   let failed = input.count;
   try {
-    const produced = await produce();
+    const produced = await produce(outcome.reservation);
     failed = produced.failed;
     return produced.result;
   } finally {
-    if (failed > 0) await refundQuota(store, { ...outcome.reservation, count: failed });
+    await settleReservation(store, outcome.reservation, failed);
   }
 }

@@ -12,11 +12,12 @@ import { QuotaExceededError } from '#lib/accounts/quota.ts';
 import { admitRequest, rateLimitHeaders } from '#lib/accounts/rate-limit.ts';
 import { counterStore, keyStore } from '#lib/aws/stores.ts';
 import { DocumentError } from '#lib/render/errors.ts';
-import { logger } from '#lib/observability/logger.ts';
+import { errorFields, logger } from '#lib/observability/logger.ts';
 import { flushMetrics, recordDocumentFailure } from '#lib/observability/metrics.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '#lib/json-depth.ts';
 import { settings } from '#lib/settings.ts';
-import { ApiError, errorBody, invalidRequest, unauthorized } from './errors.ts';
+import { ServiceBusyError } from '#lib/render/capacity.ts';
+import { ApiError, errorBody, invalidRequest, serviceBusy, unauthorized } from './errors.ts';
 import { header, json } from './http.ts';
 
 type Event = APIGatewayProxyEvent;
@@ -58,13 +59,15 @@ export function errorResponder(): MiddlewareObj<Event, Result, Error, Context> {
         apiError = documentErrorToApiError(error);
       }
       else if (error instanceof QuotaExceededError) apiError = quotaExceeded(error);
+      else if (error instanceof ServiceBusyError) apiError = serviceBusy(error.retryAfterSeconds, `${error.message} Nothing was charged.`);
       else apiError = new ApiError(500, 'render_failed', 'The request could not be completed because of an internal error.');
 
       if (apiError.status >= 500) {
-        // Name, code and message only: stacks and locations carry file paths, which stay out of logs.
-        const cause = error instanceof Error ? { name: error.name, message: error.message, cause: causeName(error) } : {};
-        if (apiError.code === 'render_timeout') logger.warn('render timed out', { code: apiError.code, ...cause });
-        else logger.error('request failed', { code: apiError.code, ...cause });
+        // Name and message (and the cause's) only: stacks carry file paths, which stay out of logs.
+        if (apiError.code === 'render_timeout') logger.warn('render timed out', { code: apiError.code, ...errorFields(error) });
+        // Load, not a fault: the caller is told when to come back.
+        else if (apiError.code === 'service_busy') logger.info('service busy', { code: apiError.code, retry_after: apiError.extra.retry_after });
+        else logger.error('request failed', { code: apiError.code, ...errorFields(error) });
         apiError.extra.request_id = request.context.awsRequestId;
       }
       request.response = json(apiError.status, errorBody(apiError), apiError.headers);
@@ -114,10 +117,6 @@ export function rateLimit(): MiddlewareObj<Event, Result, Error, AuthenticatedCo
       }
     },
   };
-}
-
-function causeName(error: Error): string | undefined {
-  return error.cause instanceof Error ? `${error.cause.name}: ${error.cause.message.split('\n')[0]}` : undefined;
 }
 
 export interface AuthenticatedContext extends Context {

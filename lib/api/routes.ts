@@ -18,13 +18,14 @@ export const API_FUNCTIONS = ['health', 'generate', 'batch', 'files', 'pdfs', 'u
 export type FunctionName = (typeof API_FUNCTIONS)[number];
 
 /** Functions invoked by other functions rather than through the API. */
-export const INTERNAL_FUNCTIONS = ['render'] as const;
+export const INTERNAL_FUNCTIONS = ['render', 'reconcile'] as const;
 export type InternalFunctionName = (typeof INTERNAL_FUNCTIONS)[number];
 
 export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/health', handler: 'health' },
   { method: 'POST', path: '/v1/pdf/generate', handler: 'generate' },
   { method: 'POST', path: '/v1/pdf/batch', handler: 'batch' },
+  { method: 'GET', path: '/v1/pdf', handler: 'pdfs' },
   { method: 'GET', path: '/v1/pdf/{id}', handler: 'pdfs' },
   { method: 'DELETE', path: '/v1/pdf/{id}', handler: 'pdfs' },
   { method: 'GET', path: '/v1/files/{id}', handler: 'files' },
@@ -46,13 +47,22 @@ export interface FunctionProfile {
   /** Renders with Chromium: gets the Chromium layer, Chromium-sized memory and a render-sized timeout. */
   readonly chromium?: boolean;
   /** DynamoDB item operations it performs on the one table. */
-  readonly table?: readonly ('GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem')[];
+  readonly table?: readonly ('GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Scan')[];
+  /** DynamoDB operations on the entity index (a key's PDFs: listing, and counting what a reservation stored). */
+  readonly index?: readonly 'Query'[];
+  /** Runs on a schedule (an EventBridge rule), not through the API. */
+  readonly schedule?: string;
   /** S3 operations it performs on PDF objects (presigning a GET counts as GetObject). */
   readonly objects?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
   /** Signs or verifies download links, so it reads the link-signing secret. */
   readonly linkSecret?: boolean;
   /** Internal functions it invokes through the Lambda API; each arrives as `<NAME>_FUNCTION_NAME`. */
   readonly invokes?: readonly InternalFunctionName[];
+  /**
+   * Checks that the table and the bucket answer (lib/observability/health.ts): a GetItem of the one
+   * health probe key and a listing of the one empty health prefix, and nothing else of either.
+   */
+  readonly healthProbes?: boolean;
 }
 
 /**
@@ -60,14 +70,19 @@ export interface FunctionProfile {
  * authenticated function reads the key (GetItem) and counts the request (UpdateItem).
  */
 export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionName, FunctionProfile>> = {
-  health: {},
+  health: { healthProbes: true },
   fallback: {},
-  generate: { chromium: true, table: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'], objects: ['PutObject', 'DeleteObject'], linkSecret: true },
-  batch: { table: ['GetItem', 'UpdateItem'], linkSecret: true, invokes: ['render'] },
-  render: { chromium: true, table: ['PutItem', 'DeleteItem'], objects: ['PutObject', 'DeleteObject'] },
+  // Quota repair (lib/accounts/reconcile.ts) counts a reservation's records through the index.
+  generate: { chromium: true, table: ['GetItem', 'UpdateItem', 'PutItem'], index: ['Query'], objects: ['PutObject'], linkSecret: true },
+  // The batch writes the records of the items it counts as done (lib/documents/batch.ts).
+  batch: { table: ['GetItem', 'UpdateItem', 'PutItem'], index: ['Query'], linkSecret: true, invokes: ['render'] },
+  // Stores the item's file only; the batch writes its record.
+  render: { chromium: true, objects: ['PutObject'] },
   files: { table: ['GetItem'], objects: ['GetObject'], linkSecret: true },
-  pdfs: { table: ['GetItem', 'UpdateItem', 'DeleteItem'], objects: ['DeleteObject'], linkSecret: true },
+  // Listing reads the key's PDFs through the index; deleting marks the record and removes the file.
+  pdfs: { table: ['GetItem', 'UpdateItem'], index: ['Query'], objects: ['DeleteObject'], linkSecret: true },
   usage: { table: ['GetItem', 'UpdateItem'] },
+  reconcile: { table: ['Scan', 'UpdateItem'], index: ['Query'], schedule: 'rate(5 minutes)' },
 };
 
 export interface RouteMatch {

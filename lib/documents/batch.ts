@@ -37,10 +37,12 @@ export const MAX_METADATA_BYTES = 16 * 1024;
 /** What the batch function sends the render function for one item. */
 export interface RenderInvocation {
   readonly owner: Pick<ApiKey, 'keyId' | 'tier'>;
+  /** The batch's quota reservation, which the item's record names (lib/accounts/quota.ts). */
+  readonly reservationId: string;
   readonly item: { readonly html?: unknown; readonly url?: string; readonly options?: unknown };
 }
 
-/** What the render function answers for one item. */
+/** What the render function answers for one item: a stored file whose record is not written yet, or why not. */
 export type RenderOutcome =
   | { readonly ok: true; readonly record: PdfRecord }
   | { readonly ok: false; readonly code: BatchItemCode; readonly message: string };
@@ -98,8 +100,12 @@ export type BatchItemResult =
 export interface BatchRun {
   readonly items: readonly unknown[];
   readonly owner: Pick<ApiKey, 'keyId' | 'tier'>;
+  /** The quota reservation the items are made under. */
+  readonly reservationId: string;
   /** Invokes the render function for one item; must honour the signal. */
   readonly invokeRender: (invocation: RenderInvocation, signal: AbortSignal) => Promise<RenderOutcome>;
+  /** Writes a done item's record: from then on its PDF exists, is listed and is charged. */
+  readonly commit: (record: PdfRecord) => Promise<void>;
   /** The item's download link, from its stored record. */
   readonly linkFor: (record: PdfRecord) => string;
   /** Render invocations in flight at once. */
@@ -126,10 +132,18 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
     const signal = AbortSignal.any([AbortSignal.timeout(run.itemTimeoutMs), run.deadline]);
     try {
       const outcome = await run.invokeRender(
-        { owner: run.owner, item: { html, ...(url !== undefined && { url: url as string }), options } },
+        { owner: run.owner, reservationId: run.reservationId, item: { html, ...(url !== undefined && { url: url as string }), options } },
         signal,
       );
       if (!outcome.ok) return failure(outcome.code, outcome.message);
+      // An item that came back after its time is reported as timed out; without its record its
+      // file is never linked, listed or charged (and expires with its retention prefix).
+      if (signal.aborted) return failure('RENDER_TIMEOUT', 'Rendering this item took longer than its time limit');
+      try {
+        await run.commit(outcome.record);
+      } catch {
+        return failure('RENDER_FAILED', 'The PDF could not be stored; nothing was charged for it');
+      }
       return {
         success: true,
         pdf_id: outcome.record.id,

@@ -12,7 +12,7 @@ import { describeIssue, renderOptionsShape, resolveRenderOptions, type RenderOpt
 import { renderPdf, type DocumentSource, type RenderLimits } from '#lib/render/render.ts';
 import { recordPdfGenerated } from '#lib/observability/metrics.ts';
 import { settings } from '#lib/settings.ts';
-import { storePdf, type PdfRecord, type PdfStore } from '#lib/storage/pdfs.ts';
+import { describePdf, putPdfObject, putPdfRecord, type PdfRecord, type PdfStore } from '#lib/storage/pdfs.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 import { sourceProblem } from './source.ts';
 
@@ -80,25 +80,47 @@ export function renderLimits(): RenderLimits {
   };
 }
 
-/** Renders and stores one prepared document for the key that asked for it. */
-export async function producePdf(
+/**
+ * Renders one prepared document and stores its file. The PDF exists for its owner only once its
+ * record is written, by whoever settles the quota for it: the single endpoint at once
+ * ({@link producePdf}), a batch only for the items it reports as done (lib/documents/batch.ts), so
+ * an item the batch gave up on never appears, and is never charged.
+ */
+export async function renderToObject(
   store: PdfStore,
   owner: Pick<ApiKey, 'keyId' | 'tier'>,
   request: DocumentRequest,
+  reservationId: string,
   now: () => Date = () => new Date(),
 ): Promise<PdfRecord> {
   const started = performance.now();
   const createdAt = now();
   const rendered = await renderPdf(request.source, request.options, renderLimits(), createdAt);
   recordPdfGenerated({ renderMs: performance.now() - started, pages: rendered.pages, bytes: rendered.bytes.byteLength });
-  return storePdf(store, {
+  const record = describePdf({
     id: newPdfId(),
     keyId: owner.keyId,
-    bytes: rendered.bytes,
+    size: rendered.bytes.byteLength,
     pages: rendered.pages,
     format: request.options.format,
     generationTimeMs: Math.round(performance.now() - started),
     createdAt: createdAt.toISOString(),
     retentionDays: TIERS[owner.tier].linkValidityDays,
+    reservationId,
   });
+  await putPdfObject(store, record, rendered.bytes);
+  return record;
+}
+
+/** Renders and stores one prepared document for the key that asked for it: file first, then record. */
+export async function producePdf(
+  store: PdfStore,
+  owner: Pick<ApiKey, 'keyId' | 'tier'>,
+  request: DocumentRequest,
+  reservationId: string,
+  now: () => Date = () => new Date(),
+): Promise<PdfRecord> {
+  const record = await renderToObject(store, owner, request, reservationId, now);
+  await putPdfRecord(store, record);
+  return record;
 }

@@ -1,27 +1,28 @@
 /**
- * The render function's work for one batch item: validate, render and store it exactly as the
+ * The render function's work for one batch item: validate, render and store its file exactly as the
  * single endpoint does, and answer with an outcome instead of throwing, so that a bad document is
- * a failed item and never a failed invocation.
+ * a failed item and never a failed invocation. The item's record is written by the batch, only if
+ * it still counts the item as done when the outcome arrives (lib/documents/batch.ts).
  */
-import { logger } from '#lib/observability/logger.ts';
+import { errorFields, logger } from '#lib/observability/logger.ts';
 import { recordDocumentFailure } from '#lib/observability/metrics.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
 import { batchItemCode, type RenderInvocation, type RenderOutcome } from './batch.ts';
 import { DocumentError } from '#lib/render/errors.ts';
-import { prepareDocument, producePdf } from './produce-pdf.ts';
+import { prepareDocument, renderToObject } from './produce-pdf.ts';
 
 export async function renderItem(store: PdfStore, invocation: RenderInvocation): Promise<RenderOutcome> {
   try {
     const { html, url, options } = invocation.item;
     const request = await prepareDocument({ html, url, options });
-    return { ok: true, record: await producePdf(store, invocation.owner, request) };
+    return { ok: true, record: await renderToObject(store, invocation.owner, request, invocation.reservationId) };
   } catch (error) {
     if (error instanceof DocumentError) {
       recordDocumentFailure(error.code);
       return { ok: false, code: batchItemCode(error.code), message: error.message };
     }
     recordDocumentFailure('RENDER_FAILED');
-    logger.error('batch item failed', { name: (error as Error).name, message: (error as Error).message });
+    logger.error('batch item failed', errorFields(error));
     return { ok: false, code: 'RENDER_FAILED', message: 'The document could not be rendered' };
   }
 }

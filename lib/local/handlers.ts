@@ -9,6 +9,7 @@ import { handler as files } from '#functions/files.ts';
 import { handler as generate } from '#functions/generate.ts';
 import { handler as health } from '#functions/health.ts';
 import { handler as pdfs } from '#functions/pdfs.ts';
+import { handler as reconcile } from '#functions/reconcile.ts';
 import { handler as render } from '#functions/render.ts';
 import { handler as usage } from '#functions/usage.ts';
 import type { ProxyHandler } from './gateway.ts';
@@ -27,4 +28,5 @@ export const API_HANDLERS: Readonly<Record<FunctionName, ProxyHandler>> = {
 /** Functions reached through the local Lambda Invoke endpoint. */
 export const INVOKED_HANDLERS: Readonly<Record<InternalFunctionName, InvokeHandler>> = {
   render: render as InvokeHandler,
+  reconcile: reconcile as InvokeHandler,
 };

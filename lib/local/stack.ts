@@ -13,11 +13,15 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { reconcileQuotas } from '#lib/accounts/reconcile.ts';
+import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { prepareDocument, renderLimits } from '#lib/documents/produce-pdf.ts';
+import { registerHealthCheck } from '#lib/observability/health.ts';
+import { getBrowser } from '#lib/render/browser.ts';
 import { renderPdf } from '#lib/render/render.ts';
 import { prepareWorkspaces, shutDownRendering } from '#lib/render/workspaces.ts';
 import { settings } from '#lib/settings.ts';
-import { startStandIns } from './aws-standins.ts';
+import { startStandIns, type StandIns } from './aws-standins.ts';
 import { createGateway } from './gateway.ts';
 import { API_HANDLERS, INVOKED_HANDLERS } from './handlers.ts';
 import { createInvokeEndpoint } from './invoke.ts';
@@ -28,6 +32,8 @@ export const LOCAL_BUCKET_NAME = 'pdf-api-local';
 /** s3rver's built-in account; dynalite accepts any credentials. */
 const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const LOCAL_REGION = 'us-east-1';
+/** How often the running stack settles the reservations of requests that died (cdk: every 5 minutes). */
+const RECONCILE_INTERVAL_MS = 60_000;
 /** API Gateway's integration timeout: no API answer takes longer. */
 const GATEWAY_TIMEOUT_MS = 29_000;
 
@@ -87,17 +93,44 @@ export interface LocalStack {
   readonly info: StackInfo;
   /** Time from start until the first PDF rendered (the warm-up document). */
   readonly coldStartMs: number;
+  /** dynalite and s3rver, supervised. */
+  readonly standIns: StandIns;
   stop(): Promise<void>;
 }
 
-export async function startLocalStack(options: { dataDir: string; port: number; host?: string }): Promise<LocalStack> {
+export interface LocalStackOptions {
+  readonly dataDir: string;
+  readonly port: number;
+  readonly host?: string;
+  /**
+   * Called after the stack stopped because its AWS stand-ins died and could not be restarted.
+   * By default the process says so on stderr and exits with code 1: a stack never serves half-dead.
+   */
+  readonly onStandInsLost?: (error: Error) => void;
+}
+
+/** The default end of a stack whose stand-ins are gone: loudly, and with a non-zero exit code. */
+function exitLoudly(error: Error): void {
+  console.error(`The local stack stopped: its AWS stand-ins (dynalite, s3rver) died and could not be restarted (${error.message}). Start it again with npm start.`);
+  process.exit(1);
+}
+
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const started = performance.now();
   const dataDir = resolve(options.dataDir);
   const host = options.host ?? '127.0.0.1';
   await mkdir(join(dataDir, 'dynamodb'), { recursive: true });
   await mkdir(join(dataDir, 's3'), { recursive: true });
 
-  const standIns = await startStandIns({ dynamo: join(dataDir, 'dynamodb'), s3: join(dataDir, 's3') });
+  // Supervised (lib/local/aws-standins.ts): a crashed stand-in comes back on the same data and
+  // ports; one that cannot stops the whole stack.
+  let stopStack: (() => Promise<void>) | undefined;
+  const standIns = await startStandIns(
+    { dynamo: join(dataDir, 'dynamodb'), s3: join(dataDir, 's3') },
+    { onLost: (error) => void (stopStack?.() ?? Promise.resolve()).finally(() => (options.onStandInsLost ?? exitLoudly)(error)) },
+  );
+  // This process owns the browser as well as the stores: /health checks all three.
+  const unregisterBrowserCheck = registerHealthCheck('browser', async () => (await getBrowser()).version());
   const awsInfo = {
     region: LOCAL_REGION,
     dynamodbEndpoint: standIns.dynamodbEndpoint,
@@ -107,7 +140,6 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
   };
   // The Lambda Invoke endpoint, for the batch function's fan-out to the render function.
   const invokeEndpoint = createInvokeEndpoint(INVOKED_HANDLERS, {
-    concurrency: settings.localRenderConcurrency,
     timeoutMs: GATEWAY_TIMEOUT_MS,
   });
   const lambdaEndpoint = `http://${host}:${await listen(invokeEndpoint, 0, host)}`;
@@ -116,7 +148,7 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
     AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint,
     RENDER_FUNCTION_NAME: 'render',
     // Local invocations share this machine: a batch keeps no more in flight than it can run.
-    BATCH_CONCURRENCY: process.env.BATCH_CONCURRENCY ?? String(settings.localRenderConcurrency),
+    BATCH_CONCURRENCY: process.env.BATCH_CONCURRENCY ?? String(settings.renderConcurrency),
     LINK_SIGNING_SECRET: await linkSigningSecret(dataDir),
   });
 
@@ -126,6 +158,16 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
   await ensureBucket(s3Client, LOCAL_BUCKET_NAME);
   dynamoClient.destroy();
   s3Client.destroy();
+
+  // Quota held by requests of a previous run that died (kill -9, a crash) is settled by the PDF
+  // records they wrote. This process is the only one that serves this data directory, so every
+  // reservation left from before it started belongs to a request that is gone.
+  const stores = { counters: counterStore(), pdfs: pdfStore() };
+  const repaired = await reconcileQuotas(stores, new Date(), { everyReservationIsDead: true });
+  if (repaired.repaired > 0) console.info(`Settled ${repaired.repaired} reservations left by requests that died: ${repaired.returned} PDFs given back, ${repaired.charged} charged.`);
+  // And while it runs, as the scheduled reconcile function does in AWS.
+  const reconciliation = setInterval(() => void reconcileQuotas(stores, new Date()).catch(() => undefined), RECONCILE_INTERVAL_MS);
+  reconciliation.unref();
 
   // The API answers only once it can render: the first PDF pays Chromium's start-up here.
   const warmUp = await prepareDocument({ html: '<p>warm-up</p>', options: {} });
@@ -144,19 +186,20 @@ export async function startLocalStack(options: { dataDir: string; port: number; 
   const info: StackInfo = { pid: process.pid, apiUrl, lambdaEndpoint, ...awsInfo };
   await writeFile(stackInfoPath(dataDir), JSON.stringify(info, null, 2) + '\n');
 
-  return {
-    apiUrl,
-    info,
-    coldStartMs,
-    async stop() {
-      await rm(stackInfoPath(dataDir), { force: true });
-      if (ownsBaseUrl) delete process.env.PUBLIC_BASE_URL;
-      server.closeAllConnections();
-      await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
-      invokeEndpoint.closeAllConnections();
-      await new Promise<void>((resolveClose) => invokeEndpoint.close(() => resolveClose()));
-      await shutDownRendering();
-      await standIns.close();
-    },
-  };
+  // Once only: the stand-ins' supervisor may stop the stack before its owner does.
+  let stopping: Promise<void> | undefined;
+  stopStack = () => (stopping ??= stop());
+  async function stop() {
+    clearInterval(reconciliation);
+    unregisterBrowserCheck();
+    await rm(stackInfoPath(dataDir), { force: true });
+    if (ownsBaseUrl) delete process.env.PUBLIC_BASE_URL;
+    server.closeAllConnections();
+    await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
+    invokeEndpoint.closeAllConnections();
+    await new Promise<void>((resolveClose) => invokeEndpoint.close(() => resolveClose()));
+    await shutDownRendering();
+    await standIns.close();
+  }
+  return { apiUrl, info, coldStartMs, standIns, stop: stopStack };
 }

@@ -1,11 +1,19 @@
 /**
  * Stored PDFs: the file in S3 under its retention prefix, and its record in DynamoDB.
  *
- * A PDF is stored whole or not at all: object and record together, or neither.
+ * The record is what makes a PDF exist for its customer: it is listed, linked, downloaded and
+ * charged for (lib/accounts/quota.ts counts records). So the object is written first and the record
+ * only once the object is safely stored: a crash in between leaves an object nobody can reach,
+ * never a record pointing at nothing. Such an object is never linked and expires with its
+ * retention prefix.
+ *
+ * Deleting a PDF deletes its object and marks its record deleted: the customer no longer sees it,
+ * and it still counts for what the month cost.
  */
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ENTITY_INDEX } from './table.ts';
 
 const ENTITY = 'PDF';
 const DAY_MS = 86_400_000;
@@ -27,6 +35,8 @@ export interface PdfRecord {
   readonly generationTimeMs: number;
   readonly createdAt: string;
   readonly expiresAt: string;
+  /** The quota reservation the PDF was made under (lib/accounts/quota.ts). */
+  readonly reservationId: string;
 }
 
 /** The S3 prefix whose lifecycle rule deletes objects after `days` days. */
@@ -34,67 +44,166 @@ export function retentionPrefix(days: number): string {
   return `retention/${days}d/`;
 }
 
-export async function storePdf(
-  store: PdfStore,
-  input: Omit<PdfRecord, 'objectKey' | 'expiresAt' | 'size'> & { bytes: Uint8Array; retentionDays: number },
-): Promise<PdfRecord> {
-  const { bytes, retentionDays, ...fields } = input;
-  const record: PdfRecord = {
+const recordKey = (id: string) => ({ pk: `${ENTITY}#${id}`, sk: ENTITY });
+/** The owner's PDFs in the entity index, newest last by creation time. */
+const ownerPartition = (keyId: string) => `${ENTITY}#${keyId}`;
+
+/** The record a PDF will have, before anything is stored. */
+export function describePdf(
+  input: Omit<PdfRecord, 'objectKey' | 'expiresAt' | 'size'> & { size: number; retentionDays: number },
+): PdfRecord {
+  const { retentionDays, ...fields } = input;
+  return {
     ...fields,
     objectKey: `${retentionPrefix(retentionDays)}${fields.keyId}/${fields.id}.pdf`,
-    size: bytes.byteLength,
     expiresAt: new Date(Date.parse(fields.createdAt) + retentionDays * DAY_MS).toISOString(),
   };
-  // Object and record are written at once: nobody knows the id until both are stored, so no one can
-  // observe one without the other. If either write fails, the other is undone and nothing is kept.
-  const [object, item] = await Promise.allSettled([
-    store.s3.send(
-      new PutObjectCommand({
-        Bucket: store.bucketName,
-        Key: record.objectKey,
-        Body: bytes,
-        ContentType: 'application/pdf',
-        ContentDisposition: `inline; filename="${record.id}.pdf"`,
-      }),
-    ),
-    store.dynamo.send(
-      new PutCommand({
-        TableName: store.tableName,
-        Item: {
-          pk: `${ENTITY}#${record.id}`,
-          sk: ENTITY,
-          ...record,
-          // The record outlives the link by a day so that late clicks get 410 rather than 404.
-          ttl: Math.ceil((Date.parse(record.expiresAt) + DAY_MS) / 1000),
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    ),
-  ]);
-  if (object.status === 'rejected' || item.status === 'rejected') {
-    await Promise.allSettled([
-      object.status === 'fulfilled' && store.s3.send(new DeleteObjectCommand({ Bucket: store.bucketName, Key: record.objectKey })),
-      item.status === 'fulfilled' &&
-        store.dynamo.send(new DeleteCommand({ TableName: store.tableName, Key: { pk: `${ENTITY}#${record.id}`, sk: ENTITY } })),
-    ]);
-    throw object.status === 'rejected' ? object.reason : (item as PromiseRejectedResult).reason;
-  }
+}
+
+/** Writes the PDF's file. Until its record is written, nobody can reach it. */
+export async function putPdfObject(store: PdfStore, record: PdfRecord, bytes: Uint8Array): Promise<void> {
+  await store.s3.send(
+    new PutObjectCommand({
+      Bucket: store.bucketName,
+      Key: record.objectKey,
+      Body: bytes,
+      ContentType: 'application/pdf',
+      ContentDisposition: `inline; filename="${record.id}.pdf"`,
+    }),
+  );
+}
+
+/** Writes the PDF's record, once its object is stored: from then on the PDF exists for its owner. */
+export async function putPdfRecord(store: PdfStore, record: PdfRecord): Promise<void> {
+  await store.dynamo.send(
+    new PutCommand({
+      TableName: store.tableName,
+      Item: {
+        ...recordKey(record.id),
+        [ENTITY_INDEX.partitionKey]: ownerPartition(record.keyId),
+        [ENTITY_INDEX.sortKey]: `${record.createdAt}#${record.id}`,
+        ...record,
+        // The record outlives the link by a day so that late clicks get 410 rather than 404.
+        ttl: Math.ceil((Date.parse(record.expiresAt) + DAY_MS) / 1000),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+}
+
+/** Stores a PDF whole: its object, then its record. */
+export async function storePdf(store: PdfStore, record: PdfRecord, bytes: Uint8Array): Promise<PdfRecord> {
+  await putPdfObject(store, record, bytes);
+  await putPdfRecord(store, record);
   return record;
 }
 
-export async function getPdfRecord(store: PdfStore, id: string): Promise<PdfRecord | undefined> {
-  const { Item } = await store.dynamo.send(
-    new GetCommand({ TableName: store.tableName, Key: { pk: `${ENTITY}#${id}`, sk: ENTITY }, ConsistentRead: true }),
-  );
-  if (!Item) return undefined;
-  const { pk: _pk, sk: _sk, ttl: _ttl, ...record } = Item;
-  return record as PdfRecord;
+type StoredItem = PdfRecord & { readonly deletedAt?: string };
+
+function asRecord(item: Record<string, unknown>): PdfRecord {
+  const { pk: _pk, sk: _sk, ttl: _ttl, deletedAt: _deletedAt, [ENTITY_INDEX.partitionKey]: _p, [ENTITY_INDEX.sortKey]: _s, ...record } = item;
+  return record as unknown as PdfRecord;
 }
 
-/** Removes the record first, so the link dies at once even if the object removal fails. */
-export async function deletePdf(store: PdfStore, record: PdfRecord): Promise<void> {
-  await store.dynamo.send(new DeleteCommand({ TableName: store.tableName, Key: { pk: `${ENTITY}#${record.id}`, sk: ENTITY } }));
+/** The PDF's record, unless it does not exist or was deleted. */
+export async function getPdfRecord(store: PdfStore, id: string): Promise<PdfRecord | undefined> {
+  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: recordKey(id), ConsistentRead: true }));
+  if (!Item || (Item as StoredItem).deletedAt !== undefined) return undefined;
+  return asRecord(Item);
+}
+
+/** Marks the record deleted first, so the link dies at once even if the object removal fails. */
+export async function deletePdf(store: PdfStore, record: PdfRecord, now = new Date()): Promise<void> {
+  await store.dynamo.send(
+    new UpdateCommand({
+      TableName: store.tableName,
+      Key: recordKey(record.id),
+      UpdateExpression: 'SET #deletedAt = :now',
+      ExpressionAttributeNames: { '#deletedAt': 'deletedAt' },
+      ExpressionAttributeValues: { ':now': now.toISOString() },
+    }),
+  );
   await store.s3.send(new DeleteObjectCommand({ Bucket: store.bucketName, Key: record.objectKey }));
+}
+
+/** Where a listing continues: the last record of the previous page. */
+export interface ListCursor {
+  readonly createdAt: string;
+  readonly id: string;
+}
+
+/**
+ * The owner's PDFs that can still be downloaded, newest first, `limit` at most per page. The cursor
+ * names a record, never a partition: the owner's partition always comes from the caller's key.
+ */
+export async function listPdfs(
+  store: PdfStore,
+  keyId: string,
+  page: { limit: number; after?: ListCursor; now: Date },
+): Promise<{ records: PdfRecord[]; next?: ListCursor }> {
+  const records: PdfRecord[] = [];
+  let startKey: Record<string, unknown> | undefined = page.after && {
+    ...recordKey(page.after.id),
+    [ENTITY_INDEX.partitionKey]: ownerPartition(keyId),
+    [ENTITY_INDEX.sortKey]: `${page.after.createdAt}#${page.after.id}`,
+  };
+  // Deleted and expired records are filtered after the read, so a page may need more than one read.
+  do {
+    const result = await store.dynamo.send(
+      new QueryCommand({
+        TableName: store.tableName,
+        IndexName: ENTITY_INDEX.name,
+        KeyConditionExpression: '#p = :owner',
+        FilterExpression: 'attribute_not_exists(#deletedAt) AND #expiresAt > :now',
+        ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey, '#deletedAt': 'deletedAt', '#expiresAt': 'expiresAt' },
+        ExpressionAttributeValues: { ':owner': ownerPartition(keyId), ':now': page.now.toISOString() },
+        ScanIndexForward: false,
+        Limit: page.limit - records.length,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const item of result.Items ?? []) records.push(asRecord(item));
+    startKey = result.LastEvaluatedKey;
+  } while (startKey && records.length < page.limit);
+  const last = records.at(-1);
+  return { records, ...(startKey && last && { next: { createdAt: last.createdAt, id: last.id } }) };
+}
+
+/**
+ * How many PDF records were written under a reservation, deleted ones included: what the
+ * reservation's request really stored, and so what it costs.
+ */
+export async function countRecordsOf(
+  store: PdfStore,
+  keyId: string,
+  reservationId: string,
+  createdBetween: { from: Date; to: Date },
+): Promise<number> {
+  let count = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const result = await store.dynamo.send(
+      new QueryCommand({
+        TableName: store.tableName,
+        IndexName: ENTITY_INDEX.name,
+        KeyConditionExpression: '#p = :owner AND #s BETWEEN :from AND :to',
+        FilterExpression: '#reservation = :reservation',
+        ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey, '#s': ENTITY_INDEX.sortKey, '#reservation': 'reservationId' },
+        ExpressionAttributeValues: {
+          ':owner': ownerPartition(keyId),
+          ':from': createdBetween.from.toISOString(),
+          // Sort keys are `<createdAt>#<id>`: '~' sorts after every character of an id.
+          ':to': `${createdBetween.to.toISOString()}~`,
+          ':reservation': reservationId,
+        },
+        Select: 'COUNT',
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    count += result.Count ?? 0;
+    startKey = result.LastEvaluatedKey;
+  } while (startKey);
+  return count;
 }
 
 /** A short-lived S3 URL for the object, for the download link's redirect. */

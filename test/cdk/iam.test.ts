@@ -1,11 +1,14 @@
 /**
  * Least privilege: each function's role allows exactly what its profile in lib/api/routes.ts says,
- * on exactly the resources it concerns; only batch may invoke render; no `*` resource but X-Ray's.
+ * on exactly the resources it concerns; only batch may invoke render; no `*` resource but X-Ray's;
+ * the health function reads one probe key and lists one empty prefix, and nothing else.
  */
 import { beforeAll, describe, expect, test } from 'vitest';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
 import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
+import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { retentionPrefix } from '#lib/storage/pdfs.ts';
+import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
 import { asArray, resourcesOfType, synthStack, type CfnResource } from './stack-fixture.ts';
 
@@ -32,9 +35,13 @@ describe('IAM', () => {
       .filter(([, policy]) => asArray(policy.Properties?.Roles).some((r: any) => r.Ref === roleId))
       .flatMap(([, policy]) => policy.Properties?.PolicyDocument.Statement as Statement[]);
   };
-  /** The actions of a service the function may perform, with the resources of each statement. */
+  /**
+   * The actions of a service the function may perform, with the resources of each statement. Only
+   * unconditional statements: the conditional ones (the health probes) have a test of their own.
+   */
   const grants = (name: string, service: string) =>
     statementsOf(name)
+      .filter((s) => s.Condition === undefined)
       .map((s) => ({ actions: asArray(s.Action).filter((a) => a.startsWith(`${service}:`)).sort(), resources: asArray(s.Resource) }))
       .filter((g) => g.actions.length > 0);
 
@@ -58,10 +65,24 @@ describe('IAM', () => {
     ]);
   });
 
-  test.each(ALL_FUNCTIONS)('%s: exactly its profile’s table operations, on the table only (no index, no scan)', (name) => {
+  test.each(ALL_FUNCTIONS)('%s: exactly its profile’s table operations on the table, and its queries on the entity index only', (name) => {
     const wanted = (FUNCTION_PROFILES[name].table ?? []).map((op) => `dynamodb:${op}`).sort();
+    const queries = (FUNCTION_PROFILES[name].index ?? []).map((op) => `dynamodb:${op}`).sort();
     const table = { 'Fn::GetAtt': [idOf('AWS::DynamoDB::Table', 'StorageTable'), 'Arn'] };
-    expect(grants(name, 'dynamodb')).toEqual(wanted.length ? [{ actions: wanted, resources: [table] }] : []);
+    const index = { 'Fn::Join': ['', [table, `/index/${ENTITY_INDEX.name}`]] };
+    expect(grants(name, 'dynamodb')).toEqual([
+      ...(wanted.length ? [{ actions: wanted, resources: [table] }] : []),
+      ...(queries.length ? [{ actions: queries, resources: [index] }] : []),
+    ]);
+  });
+
+  test('only the scheduled reconciliation may scan the table; it runs every five minutes', () => {
+    const scanning = ALL_FUNCTIONS.filter((name) => (FUNCTION_PROFILES[name].table ?? []).includes('Scan'));
+    const rules = resourcesOfType(resources, 'AWS::Events::Rule').map(([, rule]) => rule.Properties as Record<string, any>);
+    expect(scanning).toEqual(['reconcile']);
+    expect(rules).toHaveLength(1);
+    expect(rules[0]).toMatchObject({ ScheduleExpression: 'rate(5 minutes)', State: 'ENABLED' });
+    expect(JSON.stringify(rules[0]!.Targets)).toContain(functionId('reconcile'));
   });
 
   test.each(ALL_FUNCTIONS)('%s: exactly its profile’s object operations, under the retention prefixes only', (name) => {
@@ -74,6 +95,29 @@ describe('IAM', () => {
     expect(actual[0]!.actions).toEqual(wanted);
     expect(actual[0]!.resources).toEqual(expect.arrayContaining(prefixes));
     expect(actual[0]!.resources).toHaveLength(prefixes.length);
+  });
+
+  test.each(ALL_FUNCTIONS)('%s: health probes only if it checks health: the probe key and the empty probe prefix, nothing else', (name) => {
+    const conditional = statementsOf(name)
+      .filter((s) => s.Condition !== undefined)
+      .map((s) => ({ actions: asArray(s.Action), resources: asArray(s.Resource), condition: s.Condition }));
+    const probes = [
+      {
+        actions: ['dynamodb:GetItem'],
+        resources: [{ 'Fn::GetAtt': [idOf('AWS::DynamoDB::Table', 'StorageTable'), 'Arn'] }],
+        condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [HEALTH_PROBE_KEY.pk] } },
+      },
+      {
+        actions: ['s3:ListBucket'],
+        resources: [{ 'Fn::GetAtt': [idOf('AWS::S3::Bucket', 'StoragePdfs'), 'Arn'] }],
+        condition: { StringEquals: { 's3:prefix': HEALTH_PROBE_PREFIX } },
+      },
+    ];
+    expect(conditional).toEqual(FUNCTION_PROFILES[name].healthProbes ? probes : []);
+  });
+
+  test('only the health function checks health', () => {
+    expect(ALL_FUNCTIONS.filter((name) => FUNCTION_PROFILES[name].healthProbes)).toEqual(['health']);
   });
 
   test.each(ALL_FUNCTIONS)('%s: reads the link-signing secret only if it signs links', (name) => {
@@ -96,9 +140,13 @@ describe('IAM', () => {
 
   test('no resource-based permission opens render to anyone; API Gateway may invoke only the API functions', () => {
     const permissions = resourcesOfType(resources, 'AWS::Lambda::Permission').map(([, p]) => p.Properties as Record<string, any>);
-    const invoked = new Set(permissions.map((p) => p.FunctionName['Fn::GetAtt'][0]));
+    const scheduled = permissions.filter((p) => p.Principal === 'events.amazonaws.com');
+    const invoked = new Set(permissions.filter((p) => p.Principal !== 'events.amazonaws.com').map((p) => p.FunctionName['Fn::GetAtt'][0]));
     expect(invoked).not.toContain(functionId('render'));
-    for (const permission of permissions) {
+    // EventBridge may invoke the reconciliation, from its one rule only.
+    expect(scheduled.map((p) => p.FunctionName['Fn::GetAtt'][0])).toEqual([functionId('reconcile')]);
+    expect(JSON.stringify(scheduled[0]!.SourceArn)).toContain('ReconcileSchedule');
+    for (const permission of permissions.filter((p) => p.Principal !== 'events.amazonaws.com')) {
       expect(permission).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
       // Scoped to this API's stage, not to any API in the account.
       expect(JSON.stringify(permission.SourceArn)).toContain(idOf('AWS::ApiGateway::RestApi', 'HttpApi'));

@@ -8,10 +8,13 @@ import {
   QuotaExceededError,
   quotaResetAt,
   quotaUsed,
-  refundQuota,
+  RESERVATION_LIFETIME_MS,
   reserveQuota,
+  settleReservation,
   withReservedQuota,
 } from '#lib/accounts/quota.ts';
+import { reconcileQuotas, repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
+import { describePdf, putPdfRecord, type PdfStore } from '#lib/storage/pdfs.ts';
 import { startTestTable } from '../support/dynamo.ts';
 
 let table: Awaited<ReturnType<typeof startTestTable>>;
@@ -163,7 +166,7 @@ describe('monthly quota', () => {
 
     // Act
     const inDecember = await reserveQuota(store, { keyId, monthlyQuota: 1, count: 1, now: december });
-    if (reserved.reserved) await refundQuota(store, reserved.reservation);
+    if (reserved.reserved) await settleReservation(store, reserved.reservation, 1);
 
     // Assess
     expect(reserved.reserved).toBe(true);
@@ -171,5 +174,108 @@ describe('monthly quota', () => {
     expect(await quotaUsed(store, keyId, november)).toBe(0);
     expect(await quotaUsed(store, keyId, december)).toBe(1);
     expect(quotaResetAt(new Date('2026-12-31T12:00:00Z')).toISOString()).toBe('2027-01-01T00:00:00.000Z');
+  });
+});
+
+describe('requests that died holding quota', () => {
+  /** The PDF records a request wrote under its reservation before it died (no object is needed to count). */
+  async function writeRecords(keyId: string, reservationId: string, count: number, createdAt: Date): Promise<void> {
+    const pdfs = { dynamo: store.client, tableName: store.tableName } as unknown as PdfStore;
+    for (let i = 0; i < count; i++) {
+      const record = describePdf({
+        id: `pdf_${reservationId}${i}`,
+        keyId,
+        size: 100,
+        pages: 1,
+        format: 'A4',
+        generationTimeMs: 1,
+        createdAt: createdAt.toISOString(),
+        retentionDays: 7,
+        reservationId,
+      });
+      await putPdfRecord(pdfs, record);
+    }
+  }
+  const stores = () => ({ counters: store, pdfs: { dynamo: store.client, tableName: store.tableName } as unknown as PdfStore });
+
+  it('a reservation is kept until it expires, then settled by the records written under it', async () => {
+    // Prepare: a batch of 5 reserved, 2 records written, then the process died
+    const keyId = newKeyId();
+    const now = new Date('2026-11-21T10:00:00Z');
+    const reserved = await reserveQuota(store, { keyId, monthlyQuota: 10, count: 5, now });
+    if (!reserved.reserved) throw new Error('not reserved');
+    await writeRecords(keyId, reserved.reservation.id, 2, now);
+
+    // Act
+    const early = await repairDeadRequestsOf(stores(), keyId, new Date(now.getTime() + RESERVATION_LIFETIME_MS - 1));
+    const usedWhileLive = await quotaUsed(store, keyId, now);
+    const later = new Date(now.getTime() + RESERVATION_LIFETIME_MS + 1);
+    const repaired = await repairDeadRequestsOf(stores(), keyId, later);
+    const again = await repairDeadRequestsOf(stores(), keyId, later);
+
+    // Assess: held while it may be alive, then exactly the 2 stored, once
+    expect(early).toBe(0);
+    expect(usedWhileLive).toBe(5);
+    expect(repaired).toBe(1);
+    expect(again).toBe(0);
+    expect(await quotaUsed(store, keyId, now)).toBe(2);
+  });
+
+  it('a request that settles after its reservation was repaired changes nothing', async () => {
+    // Prepare
+    const keyId = newKeyId();
+    const now = new Date('2026-11-21T10:00:00Z');
+    const reserved = await reserveQuota(store, { keyId, monthlyQuota: 10, count: 3, now });
+    if (!reserved.reserved) throw new Error('not reserved');
+    await writeRecords(keyId, reserved.reservation.id, 3, now);
+    await repairDeadRequestsOf(stores(), keyId, new Date(now.getTime() + RESERVATION_LIFETIME_MS + 1));
+
+    // Act: the "dead" request was only slow, and now gives back 1 it thinks failed
+    await settleReservation(store, reserved.reservation, 1);
+
+    // Assess: the records decided
+    expect(await quotaUsed(store, keyId, now)).toBe(3);
+  });
+
+  it('quota held by a dead request is settled before a request would be refused for it', async () => {
+    // Prepare: the whole quota held by a request that died having stored nothing
+    const keyId = newKeyId();
+    const then = new Date('2026-11-21T10:00:00Z');
+    await reserveQuota(store, { keyId, monthlyQuota: 2, count: 2, now: then });
+    const now = new Date(then.getTime() + RESERVATION_LIFETIME_MS + 1);
+
+    // Act
+    const made = await withReservedQuota(
+      store,
+      { keyId, monthlyQuota: 2, count: 1, now },
+      async () => ({ result: 'made', failed: 0 }),
+      (key, at) => repairDeadRequestsOf(stores(), key, at),
+    );
+
+    // Assess
+    expect(made).toBe('made');
+    expect(await quotaUsed(store, keyId, now)).toBe(1);
+  });
+
+  it('the scheduled reconciliation settles every key and says what it repaired', async () => {
+    // Prepare: two keys with dead requests, one live request
+    const [first, second, live] = [newKeyId(), newKeyId(), newKeyId()];
+    const then = new Date('2026-11-21T11:00:00Z');
+    const a = await reserveQuota(store, { keyId: first, monthlyQuota: 10, count: 4, now: then });
+    await reserveQuota(store, { keyId: second, monthlyQuota: 10, count: 2, now: then });
+    const now = new Date(then.getTime() + RESERVATION_LIFETIME_MS + 1);
+    await reserveQuota(store, { keyId: live, monthlyQuota: 10, count: 3, now });
+    if (!a.reserved) throw new Error('not reserved');
+    await writeRecords(first, a.reservation.id, 1, then);
+
+    // Act
+    const report = await reconcileQuotas(stores(), now);
+
+    // Assess: (the table also holds reservations other tests left to expire)
+    expect(report.repaired).toBeGreaterThanOrEqual(2);
+    expect(report.returned).toBeGreaterThanOrEqual(5);
+    expect(await quotaUsed(store, first, then)).toBe(1);
+    expect(await quotaUsed(store, second, then)).toBe(0);
+    expect(await quotaUsed(store, live, now)).toBe(3);
   });
 });

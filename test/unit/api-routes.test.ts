@@ -9,6 +9,7 @@ describe('matchRoute finds the handler', () => {
   it.each([
     ['GET', '/health', 'health'],
     ['POST', '/v1/pdf/generate', 'generate'],
+    ['GET', '/v1/pdf', 'pdfs'],
     ['GET', '/v1/pdf/pdf_abc', 'pdfs'],
     ['DELETE', '/v1/pdf/pdf_abc', 'pdfs'],
     ['GET', '/v1/files/pdf_abc', 'files'],
@@ -95,7 +96,7 @@ describe('matchRoute tells a wrong method (405) from an unknown path (404)', () 
   it.each([
     '/',
     '/v1',
-    '/v1/pdf',
+    '/v1/pdfs',
     '/v1/pdf/',
     '/v1/pdf/batch/extra',
     '/v1/pdf/pdf_x/',

@@ -16,6 +16,7 @@ const record = (id: string, pages = 1): PdfRecord => ({
   generationTimeMs: 5,
   createdAt: '2026-11-21T00:00:00.000Z',
   expiresAt: '2026-11-28T00:00:00.000Z',
+  reservationId: 'res_x',
 });
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -31,7 +32,9 @@ function batch(items: unknown[], invokeRender: BatchRun['invokeRender'], overrid
   return runBatch({
     items,
     owner: { keyId: 'key_x', tier: 'pro' },
+    reservationId: 'res_x',
     invokeRender,
+    commit: async () => undefined,
     linkFor: (r) => `https://api.example/v1/files/${r.id}`,
     concurrency: 4,
     itemTimeoutMs: 1_000,
@@ -168,10 +171,11 @@ describe('runBatch', () => {
   it('fails the items left when the batch deadline passes, so the batch still answers', async () => {
     // Prepare
     const deadline = new AbortController();
+    let calls = 0;
     const invoke = async (_inv: RenderInvocation, signal: AbortSignal): Promise<RenderOutcome> => {
+      if (++calls === 2) deadline.abort(); // the deadline passes while the second item renders
       await sleep(50, signal);
-      deadline.abort();
-      return { ok: true, record: record('pdf_first') };
+      return { ok: true, record: record(`pdf_${calls}`) };
     };
 
     // Act
@@ -182,5 +186,37 @@ describe('runBatch', () => {
 
     // Assess
     expect(results.map((r) => r.error?.code ?? 'OK')).toEqual(['OK', 'RENDER_TIMEOUT', 'RENDER_TIMEOUT']);
+  });
+
+  it('writes the record of an item done in time, never of one that came back after its time', async () => {
+    // Prepare: the second item's render ignores its signal and answers late, as a render function still running would
+    const committed: string[] = [];
+    const invoke = async (inv: RenderInvocation): Promise<RenderOutcome> => {
+      const late = inv.item.html === 'late';
+      await sleep(late ? 150 : 10);
+      return { ok: true, record: record(late ? 'pdf_late' : 'pdf_on_time') };
+    };
+
+    // Act
+    const results = (await batch([{ html: 'on time' }, { html: 'late' }], invoke, {
+      itemTimeoutMs: 100,
+      commit: async (r) => void committed.push(r.id),
+    })) as { success: boolean; error?: { code: string } }[];
+
+    // Assess
+    expect(results.map((r) => r.error?.code ?? 'OK')).toEqual(['OK', 'RENDER_TIMEOUT']);
+    expect(committed).toEqual(['pdf_on_time']);
+  });
+
+  it('an item whose record cannot be written fails, and is not reported as made', async () => {
+    // Act
+    const results = (await batch([{ html: 'a' }], async () => ({ ok: true, record: record('pdf_a') }), {
+      commit: async () => {
+        throw new Error('DynamoDB unavailable');
+      },
+    })) as { success: boolean; error?: { code: string } }[];
+
+    // Assess
+    expect(results).toEqual([{ success: false, error: { code: 'RENDER_FAILED', message: 'The PDF could not be stored; nothing was charged for it' } }]);
   });
 });
