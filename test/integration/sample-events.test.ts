@@ -151,7 +151,12 @@ describe('sample events (events/*.json)', () => {
     expect(bodyOf(result).results.map((r: { metadata: unknown }) => r.metadata)).toEqual([{ reference_id: 'inv-1' }, { reference_id: 'inv-2' }]);
   });
 
-  test('render, invoked with the sample payload for a real key: a stored PDF record', async () => {
+  test('reconcile, invoked with the sample scheduled event: a report of what it repaired', async () => {
+    const report = await handlers.reconcile!(readEvent('reconcile'), context('reconcile'));
+    expect(report).toEqual({ repaired: expect.any(Number), returned: expect.any(Number), charged: expect.any(Number) });
+  });
+
+  test('render, invoked with the sample payload for a real key: a stored PDF file and the record the batch would write', async () => {
     const payload = readEvent<{ owner: { keyId: string; tier: string }; item: unknown }>('render');
     const outcome = (await handlers.render!({ ...payload, owner: { keyId: key.keyId, tier: key.tier } }, context('render'))) as {
       ok: boolean;
