@@ -95,9 +95,9 @@ describe('bad input is a clear 4xx before any work', () => {
     expect(batch.body.results[1].success).toBe(true);
   });
 
-  it('a document as tall as 30 million pixels: 422 too_many_pages', async () => {
-    // Act
-    const answer = await post('/v1/pdf/generate', { html: '<div style="height:30000000px">tall</div>' }, key.apiKey);
+  it('a document as tall as 2,700 pages: 422 too_many_pages', async () => {
+    // Act: one element, 3 million pixels tall (the test stack's limit is 50 pages)
+    const answer = await post('/v1/pdf/generate', { html: '<div style="height:3000000px">tall</div>' }, key.apiKey);
 
     // Assess
     expect(expectApiError(answer, 422, 'too_many_pages')).toContain('maximum of 50 pages');

@@ -200,3 +200,21 @@ describe('inspectHtml tells whether a document animates, which print preview sho
     expect(inspection).toMatchObject({ animated: false });
   });
 });
+
+describe('inspectHtml refuses nesting no real document reaches', () => {
+  it('accepts thousands of unclosed legacy tags, as Chrome prints them', () => {
+    // Act
+    const inspection = inspectHtml('<p>' + '<font color="red">'.repeat(5_000) + 'still text');
+
+    // Assess
+    expect(inspection.problem).toBeUndefined();
+  });
+
+  it('refuses elements nested more than 20,000 deep, naming the limit', () => {
+    // Act
+    const inspection = inspectHtml('<b>'.repeat(20_001) + 'x');
+
+    // Assess
+    expect(inspection.problem).toBe('html nests elements more than 20000 deep');
+  });
+});
