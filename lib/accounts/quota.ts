@@ -18,7 +18,8 @@
  * The period is the calendar month in UTC; a new month is a new counter, so the quota rolls over by itself.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { randomBase62 } from '#lib/random.ts';
 import type { CounterStore } from './rate-limit.ts';
 
@@ -36,6 +37,8 @@ export function quotaResetAt(now: Date): Date {
 }
 
 const counterKey = (keyId: string, period: string) => ({ pk: `QUOTA#${keyId}`, sk: period });
+/** The month counters' partition in the entity index. */
+const COUNTER_ENTITY = 'QUOTA';
 
 /**
  * How long a reservation lives: longer than any request can hold it (the longest function timeout
@@ -86,14 +89,23 @@ export async function reserveQuota(
       new UpdateCommand({
         TableName: store.tableName,
         Key: counterKey(input.keyId, period),
-        UpdateExpression: 'ADD #used :count SET #ttl = if_not_exists(#ttl, :ttl), #entry = :entry',
+        UpdateExpression: 'ADD #used :count SET #ttl = if_not_exists(#ttl, :ttl), #entry = :entry, #counters = :counters, #month = :month',
         ConditionExpression: 'attribute_not_exists(#used) OR #used <= :ceiling',
-        ExpressionAttributeNames: { '#used': 'used', '#ttl': 'ttl', '#entry': entryName(id) },
+        ExpressionAttributeNames: {
+          '#used': 'used',
+          '#ttl': 'ttl',
+          '#entry': entryName(id),
+          '#counters': ENTITY_INDEX.partitionKey,
+          '#month': ENTITY_INDEX.sortKey,
+        },
         ExpressionAttributeValues: {
           ':count': input.count,
           ':ceiling': input.monthlyQuota - input.count,
           ':ttl': Math.floor(resetAt.getTime() / 1000) + COUNTER_RETENTION_DAYS * 86_400,
           ':entry': entry,
+          // Listed in the entity index by month, so reconciliation reads the month's counters, not the table.
+          ':counters': COUNTER_ENTITY,
+          ':month': `${period}#${input.keyId}`,
         },
         ReturnValues: 'UPDATED_NEW',
       }),
@@ -177,19 +189,24 @@ export async function repairReservation(store: CounterStore, expired: ExpiredRes
   }
 }
 
-/** Month counters that hold expired reservations, across keys (the scheduled reconciliation). */
+/**
+ * Reservations that expired by `now`, across keys (the scheduled reconciliation): read from the
+ * counters of this month and the last (a reservation made just before midnight UTC of the 1st
+ * belongs to the month before), through the entity index, never by scanning the table.
+ */
 export async function countersWithExpiredReservations(store: CounterStore, now: Date): Promise<ExpiredReservation[]> {
+  const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
   const found: ExpiredReservation[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await store.client.send(
-      new ScanCommand({
+      new QueryCommand({
         TableName: store.tableName,
-        FilterExpression: 'begins_with(#pk, :quota)',
-        ExpressionAttributeNames: { '#pk': 'pk' },
-        ExpressionAttributeValues: { ':quota': 'QUOTA#' },
+        IndexName: ENTITY_INDEX.name,
+        KeyConditionExpression: '#p = :counters AND #s >= :from',
+        ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey, '#s': ENTITY_INDEX.sortKey },
+        ExpressionAttributeValues: { ':counters': COUNTER_ENTITY, ':from': quotaPeriod(lastMonth) },
         ExclusiveStartKey: startKey,
-        ConsistentRead: true,
       }),
     );
     for (const item of page.Items ?? []) {

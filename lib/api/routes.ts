@@ -47,8 +47,8 @@ export interface FunctionProfile {
   /** Renders with Chromium: gets the Chromium layer, Chromium-sized memory and a render-sized timeout. */
   readonly chromium?: boolean;
   /** DynamoDB item operations it performs on the one table. */
-  readonly table?: readonly ('GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Scan')[];
-  /** DynamoDB operations on the entity index (a key's PDFs: listing, and counting what a reservation stored). */
+  readonly table?: readonly ('GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem')[];
+  /** DynamoDB operations on the entity index (a key's PDFs: listing, counting what a reservation stored; the months' counters). */
   readonly index?: readonly 'Query'[];
   /** Runs on a schedule (an EventBridge rule), not through the API. */
   readonly schedule?: string;
@@ -82,7 +82,8 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   // Listing reads the key's PDFs through the index; deleting marks the record and removes the file.
   pdfs: { table: ['GetItem', 'UpdateItem'], index: ['Query'], objects: ['DeleteObject'], linkSecret: true },
   usage: { table: ['GetItem', 'UpdateItem'] },
-  reconcile: { table: ['Scan', 'UpdateItem'], index: ['Query'], schedule: 'rate(5 minutes)' },
+  // Reads the months' counters and a reservation's records through the index; repairs with one update.
+  reconcile: { table: ['UpdateItem'], index: ['Query'], schedule: 'rate(5 minutes)' },
 };
 
 export interface RouteMatch {

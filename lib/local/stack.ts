@@ -25,6 +25,7 @@ import { startStandIns, type StandIns } from './aws-standins.ts';
 import { createGateway } from './gateway.ts';
 import { API_HANDLERS, INVOKED_HANDLERS } from './handlers.ts';
 import { createInvokeEndpoint } from './invoke.ts';
+import { mendTornPdfRecords } from './torn-writes.ts';
 import { ensureBucket, ensureTable } from './provision.ts';
 
 export const LOCAL_TABLE_NAME = 'pdf-api';
@@ -163,6 +164,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   // records they wrote. This process is the only one that serves this data directory, so every
   // reservation left from before it started belongs to a request that is gone.
   const stores = { counters: counterStore(), pdfs: pdfStore() };
+  const mended = await mendTornPdfRecords(stores.pdfs);
+  if (mended.completed + mended.dropped > 0) console.info(`Mended PDF records half-written when the last run was killed: ${mended.completed} completed, ${mended.dropped} dropped.`);
   const repaired = await reconcileQuotas(stores, new Date(), { everyReservationIsDead: true });
   if (repaired.repaired > 0) console.info(`Settled ${repaired.repaired} reservations left by requests that died: ${repaired.returned} PDFs given back, ${repaired.charged} charged.`);
   // And while it runs, as the scheduled reconcile function does in AWS.

@@ -4,7 +4,10 @@
  * Single-table layout (pk / sk):
  *   APIKEY#<sha256 of key>  / APIKEY   an API key (looked up by the hash of the presented key)
  *   PDF#<pdf id>            / PDF      a generated PDF's record
- * Index `byEntity` (gsi1pk / gsi1sk) lists one kind of item, e.g. all API keys by key id.
+ *   QUOTA#<key id>          / YYYY-MM  a key's month counter and its open reservations
+ *   RATE#<key id>           / <epoch>  a key's rate-limit window
+ * Index `byEntity` (gsi1pk / gsi1sk) lists one kind of item: API keys by key id (APIKEY), a key's
+ * PDFs by creation time (PDF#<key id>), the month counters by month (QUOTA).
  * Items that should disappear by themselves carry `ttl` (epoch seconds).
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;

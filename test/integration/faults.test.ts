@@ -118,6 +118,7 @@ describe(`kill -9 at random instants (seed ${SEED})`, () => {
       const response = await fetch(record.url, { redirect: 'follow' });
       const bytes = new Uint8Array(await response.arrayBuffer());
       if (response.status === 200 && bytes.byteLength === record.size) downloadable.push(record.id);
+      else console.info(`faults: ${record.id} (${record.size} bytes) downloads as ${response.status}, ${bytes.byteLength} bytes`);
     }
 
     console.info(`faults: after the crashes ${usage.quota_used} charged, ${listed.length} listed, ${downloadable.length} downloadable`);
