@@ -6,7 +6,7 @@
  * by the hash of the presented key; a revoked key is refused from the next request on.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, paginateQuery, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomBase62 } from '#lib/random.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
@@ -101,21 +101,17 @@ export async function findActiveKey(store: KeyStore, authorization: string | und
 
 export async function listApiKeys(store: KeyStore): Promise<ApiKey[]> {
   const keys: ApiKey[] = [];
-  let cursor: Record<string, unknown> | undefined;
-  do {
-    const page = await store.client.send(
-      new QueryCommand({
-        TableName: store.tableName,
-        IndexName: ENTITY_INDEX.name,
-        KeyConditionExpression: '#p = :entity',
-        ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey },
-        ExpressionAttributeValues: { ':entity': ENTITY },
-        ExclusiveStartKey: cursor,
-      }),
-    );
-    keys.push(...(page.Items ?? []).map(toApiKey));
-    cursor = page.LastEvaluatedKey;
-  } while (cursor);
+  const pages = paginateQuery(
+    { client: store.client },
+    {
+      TableName: store.tableName,
+      IndexName: ENTITY_INDEX.name,
+      KeyConditionExpression: '#p = :entity',
+      ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey },
+      ExpressionAttributeValues: { ':entity': ENTITY },
+    },
+  );
+  for await (const page of pages) keys.push(...(page.Items ?? []).map(toApiKey));
   return keys;
 }
 

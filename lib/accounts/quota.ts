@@ -18,7 +18,7 @@
  * The period is the calendar month in UTC; a new month is a new counter, so the quota rolls over by itself.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, paginateQuery, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { randomBase62 } from '#lib/random.ts';
 import type { CounterStore } from './rate-limit.ts';
@@ -197,23 +197,21 @@ export async function repairReservation(store: CounterStore, expired: ExpiredRes
 export async function countersWithExpiredReservations(store: CounterStore, now: Date): Promise<ExpiredReservation[]> {
   const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
   const found: ExpiredReservation[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await store.client.send(
-      new QueryCommand({
-        TableName: store.tableName,
-        IndexName: ENTITY_INDEX.name,
-        KeyConditionExpression: '#p = :counters AND #s >= :from',
-        ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey, '#s': ENTITY_INDEX.sortKey },
-        ExpressionAttributeValues: { ':counters': COUNTER_ENTITY, ':from': quotaPeriod(lastMonth) },
-        ExclusiveStartKey: startKey,
-      }),
-    );
+  const pages = paginateQuery(
+    { client: store.client },
+    {
+      TableName: store.tableName,
+      IndexName: ENTITY_INDEX.name,
+      KeyConditionExpression: '#p = :counters AND #s >= :from',
+      ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey, '#s': ENTITY_INDEX.sortKey },
+      ExpressionAttributeValues: { ':counters': COUNTER_ENTITY, ':from': quotaPeriod(lastMonth) },
+    },
+  );
+  for await (const page of pages) {
     for (const item of page.Items ?? []) {
       found.push(...expiredIn(item, String(item.pk).slice('QUOTA#'.length), String(item.sk), now));
     }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  }
   return found;
 }
 

@@ -10,7 +10,7 @@
  * one whose file is not is dropped, with its index entry.
  */
 import { HeadObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { DeleteCommand, GetCommand, PutCommand, ScanCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, paginateScan, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 
 export interface TornWritesReport {
@@ -35,11 +35,7 @@ export async function mendTornPdfRecords(
 ): Promise<TornWritesReport> {
   let completed = 0;
   let dropped = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await stores.dynamo.send(
-      new ScanCommand({ TableName: stores.tableName, IndexName: ENTITY_INDEX.name, ExclusiveStartKey: startKey }),
-    );
+  for await (const page of paginateScan({ client: stores.dynamo }, { TableName: stores.tableName, IndexName: ENTITY_INDEX.name })) {
     for (const entry of page.Items ?? []) {
       if (entry.sk !== 'PDF') continue;
       const key = { pk: entry.pk, sk: entry.sk };
@@ -55,7 +51,6 @@ export async function mendTornPdfRecords(
         dropped++;
       }
     }
-    startKey = page.LastEvaluatedKey;
-  } while (startKey);
+  }
   return { completed, dropped };
 }

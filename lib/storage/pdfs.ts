@@ -12,7 +12,7 @@
  */
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, paginateQuery, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ENTITY_INDEX } from './table.ts';
 
 const ENTITY = 'PDF';
@@ -180,29 +180,25 @@ export async function countRecordsOf(
   createdBetween: { from: Date; to: Date },
 ): Promise<number> {
   let count = 0;
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const result = await store.dynamo.send(
-      new QueryCommand({
-        TableName: store.tableName,
-        IndexName: ENTITY_INDEX.name,
-        KeyConditionExpression: '#p = :owner AND #s BETWEEN :from AND :to',
-        FilterExpression: '#reservation = :reservation',
-        ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey, '#s': ENTITY_INDEX.sortKey, '#reservation': 'reservationId' },
-        ExpressionAttributeValues: {
-          ':owner': ownerPartition(keyId),
-          ':from': createdBetween.from.toISOString(),
-          // Sort keys are `<createdAt>#<id>`: '~' sorts after every character of an id.
-          ':to': `${createdBetween.to.toISOString()}~`,
-          ':reservation': reservationId,
-        },
-        Select: 'COUNT',
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    count += result.Count ?? 0;
-    startKey = result.LastEvaluatedKey;
-  } while (startKey);
+  const pages = paginateQuery(
+    { client: store.dynamo },
+    {
+      TableName: store.tableName,
+      IndexName: ENTITY_INDEX.name,
+      KeyConditionExpression: '#p = :owner AND #s BETWEEN :from AND :to',
+      FilterExpression: '#reservation = :reservation',
+      ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey, '#s': ENTITY_INDEX.sortKey, '#reservation': 'reservationId' },
+      ExpressionAttributeValues: {
+        ':owner': ownerPartition(keyId),
+        ':from': createdBetween.from.toISOString(),
+        // Sort keys are `<createdAt>#<id>`: '~' sorts after every character of an id.
+        ':to': `${createdBetween.to.toISOString()}~`,
+        ':reservation': reservationId,
+      },
+      Select: 'COUNT',
+    },
+  );
+  for await (const page of pages) count += page.Count ?? 0;
   return count;
 }
 

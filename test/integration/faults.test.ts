@@ -12,6 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../fidelity/corpus/assets.ts';
 import { createBenchKey, killStackProcess, startStackProcess, type BenchKey, type StackProcess } from '../../bench/lib/stack-process.ts';
 
 /** Kill instants: during batches, then during bursts of single requests. */
@@ -23,17 +24,6 @@ const SINGLES_PER_ROUND = 8;
 const MAX_INSTANT_MS = 3_000;
 const SEED = Number(process.env.FAULT_SEED ?? 1_717);
 
-/** mulberry32: a small seeded generator, so a failing run can be replayed with FAULT_SEED. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const invoice = (n: number) => `<!doctype html><h1>Invoice ${n}</h1><table>${'<tr><td>Item</td><td>12.00</td></tr>'.repeat(20)}</table>`;
 
@@ -64,7 +54,7 @@ describe(`kill -9 at random instants (seed ${SEED})`, () => {
     }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
 
   it(`survives ${BATCH_ROUNDS + SINGLE_ROUNDS} crashes with charged == listed == downloadable`, async () => {
-    const next = random(SEED);
+    const next = seededRandom(SEED);
     stack = await startStackProcess(dataDir);
     key = await createBenchKey(dataDir);
 

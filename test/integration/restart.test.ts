@@ -14,6 +14,7 @@ import { startLocalStack, type LocalStack } from '#lib/local/stack.ts';
 import { getBrowser } from '#lib/render/browser.ts';
 import { expectApiError, request, runKeyTool } from '../support/api.ts';
 import { readPdf } from '../support/pdf.ts';
+import { processTree } from '../../bench/lib/rss.ts';
 
 const JSON_HEADERS = { 'Content-Type': 'application/json' };
 
@@ -135,23 +136,6 @@ function listeningSocketInodes(): Set<string> {
   return inodes;
 }
 
-/** A process and all its descendants, from /proc. */
-function processTree(root: number): number[] {
-  const childrenOf = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      childrenOf.set(parent, [...(childrenOf.get(parent) ?? []), Number(entry)]);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const tree = [root];
-  for (let i = 0; i < tree.length; i++) tree.push(...(childrenOf.get(tree[i] as number) ?? []));
-  return tree;
-}
 
 /** The inodes of the sockets a process holds open. */
 function socketInodesOf(pid: number): string[] {

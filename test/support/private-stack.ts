@@ -3,12 +3,13 @@
  * for tests that flood it, or kill and stop its browser, without disturbing the shared stack every
  * other file uses, and with settings of their own. The worker's environment is restored on stop.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { startLocalStack, type LocalStack } from '#lib/local/stack.ts';
+import { processTree } from '../../bench/lib/rss.ts';
 import { request, runKeyTool, type ApiResponse } from './api.ts';
 
 export interface PrivateStack {
@@ -59,23 +60,6 @@ export async function startPrivateStack(settings: Record<string, string> = {}): 
   };
 }
 
-/** A process and all its descendants, from /proc. */
-export function processTree(root: number): number[] {
-  const childrenOf = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      childrenOf.set(parent, [...(childrenOf.get(parent) ?? []), Number(entry)]);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const tree = [root];
-  for (let i = 0; i < tree.length; i++) tree.push(...(childrenOf.get(tree[i] as number) ?? []));
-  return tree;
-}
 
 /**
  * The renderer processes of one browser. Chromium rewrites its command lines, so the arguments
