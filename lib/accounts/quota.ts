@@ -57,7 +57,7 @@ export interface QuotaReservation {
 
 /** A reservation's entry on the counter item. */
 interface ReservationEntry {
-  /** PDFs still held: reserved, not yet given back. */
+  /** PDFs reserved: what `used` holds for the reservation until it is closed. */
   readonly held: number;
   /** Epoch ms after which the reservation belongs to a request that died. */
   readonly expires: number;
@@ -119,30 +119,39 @@ export async function reserveQuota(
 }
 
 /**
- * Ends a reservation: gives back the `unused` PDFs it did not store and removes its entry, in one
- * write. A reservation already repaired (its request outlived it) is left as repair settled it.
+ * Removes a reservation's entry and moves `used` by `change`, in one write, only if the entry is
+ * still there: each reservation is closed once, by its request or by repair, whichever comes first.
  */
-export async function settleReservation(store: CounterStore, reservation: QuotaReservation, unused: number): Promise<void> {
+async function closeReservation(store: CounterStore, reservation: QuotaReservation, change: number): Promise<boolean> {
   try {
     await store.client.send(
       new UpdateCommand({
         TableName: store.tableName,
         Key: counterKey(reservation.keyId, reservation.period),
-        UpdateExpression: 'ADD #used :minus REMOVE #entry',
+        UpdateExpression: 'ADD #used :change REMOVE #entry',
         ConditionExpression: 'attribute_exists(#entry)',
         ExpressionAttributeNames: { '#used': 'used', '#entry': entryName(reservation.id) },
-        ExpressionAttributeValues: { ':minus': -unused },
+        ExpressionAttributeValues: { ':change': change },
       }),
     );
+    return true;
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return false;
   }
 }
 
-/** A reservation whose request died: what the counter still holds for it. */
+/**
+ * Ends a reservation: gives back the `unused` PDFs it did not store and removes its entry, in one
+ * write. A reservation already repaired (its request outlived it) is left as repair settled it.
+ */
+export async function settleReservation(store: CounterStore, reservation: QuotaReservation, unused: number): Promise<void> {
+  await closeReservation(store, reservation, -unused);
+}
+
+/** A reservation whose request died: what it reserved (`reservation.count`), and when it expired. */
 export interface ExpiredReservation {
   readonly reservation: QuotaReservation;
-  readonly held: number;
   /** Epoch ms when it expired. */
   readonly expires: number;
 }
@@ -160,33 +169,18 @@ function expiredIn(item: Record<string, unknown>, keyId: string, period: string,
     const id = RESERVATION_ATTRIBUTE.exec(name)?.[1];
     const entry = value as ReservationEntry;
     if (!id || typeof entry?.expires !== 'number' || entry.expires > now.getTime()) return [];
-    return [{ reservation: { keyId, period, id, count: Number(entry.held) }, held: Number(entry.held), expires: entry.expires }];
+    return [{ reservation: { keyId, period, id, count: Number(entry.held) }, expires: entry.expires }];
   });
 }
 
 /**
  * Settles a dead request's reservation by the truth: it costs exactly the PDF records written under
- * it (`stored`). Conditional on the entry still holding what was read, so it applies once.
- * Returns the correction made to `used` (stored minus held), or undefined when another repair won.
+ * it (`stored`), where the counter held what it reserved. Returns the correction made to `used`
+ * (stored minus reserved), or undefined when the reservation was already closed.
  */
 export async function repairReservation(store: CounterStore, expired: ExpiredReservation, stored: number): Promise<number | undefined> {
-  const { reservation, held } = expired;
-  try {
-    await store.client.send(
-      new UpdateCommand({
-        TableName: store.tableName,
-        Key: counterKey(reservation.keyId, reservation.period),
-        UpdateExpression: 'ADD #used :delta REMOVE #entry',
-        ConditionExpression: '#entry.#held = :held',
-        ExpressionAttributeNames: { '#used': 'used', '#entry': entryName(reservation.id), '#held': 'held' },
-        ExpressionAttributeValues: { ':delta': stored - held, ':held': held },
-      }),
-    );
-    return stored - held;
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    return undefined;
-  }
+  const correction = stored - expired.reservation.count;
+  return (await closeReservation(store, expired.reservation, correction)) ? correction : undefined;
 }
 
 /**

@@ -81,6 +81,7 @@ const CSS_IMPORT = /@import/i;
 /** CSS that animates: keyframes, an animation or a transition (as a property, or its longhands). */
 const CSS_ANIMATION = /@(?:-webkit-)?keyframes|(?:^|[\s;{])(?:-webkit-)?(?:animation|transition)(?:-[a-z-]+)?\s*:/i;
 
+/** A parsed document's traits, and how deeply its elements nest (walked without recursion). */
 function describe(root: Node): HtmlTraits & { depth: number } {
   let scripted = false;
   let webFonts = false;
@@ -119,16 +120,5 @@ function describe(root: Node): HtmlTraits & { depth: number } {
  * included). Counted without recursion, so no nesting is too deep to measure.
  */
 export function fragmentNestingDepth(html: string): number {
-  const fragment = parseFragment(defaultTreeAdapter.createElement('div', html5.NS.HTML, []), html, {});
-  let deepest = 0;
-  const pending: [Node, number][] = [[fragment, 0]];
-  while (pending.length > 0) {
-    const [node, depth] = pending.pop()!;
-    deepest = Math.max(deepest, depth);
-    if ('content' in node && node.content) pending.push([node.content, depth]); // <template>
-    if ('childNodes' in node) {
-      for (const child of node.childNodes) if ('tagName' in child) pending.push([child, depth + 1]);
-    }
-  }
-  return deepest;
+  return describe(parseFragment(defaultTreeAdapter.createElement('div', html5.NS.HTML, []), html, {})).depth;
 }
