@@ -56,6 +56,10 @@ export async function ensureBucket(client: S3Client, bucketName: string): Promis
   try {
     await client.send(new HeadBucketCommand({ Bucket: bucketName }));
   } catch {
-    await client.send(new CreateBucketCommand({ Bucket: bucketName }));
+    // HeadBucket can fail for a bucket that exists (s3rver just after a kill -9 of the last run);
+    // one that exists is all we need.
+    await client.send(new CreateBucketCommand({ Bucket: bucketName })).catch((error: Error) => {
+      if (error.name !== 'BucketAlreadyOwnedByYou' && error.name !== 'BucketAlreadyExists') throw error;
+    });
   }
 }
