@@ -4,11 +4,14 @@ import { withReservedQuota } from '#lib/accounts/quota.ts';
 import { ApiError, invalidRequest } from '#lib/api/errors.ts';
 import { json, publicBaseUrl } from '#lib/api/http.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
-import { downloadUrl } from '#lib/api/views.ts';
+import { downloadUrl, pdfRecordView } from '#lib/api/views.ts';
 import { invokeRenderFunction } from '#lib/aws/render-invoker.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
-import { putPdfRecord } from '#lib/storage/pdfs.ts';
+import { putPdfRecord, type PdfRecord } from '#lib/storage/pdfs.ts';
+import { storeMergedPdf } from '#lib/documents/merge.ts';
+import type { ApiKey } from '#lib/accounts/keys.ts';
+import { errorFields, logger } from '#lib/observability/logger.ts';
 import { runBatch } from '#lib/documents/batch.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { admitBatch } from '#lib/render/capacity.ts';
@@ -19,6 +22,7 @@ const MAX_BATCH_SIZE = 100;
 
 const envelopeSchema = z.strictObject({
   pdfs: z.array(z.unknown(), { error: 'pdfs is required and must be an array of items' }).min(1, { error: 'pdfs must not be empty' }),
+  merge: z.boolean({ error: 'merge must be true or false' }).optional(),
 });
 
 /** POST /v1/pdf/batch: up to 100 PDFs, one result per item in input order (spec 4.2). */
@@ -26,7 +30,12 @@ export const handler = apiHandler({ auth: true, body: true }, async ({ event, co
   const started = performance.now();
   const parsed = envelopeSchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
-  const items = parsed.data.pdfs;
+  const { pdfs: items, merge = false } = parsed.data;
+  if (merge) {
+    const encrypted = items.findIndex(isEncryptedItem);
+    // An encrypted file cannot be opened to be joined; encrypting the merged file is not offered.
+    if (encrypted >= 0) throw invalidRequest(`pdfs[${encrypted}].options.encryption cannot be used with merge: an encrypted PDF cannot be joined`);
+  }
   const limits = limitsFor(apiKey);
   const maxBatchSize = Math.min(limits.maxBatchSize, MAX_BATCH_SIZE);
   if (items.length > maxBatchSize) {
@@ -38,34 +47,60 @@ export const handler = apiHandler({ auth: true, body: true }, async ({ event, co
   using _admission = admitBatch(apiKey.keyId, items.length); // 503 service_busy, before any charge
   const baseUrl = publicBaseUrl(event);
   const deadlineMs = Math.min(settings.batchDeadlineMs, context.getRemainingTimeInMillis() - 1_000);
-  const results = await withReservedQuota(
+  const { results, done } = await withReservedQuota(
     counterStore(),
     { keyId: apiKey.keyId, monthlyQuota: limits.monthlyQuota, count: items.length, now: new Date() },
     async (reservation) => {
       const store = pdfStore();
+      const committed = new Map<string, PdfRecord>();
       const results = await runBatch({
         items,
         owner: { keyId: apiKey.keyId, tier: apiKey.tier },
         reservationId: reservation.id,
         invokeRender: invokeRenderFunction,
-        commit: (record) => putPdfRecord(store, record),
+        commit: async (record) => {
+          await putPdfRecord(store, record);
+          committed.set(record.id, record);
+        },
         linkFor: (record) => downloadUrl(record, baseUrl),
         concurrency: settings.batchConcurrency,
         itemTimeoutMs: settings.batchItemTimeoutMs,
         deadline: AbortSignal.timeout(Math.max(1, deadlineMs)),
       });
-      return { result: results, failed: results.filter((r) => !r.success).length };
+      const done = results.flatMap((result) => (result.success ? [committed.get(result.pdf_id) as PdfRecord] : []));
+      return { result: { results, done }, failed: results.length - done.length };
     },
     (keyId, now) => repairDeadRequestsOf({ counters: counterStore(), pdfs: pdfStore() }, keyId, now),
   );
 
-  const successful = results.filter((r) => r.success).length;
+  const successful = done.length;
   return json(200, {
     success: true,
     results,
     total: results.length,
     successful,
     failed: results.length - successful,
+    ...(merge && (await mergedResult(apiKey, done, baseUrl))),
     processing_time_ms: Math.round(performance.now() - started),
   });
 });
+
+function isEncryptedItem(item: unknown): boolean {
+  const options = typeof item === 'object' && item !== null ? (item as { options?: unknown }).options : undefined;
+  return typeof options === 'object' && options !== null && (options as { encryption?: unknown }).encryption !== undefined;
+}
+
+/**
+ * `merged`: the items that succeeded, joined in input order (lib/documents/merge.ts), or null when
+ * none did. The items are charged and stored whether or not joining them works; when it fails,
+ * `merge_error` says so and the items' own files are there to download.
+ */
+async function mergedResult(owner: Pick<ApiKey, 'keyId' | 'tier'>, done: readonly PdfRecord[], baseUrl: string) {
+  if (done.length === 0) return { merged: null };
+  try {
+    return { merged: pdfRecordView(await storeMergedPdf(pdfStore(), owner, done), baseUrl) };
+  } catch (error) {
+    logger.error('merging a batch failed', errorFields(error));
+    return { merged: null, merge_error: { code: 'MERGE_FAILED', message: 'The PDFs could not be joined into one file; each item is stored on its own.' } };
+  }
+}

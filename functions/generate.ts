@@ -14,8 +14,9 @@ import { admitRender } from '#lib/render/capacity.ts';
 export const handler = apiHandler({ auth: true, body: true }, async ({ event, apiKey, body }) => {
   const parsed = generateBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
-  const { html, url, ...options } = parsed.data;
-  const request = await prepareDocument({ html, url, options });
+  // prepareDocument reads the options as sent (their schema transforms them, so once only).
+  const { html, url, ...options } = body as Record<string, unknown>;
+  const request = await prepareDocument({ html, url: parsed.data.url, options });
   using _admission = admitRender(apiKey.keyId); // 503 service_busy now, before any charge; the render waits its turn
   const record = await withReservedQuota(
     counterStore(),

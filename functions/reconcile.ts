@@ -9,5 +9,5 @@ import { logger } from '#lib/observability/logger.ts';
  * by the PDF records they wrote (lib/accounts/reconcile.ts), and what was repaired is logged.
  */
 export const handler = middy<unknown, ReconciliationReport>()
-  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
   .handler(() => reconcileQuotas({ counters: counterStore(), pdfs: pdfStore() }, new Date()));

@@ -8,6 +8,6 @@ import { flushMetrics } from '#lib/observability/metrics.ts';
 
 /** The render function: one batch item per invocation, invoked by the batch function only. */
 export const handler = middy<RenderInvocation, RenderOutcome>()
-  .use(injectLambdaContext(logger, { resetKeys: true }))
+  .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
   .use(flushMetrics())
   .handler((invocation) => renderItem(pdfStore(), invocation));

@@ -15,6 +15,13 @@ import { Architecture, Code, LayerVersion, type Runtime } from 'aws-cdk-lib/aws-
 import { Construct } from 'constructs';
 
 export const CHROMIUM_PACKAGE = '@sparticuz/chromium';
+/**
+ * qpdf compiled to WebAssembly (lib/render/encryption.ts) loads its .wasm from beside its own code,
+ * so, like Chromium, it is kept out of the bundles and shipped in the layer.
+ */
+export const QPDF_PACKAGE = '@neslinesli93/qpdf-wasm';
+/** What the layer carries, for the functions that render; their bundles keep these external. */
+export const LAYER_PACKAGES = [CHROMIUM_PACKAGE, QPDF_PACKAGE] as const;
 
 /** One installed package of the layer's dependency closure. */
 export interface InstalledPackage {
@@ -91,8 +98,9 @@ export class ChromiumLayer extends Construct {
 
   constructor(scope: Construct, id: string, props: ChromiumLayerProps) {
     super(scope, id);
-    this.packages = dependencyClosure(CHROMIUM_PACKAGE, props.projectRoot);
-    const chromium = this.packages[0] as InstalledPackage;
+    const closures = LAYER_PACKAGES.map((name) => dependencyClosure(name, props.projectRoot));
+    this.packages = [...new Map(closures.flat().map((pkg) => [pkg.dir, pkg])).values()];
+    const chromium = closures[0]?.[0] as InstalledPackage;
     this.version = chromium.version;
     const packages = this.packages;
 
@@ -103,7 +111,7 @@ export class ChromiumLayer extends Construct {
       .digest('hex');
 
     this.layer = new LayerVersion(this, 'Layer', {
-      description: `${CHROMIUM_PACKAGE} ${this.version} and its dependencies, in nodejs/node_modules`,
+      description: `${CHROMIUM_PACKAGE} ${this.version}, ${QPDF_PACKAGE} and their dependencies, in nodejs/node_modules`,
       compatibleRuntimes: [props.runtime],
       // The package's binaries are built for x86_64.
       compatibleArchitectures: [Architecture.X86_64],

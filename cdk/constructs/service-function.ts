@@ -11,7 +11,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { FONT_BUNDLE_PATHS, locateBundledFile } from '#lib/render/fonts.ts';
-import { CHROMIUM_PACKAGE } from './chromium-layer.ts';
+import { LAYER_PACKAGES } from './chromium-layer.ts';
 
 /** The one runtime of every function and of the layer: the project's pinned Node major. */
 export const RUNTIME = Runtime.NODEJS_24_X;
@@ -99,8 +99,8 @@ export function createServiceFunction(scope: Construct, props: ServiceFunctionPr
       mainFields: ['module', 'main'],
       banner: CREATE_REQUIRE_BANNER,
       // The AWS SDK is bundled too, at the versions the tests ran against, instead of whatever
-      // version the runtime happens to carry; only Chromium stays outside (see ChromiumLayer).
-      externalModules: props.chromium ? [CHROMIUM_PACKAGE] : [],
+      // version the runtime happens to carry; only what the layer carries stays outside (see ChromiumLayer).
+      externalModules: props.chromium ? [...LAYER_PACKAGES] : [],
       minify: true,
       keepNames: true,
       sourceMap: false,

@@ -31,6 +31,9 @@ export function documentErrorToApiError(error: DocumentError): ApiError {
     case 'URL_NOT_ALLOWED':
     case 'URL_UNREACHABLE':
       return invalidRequest(error.message);
+    // The site answered, with an error: the message gives its status (shared/spec/beyond.md).
+    case 'URL_FETCH_FAILED':
+      return new ApiError(422, 'url_fetch_failed', error.message);
     // The request was well formed; what it describes is over a limit, and retrying will not help.
     case 'TOO_MANY_PAGES':
       return new ApiError(422, 'too_many_pages', error.message, { extra: { max_pages: settings.maxPdfPages } });
@@ -179,7 +182,9 @@ type InputFor<O extends Options> = HandlerInput &
 /** An API Gateway handler wrapped in the standard middleware chain. */
 export function apiHandler<O extends Options>(options: O, handle: (input: InputFor<O>) => Promise<Result>) {
   const chain = middy<Event, Result, Error, Context>()
-    .use(injectLambdaContext(logger, { resetKeys: true }))
+    // Never the event, whatever POWERTOOLS_LOGGER_LOG_EVENT says: it holds the API key and the body,
+    // whose url options may carry credentials (http_headers, cookies, basic_auth).
+    .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
     .use(flushMetrics())
     .use(responseHeaders())
     .use(errorResponder());

@@ -74,8 +74,9 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   fallback: {},
   // Quota repair (lib/accounts/reconcile.ts) counts a reservation's records through the index.
   generate: { chromium: true, table: ['GetItem', 'UpdateItem', 'PutItem'], index: ['Query'], objects: ['PutObject'], linkSecret: true },
-  // The batch writes the records of the items it counts as done (lib/documents/batch.ts).
-  batch: { table: ['GetItem', 'UpdateItem', 'PutItem'], index: ['Query'], linkSecret: true, invokes: ['render'] },
+  // The batch writes the records of the items it counts as done (lib/documents/batch.ts), and
+  // joins their files into one when asked to merge (lib/documents/merge.ts).
+  batch: { table: ['GetItem', 'UpdateItem', 'PutItem'], index: ['Query'], objects: ['GetObject', 'PutObject'], linkSecret: true, invokes: ['render'] },
   // Stores the item's file only; the batch writes its record.
   render: { chromium: true, objects: ['PutObject'] },
   files: { table: ['GetItem'], objects: ['GetObject'], linkSecret: true },

@@ -3,7 +3,7 @@
  */
 import { settings } from '#lib/settings.ts';
 import { signDownloadLink } from '#lib/storage/links.ts';
-import type { PdfRecord } from '#lib/storage/pdfs.ts';
+import { downloadName, type PdfRecord } from '#lib/storage/pdfs.ts';
 
 export function downloadUrl(record: PdfRecord, baseUrl: string): string {
   return signDownloadLink({
@@ -21,6 +21,7 @@ export function pdfRecordView(record: PdfRecord, baseUrl: string) {
     size: record.size,
     pages: record.pages,
     format: record.format,
+    filename: downloadName(record),
     generation_time_ms: record.generationTimeMs,
     created_at: record.createdAt,
     expires_at: record.expiresAt,

@@ -14,8 +14,9 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '#lib/json-depth.ts';
 import { sourceProblem } from './source.ts';
 
 /**
- * The item error codes of decisions.md "Batch", and two of our own: a document over the page limit
- * or over the PDF size limit, which retrying cannot mend, unlike a failed render.
+ * The item error codes of decisions.md "Batch", and three of our own: a document over the page limit
+ * or over the PDF size limit, which retrying cannot mend, unlike a failed render, and a url whose
+ * main document answered 4xx or 5xx (shared/spec/beyond.md).
  */
 export type BatchItemCode =
   | 'INVALID_HTML'
@@ -23,6 +24,7 @@ export type BatchItemCode =
   | 'URL_NOT_ALLOWED'
   | 'TOO_MANY_PAGES'
   | 'PDF_TOO_LARGE'
+  | 'URL_FETCH_FAILED'
   | 'RENDER_TIMEOUT'
   | 'RENDER_FAILED';
 

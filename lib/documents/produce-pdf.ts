@@ -12,14 +12,18 @@ import { describeIssue, renderOptionsShape, resolveRenderOptions, type RenderOpt
 import { renderPdf, type DocumentSource, type RenderLimits } from '#lib/render/render.ts';
 import { recordPdfGenerated } from '#lib/observability/metrics.ts';
 import { settings } from '#lib/settings.ts';
+import { filenameSchema } from '#lib/storage/filenames.ts';
 import { describePdf, putPdfObject, putPdfRecord, type PdfRecord, type PdfStore } from '#lib/storage/pdfs.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 import { sourceProblem } from './source.ts';
+import { URL_ONLY_OPTIONS } from '#lib/render/url-access-options.ts';
 
 /** A document request that passed every check that can be made before rendering. */
 export interface DocumentRequest {
   readonly source: DocumentSource;
   readonly options: RenderOptions;
+  /** The download name (`filename`), always ending in .pdf; `<id>.pdf` when absent. */
+  readonly filename?: string;
 }
 
 /** 24 base62 characters: about 143 random bits, neither guessable nor sequential. */
@@ -27,15 +31,18 @@ export function newPdfId(): string {
   return 'pdf_' + randomBase62(24);
 }
 
+/** Every option of a document: how it renders, and the name it downloads under. */
+export const documentOptionsShape = { ...renderOptionsShape, filename: filenameSchema.optional() };
+
 const sourceShape = {
   html: z.unknown().optional(),
   url: z.string({ error: 'url must be a string' }).optional(),
 };
 
 /** The single endpoint's body: source and options side by side. */
-export const generateBodySchema = z.strictObject({ ...sourceShape, ...renderOptionsShape });
+export const generateBodySchema = z.strictObject({ ...sourceShape, ...documentOptionsShape });
 /** A batch item's options object: the same options, nested. */
-export const itemOptionsSchema = z.strictObject(renderOptionsShape, {
+export const itemOptionsSchema = z.strictObject(documentOptionsShape, {
   error: 'options must be an object',
 });
 
@@ -54,15 +61,18 @@ export async function prepareDocument(input: {
   if (!parsed.success) throw new DocumentError('INVALID_OPTIONS', describeIssue(parsed.error));
   const options = resolveRenderOptions(parsed.data);
   if ('error' in options) throw new DocumentError('INVALID_OPTIONS', options.error);
+  const filename = parsed.data.filename;
 
   if (input.url !== undefined) {
     const url = await assertUrlAllowed(input.url, { allowPrivateHosts: settings.allowPrivateHosts });
-    return { source: { url: url.href }, options };
+    return { source: { url: url.href }, options, ...(filename !== undefined && { filename }) };
   }
+  const urlOnly = URL_ONLY_OPTIONS.find((name) => parsed.data[name] !== undefined);
+  if (urlOnly) throw new DocumentError('INVALID_OPTIONS', `${urlOnly} applies to url documents only; this request gives html`);
   const inspection = inspectHtml(input.html);
   if (inspection.problem !== undefined) throw new DocumentError('INVALID_HTML', inspection.problem);
   const { problem: _valid, ...traits } = inspection;
-  return { source: { html: input.html as string, ...traits }, options };
+  return { source: { html: input.html as string, ...traits }, options, ...(filename !== undefined && { filename }) };
 }
 
 /** The limits every document renders under, from the settings. */
@@ -107,6 +117,7 @@ export async function renderToObject(
     createdAt: createdAt.toISOString(),
     retentionDays: TIERS[owner.tier].linkValidityDays,
     reservationId,
+    ...(request.filename !== undefined && { filename: request.filename }),
   });
   await putPdfObject(store, record, rendered.bytes);
   return record;

@@ -19,6 +19,8 @@ import { portOf, resolveDestination, type EgressPolicy } from './destinations.ts
 
 /** Marks the guard's own refusals, so a refused top-level navigation can be told from a site's 403. */
 export const REFUSAL_HEADER = 'x-pdf-api-egress';
+/** The value of REFUSAL_HEADER on the guard's own 502: the site could not be reached. */
+export const UNREACHABLE = 'unreachable';
 
 /** Headers that concern the hop to the proxy, not the site. */
 const HOP_BY_HOP = new Set(['proxy-connection', 'proxy-authorization', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade']);
@@ -88,6 +90,8 @@ class DocumentTraffic {
 
   /** Every socket of this document, client and upstream side, so that all can be cut at once. */
   track(socket: Socket): void {
+    // A kept-alive socket carries many requests: listen for its end once.
+    if (this.#sockets.has(socket)) return;
     this.#sockets.add(socket);
     socket.once('close', () => this.#sockets.delete(socket));
   }
@@ -158,7 +162,8 @@ async function forwardHttp(traffic: DocumentTraffic, request: IncomingMessage, r
   upstream.on('socket', (socket) => traffic.track(socket));
   upstream.on('timeout', () => upstream.destroy());
   upstream.on('error', () => {
-    if (!response.headersSent) response.writeHead(502, { 'Content-Length': '0' }).end();
+    // Marked, so that a site that cannot be reached is not mistaken for one that answered 502.
+    if (!response.headersSent) response.writeHead(502, { [REFUSAL_HEADER]: UNREACHABLE, 'Content-Length': '0' }).end();
     else response.destroy();
   });
   upstream.on('response', (reply) => {

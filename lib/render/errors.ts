@@ -1,14 +1,17 @@
 /**
  * Why one document could not be produced. Most codes are the batch item codes of decisions.md; of
- * our own, an unreachable URL is reported as RENDER_FAILED in batches, and a document over the page
- * or size limit keeps its own code there too (lib/documents/batch.ts). The single endpoint maps
- * them in `documentErrorToApiError`.
+ * our own, an unreachable URL is reported as RENDER_FAILED in batches, while a document over the
+ * page or size limit and a url answering with an error status (URL_FETCH_FAILED, shared/spec/beyond.md)
+ * keep their own codes there too (lib/documents/batch.ts). The single endpoint maps them in
+ * `documentErrorToApiError`.
  */
 export type DocumentFailureCode =
   | 'INVALID_HTML'
   | 'INVALID_OPTIONS'
   | 'URL_NOT_ALLOWED'
   | 'URL_UNREACHABLE'
+  /** The url's main document answered 4xx or 5xx (and the caller did not ask to print it anyway). */
+  | 'URL_FETCH_FAILED'
   | 'TOO_MANY_PAGES'
   | 'PDF_TOO_LARGE'
   | 'RENDER_TIMEOUT'

@@ -8,6 +8,9 @@ import { Script } from 'node:vm';
 import { z } from 'zod';
 import { quoteInput } from './errors.ts';
 import { fragmentNestingDepth } from './html.ts';
+import { PAGE_RANGES_RULE, parsePageRanges, type PageRange } from './page-ranges.ts';
+import { finishingShape, resolveFinishing, type Finishing } from './finishing-options.ts';
+import { urlAccessProblem, urlAccessShape, resolveUrlAccess, type UrlAccess } from './url-access-options.ts';
 
 /** Paper sizes in inches (width x height, portrait), matching Chromium's own table. */
 export const PAPER_FORMATS = {
@@ -125,11 +128,36 @@ export const renderOptionsShape = {
     .optional(),
   emulate_media: z.enum(EMULATED_MEDIA, { error: `emulate_media must be one of ${EMULATED_MEDIA.join(', ')}` }).optional(),
   tagged: z.boolean({ error: 'tagged must be true or false' }).optional(),
+  // Page and document (shared/spec/beyond.md).
+  width: length('width').optional(),
+  height: length('height').optional(),
+  prefer_css_page_size: z.boolean({ error: 'prefer_css_page_size must be true or false' }).optional(),
+  page_ranges: z
+    .string({ error: `page_ranges must be ${PAGE_RANGES_RULE}` })
+    .max(1_000, { error: 'page_ranges must be at most 1000 characters', abort: true })
+    .transform((text, context) => {
+      const parsed = parsePageRanges(text);
+      if ('error' in parsed) {
+        context.addIssue({ code: 'custom', message: parsed.error });
+        return z.NEVER;
+      }
+      return parsed.ranges;
+    })
+    .optional(),
+  outline: z.boolean({ error: 'outline must be true or false' }).optional(),
+  ...finishingShape,
+  // Fetching a url (shared/spec/beyond.md).
+  ...urlAccessShape,
 };
 
 /** Options after validation, with every default applied. */
 export interface RenderOptions {
-  readonly format: PaperFormat;
+  /** The paper format used, or `custom` for a caller's `width` and `height`. */
+  readonly format: PaperFormat | 'custom';
+  /** The caller's own page size, when given (`width` and `height`), in CSS px as Chromium takes it. */
+  readonly pageSize?: { readonly width: string; readonly height: string };
+  /** The paper the document prints on unless it declares its own size, turned as `landscape` says, in CSS px. */
+  readonly paper: { readonly width: number; readonly height: number };
   readonly landscape: boolean;
   /** Margins given by the caller, one value per side in CSS px (absent sides are unset). */
   readonly margin: Margin;
@@ -137,11 +165,14 @@ export interface RenderOptions {
   readonly scale: number;
   readonly waitFor: WaitFor;
   /**
-   * True when the caller gave no `format`: a page size the document declares itself (CSS
-   * `@page { size: ... }`) is then used, and A4 only when it declares none (README "Fonts and
-   * page layout").
+   * Whether a page size the document declares itself (CSS `@page { size: ... }`) wins over the
+   * paper; on by default, as in Chrome's print dialog (README "Page size, margins and paged media").
    */
   readonly preferCssPageSize: boolean;
+  /** The pages to print, sorted and joined (lib/render/page-ranges.ts); all of them when absent. */
+  readonly pageRanges?: readonly PageRange[];
+  /** PDF bookmarks from the document's headings. */
+  readonly outline: boolean;
   readonly headerHtml?: string;
   readonly footerHtml?: string;
   /** Print once an element matches this selector and is visible. */
@@ -159,7 +190,15 @@ export interface RenderOptions {
    * the benchmark's invoice).
    */
   readonly tagged: boolean;
+  /** What is done to the printed file: metadata, watermark, encryption (lib/render/finishing.ts). */
+  readonly finishing: Finishing;
+  /** How a `url` document is fetched: headers, cookies, credentials (lib/render/url-access.ts). */
+  readonly urlAccess: UrlAccess;
 }
+
+/** The smallest and largest page side accepted for `width` and `height` (PDF allows 200 in). */
+const MIN_PAGE_SIDE_PX = 48;
+const MAX_PAGE_SIDE_PX = 200 * 96;
 
 type ParsedOptions = {
   [K in keyof typeof renderOptionsShape]?: z.output<(typeof renderOptionsShape)[K]>;
@@ -167,8 +206,24 @@ type ParsedOptions = {
 
 /** Applies defaults (spec 4.1) and checks what single fields cannot: that the margins leave room for content. */
 export function resolveRenderOptions(parsed: ParsedOptions): RenderOptions | { error: string } {
-  const format = (parsed.format ?? 'A4') as PaperFormat;
   const landscape = parsed.orientation === 'landscape';
+  if ((parsed.width === undefined) !== (parsed.height === undefined)) {
+    return { error: `${parsed.width === undefined ? 'height' : 'width'} needs ${parsed.width === undefined ? 'width' : 'height'}: give both, or neither` };
+  }
+  // width and height override format (shared/spec/beyond.md).
+  const custom = parsed.width !== undefined && parsed.height !== undefined ? { width: lengthToPixels(parsed.width) as number, height: lengthToPixels(parsed.height) as number } : undefined;
+  if (custom && [custom.width, custom.height].some((side) => side < MIN_PAGE_SIDE_PX || side > MAX_PAGE_SIDE_PX)) {
+    return { error: 'width and height must each be from 0.5in to 200in' };
+  }
+  const format = custom ? 'custom' : ((parsed.format ?? 'A4') as PaperFormat);
+  const portrait = custom ?? { width: PAPER_FORMATS[format as PaperFormat].width * 96, height: PAPER_FORMATS[format as PaperFormat].height * 96 };
+  // Chromium turns any paper, a custom one too, when printing landscape.
+  const paper = landscape ? { width: portrait.height, height: portrait.width } : portrait;
+  const finishing = resolveFinishing(parsed);
+  if ('error' in finishing) return finishing;
+  const urlAccess = resolveUrlAccess(parsed);
+  const accessProblem = urlAccessProblem(urlAccess);
+  if (accessProblem) return { error: accessProblem };
   const given: Margin =
     typeof parsed.margin === 'string'
       ? { top: parsed.margin, right: parsed.margin, bottom: parsed.margin, left: parsed.margin }
@@ -181,27 +236,32 @@ export function resolveRenderOptions(parsed: ParsedOptions): RenderOptions | { e
   };
   // Validation let through only lengths with a finite size in px.
   const px = (side: Side) => (printed[side] === undefined ? 0 : (lengthToPixels(printed[side]) as number));
-  const paper = PAPER_FORMATS[format];
-  const widthPx = (landscape ? paper.height : paper.width) * 96;
-  const heightPx = (landscape ? paper.width : paper.height) * 96;
   // Half an inch of content in each direction is the least a page can usefully hold.
-  if (widthPx - px('left') - px('right') < MIN_CONTENT_PX || heightPx - px('top') - px('bottom') < MIN_CONTENT_PX) {
-    return { error: `margin leaves no room for content on a ${format} ${landscape ? 'landscape' : 'portrait'} page` };
+  if (paper.width - px('left') - px('right') < MIN_CONTENT_PX || paper.height - px('top') - px('bottom') < MIN_CONTENT_PX) {
+    const page = custom ? `${parsed.width} by ${parsed.height}` : `${format} ${landscape ? 'landscape' : 'portrait'}`;
+    return { error: `margin leaves no room for content on a ${page} page` };
   }
   // Chromium understands px, in, cm and mm only, spelled exactly; every length leaves here in px.
+  const inPx = (pixels: number) => `${Math.round(pixels * 1000) / 1000}px`;
   const margin: Margin = Object.fromEntries(
-    SIDES.flatMap((side) => (printed[side] === undefined ? [] : [[side, `${Math.round(px(side) * 1000) / 1000}px`]])),
+    SIDES.flatMap((side) => (printed[side] === undefined ? [] : [[side, inPx(px(side))]])),
   );
 
   return {
     format,
+    ...(custom && { pageSize: { width: inPx(custom.width), height: inPx(custom.height) } }),
+    paper,
     landscape,
     margin,
     printBackground: parsed.print_background ?? true,
     scale: parsed.scale ?? 1,
     waitFor: parsed.wait_for ?? 'load',
-    preferCssPageSize: parsed.format === undefined,
+    preferCssPageSize: parsed.prefer_css_page_size ?? true,
+    ...(parsed.page_ranges !== undefined && { pageRanges: parsed.page_ranges }),
+    outline: parsed.outline ?? false,
     tagged: parsed.tagged ?? true,
+    finishing,
+    urlAccess,
     waitDelayMs: parsed.wait_delay_ms ?? 0,
     emulateMedia: parsed.emulate_media ?? 'print',
     ...(parsed.header_html !== undefined && { headerHtml: parsed.header_html }),

@@ -16,10 +16,10 @@
  */
 import type { Page, PDFOptions } from 'puppeteer-core';
 import { DocumentError } from './errors.ts';
-import { PAPER_FORMATS, lengthToPixels, type RenderOptions } from './options.ts';
+import { lengthToPixels, type RenderOptions } from './options.ts';
 
 /** What Chromium answers when asked to print a page past the document's last. */
-const PAST_THE_LAST_PAGE = 'Page range exceeds page count';
+export const PAST_THE_LAST_PAGE = 'Page range exceeds page count';
 
 /** The window documents are laid out in (browser.ts), whose width their layout height is measured at. */
 const LAYOUT_WIDTH_PX = 800;
@@ -42,12 +42,9 @@ export interface DocumentLength {
  * page's content height, plus its forced page breaks.
  */
 export function estimatePages(length: DocumentLength, options: RenderOptions): number {
-  const paper = PAPER_FORMATS[options.format];
   const side = (name: 'top' | 'right' | 'bottom' | 'left') => lengthToPixels(options.margin[name] ?? '0') ?? 0;
-  const paperWidth = (options.landscape ? paper.height : paper.width) * 96;
-  const paperHeight = (options.landscape ? paper.width : paper.height) * 96;
-  const contentWidth = Math.max(1, (paperWidth - side('left') - side('right')) / options.scale);
-  const contentHeight = Math.max(1, (paperHeight - side('top') - side('bottom')) / options.scale);
+  const contentWidth = Math.max(1, (options.paper.width - side('left') - side('right')) / options.scale);
+  const contentHeight = Math.max(1, (options.paper.height - side('top') - side('bottom')) / options.scale);
   return (length.height * Math.max(1, LAYOUT_WIDTH_PX / contentWidth)) / contentHeight + length.forcedBreaks;
 }
 

@@ -9,13 +9,17 @@
 import type { HTTPResponse, Page, PDFOptions } from 'puppeteer-core';
 import { DocumentError, quoteInput } from './errors.ts';
 import { takeRenderSlot } from './capacity.ts';
-import { REFUSAL_HEADER, type EgressGuard } from '#lib/egress/guard.ts';
+import { REFUSAL_HEADER, UNREACHABLE, type EgressGuard } from '#lib/egress/guard.ts';
 import type { HtmlTraits } from './html.ts';
 import { countPages } from './pdf-pages.ts';
-import { refuseOverlongDocument, tooManyPages } from './page-limit.ts';
+import { PAST_THE_LAST_PAGE, refuseOverlongDocument, tooManyPages } from './page-limit.ts';
+import { chromiumPageRanges, formatPageRanges, leastPagesSelected, type PageRange } from './page-ranges.ts';
+import { finishPdf, needsFinishing } from './finishing.ts';
+import { printStamp } from './watermark-stamp.ts';
 import { releaseWorkspace, takeWorkspace, type Workspace, type WorkspacePolicy } from './workspaces.ts';
-import type { RenderOptions } from './options.ts';
+import type { PaperFormat, RenderOptions } from './options.ts';
 import { preparePrint } from './print-preparation.ts';
+import { applyUrlAccess, type AppliedUrlAccess } from './url-access.ts';
 import { headerFooterOptions, type TemplateStyle } from './templates.ts';
 
 /**
@@ -33,8 +37,9 @@ export interface RenderedPdf {
 export function toPdfOptions(options: RenderOptions, now: Date, timeoutMs: number, templateStyle: TemplateStyle = {}): PDFOptions {
   const { displayHeaderFooter, headerTemplate, footerTemplate, margin } = headerFooterOptions(options, now, templateStyle);
   return {
-    format: options.format,
-    // No format from the caller: the document's own @page size wins (format is then the fallback).
+    // A caller's own width and height override the format.
+    ...(options.pageSize ?? { format: options.format as PaperFormat }),
+    // The document's own @page size wins unless the caller says otherwise.
     preferCSSPageSize: options.preferCssPageSize,
     landscape: options.landscape,
     margin,
@@ -42,6 +47,8 @@ export function toPdfOptions(options: RenderOptions, now: Date, timeoutMs: numbe
     scale: options.scale,
     // Tagged (accessible) unless the caller opts out, as Chrome prints.
     tagged: options.tagged,
+    // Bookmarks from the headings.
+    outline: options.outline,
     displayHeaderFooter,
     ...(headerTemplate !== undefined && { headerTemplate }),
     ...(footerTemplate !== undefined && { footerTemplate }),
@@ -85,6 +92,7 @@ export async function renderPdf(source: DocumentSource, options: RenderOptions, 
     },
   );
   let timer: NodeJS.Timeout | undefined;
+  let printed: Printed;
   try {
     const work = printInWorkspace(workspace, source, options, limits, budget, now);
     work.catch(() => undefined); // its outcome no longer matters once the deadline has passed
@@ -95,15 +103,26 @@ export async function renderPdf(source: DocumentSource, options: RenderOptions, 
       );
     });
     // A renderer that crashes (or a browser that goes) fails the document at once, not at its deadline.
-    const bytes = await Promise.race([work, deadline, workspace.lost]);
-    const pages = await countPages(bytes);
-    if (pages > limits.maxPages) throw tooManyPages(limits.maxPages);
-    return { bytes, pages };
+    printed = await Promise.race([work, deadline, workspace.lost]);
   } catch (error) {
     throw asDocumentError(error);
   } finally {
     clearTimeout(timer);
     releaseWorkspace(workspace, limits.workspaces);
+  }
+  try {
+    const printedPages = await countPages(printed.bytes);
+    if (printedPages > limits.maxPages) throw tooManyPages(limits.maxPages);
+    if (options.pageRanges && printedPages < Math.min(leastPagesSelected(options.pageRanges), limits.maxPages + 1)) {
+      throw pastTheLastPage(options.pageRanges, printedPages);
+    }
+    if (!needsFinishing(options.finishing)) return { bytes: printed.bytes, pages: printedPages };
+    // Pages and size are those of the file the customer gets.
+    const finished = await finishPdf({ bytes: printed.bytes, pages: printedPages }, options.finishing, printed.stamp);
+    if (finished.bytes.byteLength > limits.maxPdfBytes) throw pdfTooLarge(limits.maxPdfBytes);
+    return finished;
+  } catch (error) {
+    throw asDocumentError(error);
   }
 }
 
@@ -133,6 +152,12 @@ class Budget {
   }
 }
 
+/** What the browser made of a document: its PDF, and the watermark's stamp when one was asked for. */
+interface Printed {
+  readonly bytes: Uint8Array;
+  readonly stamp?: Uint8Array;
+}
+
 async function printInWorkspace(
   { page, guard, kind }: Workspace,
   source: DocumentSource,
@@ -140,7 +165,7 @@ async function printInWorkspace(
   limits: RenderLimits,
   budget: Budget,
   now: Date,
-): Promise<Uint8Array> {
+): Promise<Printed> {
   page.setDefaultTimeout(budget.totalMs);
   // Chromium prints with print media; `screen` lays the document out as it looks on screen.
   if (options.emulateMedia === 'screen') await page.emulateMediaType('screen');
@@ -153,8 +178,10 @@ async function printInWorkspace(
   if ('html' in source) {
     await boundedLoad(page, page.setContent(source.html, { waitUntil: lifecycle, timeout: resourceWaitMs() }));
   } else {
+    // Headers, cookies and the user agent are in place before the first request leaves.
+    const access = await applyUrlAccess(page, source.url, options.urlAccess);
     // The document itself may take the whole time limit: without it there is nothing to print.
-    await navigate(page, guard, source.url, budget.left());
+    await navigate(page, guard, source.url, budget.left(), { access, failOnHttpStatus: options.urlAccess.failOnHttpStatus });
     if (lifecycle === 'load') {
       await boundedLoad(page, page.waitForFunction(() => document.readyState === 'complete', { polling: 50, timeout: resourceWaitMs() }));
     }
@@ -184,8 +211,11 @@ async function printInWorkspace(
     animations: kind === 'live' || ('html' in source && source.animated),
   });
   const pdfOptions = toPdfOptions(options, now, budget.left(), templateStyle);
-  await refuseOverlongDocument(page, options, pdfOptions, limits.maxPages);
-  return printWithinLimits(page, { ...pdfOptions, timeout: budget.left() }, limits);
+  // A selection of pages is printed alone, however long the document (see printWithinLimits).
+  if (!options.pageRanges) await refuseOverlongDocument(page, options, pdfOptions, limits.maxPages);
+  const bytes = await printWithinLimits(page, { ...pdfOptions, timeout: budget.left() }, options.pageRanges, limits);
+  if (!options.finishing.watermark) return { bytes };
+  return { bytes, stamp: await printStamp(page, options.finishing.watermark, budget.left()) };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -293,30 +323,53 @@ function isTimeout(error: unknown): boolean {
 
 const NOT_ALLOWED_REDIRECT = 'url is not allowed: it redirected to a private, loopback or link-local address';
 
-/** Opens the URL until its document is parsed; its subresources are waited for separately. */
-async function navigate(page: Page, guard: EgressGuard, url: string, timeoutMs: number) {
+/**
+ * Opens the URL until its document is parsed; its subresources are waited for separately. A main
+ * document answering 4xx or 5xx fails it (URL_FETCH_FAILED) unless the caller asked to print it.
+ */
+async function navigate(
+  page: Page,
+  guard: EgressGuard,
+  url: string,
+  timeoutMs: number,
+  { access, failOnHttpStatus }: { readonly access: AppliedUrlAccess; readonly failOnHttpStatus: boolean },
+) {
   let response: HTTPResponse | null;
   try {
     response = await page.goto(url, { waitUntil: 'domcontentloaded', timeout: timeoutMs });
   } catch (error) {
+    // A request the headers could not go with was failed on purpose; that is the reason to give.
+    if (access.refusal) throw access.refusal;
     const reason = error instanceof Error ? /net::ERR_[A-Z_]+/.exec(error.message)?.[0] : undefined;
     if (!reason) throw error;
     // An https redirect to a refused address fails the tunnel; the guard knows why.
     if (guard.refused.length > 0) throw new DocumentError('URL_NOT_ALLOWED', NOT_ALLOWED_REDIRECT);
     throw new DocumentError('URL_UNREACHABLE', `url could not be loaded (${reason})`);
   }
-  if (response?.headers()[REFUSAL_HEADER]) throw new DocumentError('URL_NOT_ALLOWED', NOT_ALLOWED_REDIRECT);
-  if (response && response.status() >= 400) {
-    throw new DocumentError('URL_UNREACHABLE', `url could not be loaded: it answered HTTP ${response.status()}`);
+  if (access.refusal) throw access.refusal;
+  const guardSaid = response?.headers()[REFUSAL_HEADER];
+  if (guardSaid === UNREACHABLE) throw new DocumentError('URL_UNREACHABLE', 'url could not be loaded: its site did not answer');
+  if (guardSaid) throw new DocumentError('URL_NOT_ALLOWED', NOT_ALLOWED_REDIRECT);
+  const status = response?.status() ?? 0;
+  if (failOnHttpStatus && status >= 400) {
+    throw new DocumentError('URL_FETCH_FAILED', `url answered HTTP ${status}; give fail_on_http_status: false to print the page it answered with`);
   }
 }
 
 /**
- * Prints at most one page more than allowed (so an over-long document is detected without printing
- * all of it) and streams the PDF, stopping as soon as it grows past the size limit.
+ * Prints the caller's pages (all by default) but at most one page more than allowed, so an
+ * over-long document is detected without printing all of it, and streams the PDF, stopping as soon
+ * as it grows past the size limit.
  */
-async function printWithinLimits(page: Page, pdfOptions: PDFOptions, limits: RenderLimits): Promise<Uint8Array> {
-  const stream = await page.createPDFStream({ ...pdfOptions, pageRanges: `1-${limits.maxPages + 1}` });
+async function printWithinLimits(page: Page, pdfOptions: PDFOptions, pageRanges: readonly PageRange[] | undefined, limits: RenderLimits): Promise<Uint8Array> {
+  let stream: ReadableStream<Uint8Array>;
+  try {
+    stream = await page.createPDFStream({ ...pdfOptions, pageRanges: chromiumPageRanges(pageRanges, limits.maxPages + 1) });
+  } catch (error) {
+    // Chromium's answer when not one page of the selection exists.
+    if (pageRanges && error instanceof Error && error.message.includes(PAST_THE_LAST_PAGE)) throw pastTheLastPage(pageRanges, 0);
+    throw error;
+  }
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = stream.getReader();
@@ -326,11 +379,21 @@ async function printWithinLimits(page: Page, pdfOptions: PDFOptions, limits: Ren
     size += value.byteLength;
     if (size > limits.maxPdfBytes) {
       await reader.cancel().catch(() => undefined);
-      throw new DocumentError('PDF_TOO_LARGE', `The PDF is larger than the maximum of ${limits.maxPdfBytes} bytes.`);
+      throw pdfTooLarge(limits.maxPdfBytes);
     }
     chunks.push(value);
   }
   return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
+}
+
+const pdfTooLarge = (maxPdfBytes: number) => new DocumentError('PDF_TOO_LARGE', `The PDF is larger than the maximum of ${maxPdfBytes} bytes.`);
+
+/** A selection naming pages the document does not have: the caller's mistake, reported as such. */
+function pastTheLastPage(pageRanges: readonly PageRange[], existing: number): DocumentError {
+  return new DocumentError(
+    'INVALID_OPTIONS',
+    `page_ranges "${quoteInput(formatPageRanges(pageRanges))}" asks for pages past the document's last page (${existing} of the pages asked for exist)`,
+  );
 }
 
 function asDocumentError(error: unknown): DocumentError {

@@ -14,6 +14,7 @@ import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client 
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { GetCommand, paginateQuery, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ENTITY_INDEX } from './table.ts';
+import { attachmentDisposition } from './filenames.ts';
 
 const ENTITY = 'PDF';
 const DAY_MS = 86_400_000;
@@ -35,8 +36,20 @@ export interface PdfRecord {
   readonly generationTimeMs: number;
   readonly createdAt: string;
   readonly expiresAt: string;
-  /** The quota reservation the PDF was made under (lib/accounts/quota.ts). */
-  readonly reservationId: string;
+  /**
+   * The quota reservation the PDF was made under (lib/accounts/quota.ts): what it is charged to.
+   * A batch's merged file has none: it is made of PDFs already charged, and costs nothing more.
+   */
+  readonly reservationId?: string;
+  /** For a batch's merged file: the PDFs it joins, in order. */
+  readonly mergedFrom?: readonly string[];
+  /** The name it downloads under (`filename`); `<id>.pdf` when the caller gave none. */
+  readonly filename?: string;
+}
+
+/** The name a PDF downloads under. */
+export function downloadName(record: PdfRecord): string {
+  return record.filename ?? `${record.id}.pdf`;
 }
 
 /** The S3 prefix whose lifecycle rule deletes objects after `days` days. */
@@ -68,9 +81,17 @@ export async function putPdfObject(store: PdfStore, record: PdfRecord, bytes: Ui
       Key: record.objectKey,
       Body: bytes,
       ContentType: 'application/pdf',
-      ContentDisposition: `inline; filename="${record.id}.pdf"`,
+      // What S3 answers the download link's redirect with: saved under its download name.
+      ContentDisposition: attachmentDisposition(downloadName(record)),
     }),
   );
+}
+
+/** The PDF's file. */
+export async function readPdfObject(store: PdfStore, record: PdfRecord): Promise<Uint8Array> {
+  const { Body } = await store.s3.send(new GetObjectCommand({ Bucket: store.bucketName, Key: record.objectKey }));
+  if (!Body) throw new Error(`the object of ${record.id} has no body`);
+  return Body.transformToByteArray();
 }
 
 /** Writes the PDF's record, once its object is stored: from then on the PDF exists for its owner. */

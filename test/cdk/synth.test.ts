@@ -115,6 +115,17 @@ describe('npx cdk synth', () => {
     expect(stdout.trim()).toBe('function');
   });
 
+  test('qpdf (encryption) loads from the layer alone and finds its WebAssembly beside it', async () => {
+    // Outside the project: the .wasm must come from the layer, as lib/render/encryption.ts resolves it.
+    const script =
+      "import { createRequire } from 'node:module'; const require = createRequire(process.cwd() + '/'); " +
+      "const create = (await import('@neslinesli93/qpdf-wasm')).default; " +
+      "const q = await create({ locateFile: () => require.resolve('@neslinesli93/qpdf-wasm/dist/qpdf.wasm') }); " +
+      "console.log(q.callMain(['--version']));";
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: join(layerDir(), 'nodejs') });
+    expect(stdout).toMatch(/version 12\.\d+\.\d+[\s\S]*\n0\s*$/);
+  });
+
   test('every bundle loads as Lambda loads it: Chromium functions with the layer on their module path', async () => {
     const sandbox = mkdtempSync(join(tmpdir(), 'pdf-api-lambda-'));
     try {

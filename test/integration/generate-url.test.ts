@@ -35,6 +35,16 @@ describe('POST /v1/pdf/generate with url', () => {
     expect(record.format).toBe('A4');
   });
 
+  it('says a site that is down could not be loaded (400), not that it answered an error', async () => {
+    // Act
+    const response = await generate(key.apiKey, { url: `${inject('deadSite')}/page` });
+
+    // Assess: the egress guard's own 502 is not the site's
+    const message = expectApiError(response, 400, 'invalid_request');
+    expect(message).toMatch(/could not be loaded/);
+    expect(message).not.toMatch(/HTTP 502/);
+  });
+
   it('refuses a loopback service that is not allow-listed, without contacting it', async () => {
     // Prepare
     const probe = randomUUID();
@@ -151,12 +161,12 @@ describe('POST /v1/pdf/generate with url', () => {
     });
   });
 
-  it('a page answering 404 is 400 invalid_request saying it answered HTTP 404', async () => {
+  it('a page answering 404 is 422 url_fetch_failed saying it answered HTTP 404 (test/integration/url-options.test.ts has more)', async () => {
     // Act
     const response = await generate(key.apiKey, { url: `${publicSite}/not-found` });
 
     // Assess
-    expect(expectApiError(response, 400, 'invalid_request')).toMatch(/HTTP 404/);
+    expect(expectApiError(response, 422, 'url_fetch_failed')).toMatch(/HTTP 404/);
   });
 
   describe('render timeout', () => {

@@ -10,7 +10,6 @@ import { inkIn, rasterizePage } from '../support/raster.ts';
 
 const A4 = { width: 210 * POINTS_PER_MM, height: 297 * POINTS_PER_MM };
 const A5 = { width: 148 * POINTS_PER_MM, height: 210 * POINTS_PER_MM };
-const LETTER = { width: 612, height: 792 };
 /** Chromium lays pages out in whole CSS pixels: sizes and margins may be off by up to one (0.75 pt). */
 const closeTo = (actual: number | undefined, expected: number) => expect(Math.abs((actual ?? NaN) - expected)).toBeLessThanOrEqual(1);
 
@@ -43,14 +42,14 @@ describe('CSS paged media', () => {
       closeTo(pdf.pages[0]?.height, A4.height);
     });
 
-    it('prints on the paper the caller asked for when a format is given (the document keeps its orientation)', async () => {
+    it('keeps the size the document declares over a format the caller gives, as Chrome\'s print dialog does', async () => {
       // Act
       const { bytes } = await generateAndDownload(key.apiKey, { html: A5_LANDSCAPE_DOCUMENT, format: 'Letter' });
       const pdf = await readPdf(bytes);
 
-      // Assess: Letter paper, turned the way the document's @page says
-      closeTo(pdf.pages[0]?.width, LETTER.height);
-      closeTo(pdf.pages[0]?.height, LETTER.width);
+      // Assess: prefer_css_page_size is on by default (its false case: test/integration/document-options.test.ts)
+      closeTo(pdf.pages[0]?.width, A5.height);
+      closeTo(pdf.pages[0]?.height, A5.width);
     });
 
     it('turns the default A4 to landscape with the orientation option when the document declares no size', async () => {

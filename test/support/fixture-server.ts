@@ -1,8 +1,9 @@
 /**
- * Loopback HTTP servers standing in for the web: a "public" site the tests allow-list, and an
- * "internal" one that plays a private service holding a canary secret and must stay unreachable.
+ * Loopback HTTP servers standing in for the web: "public" sites the tests allow-list (two, so that a
+ * document can reach another origin than its own), and an "internal" one that plays a private
+ * service holding a canary secret and must stay unreachable.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 
@@ -64,7 +65,34 @@ const INSPECT_STATE = `<!doctype html><pre id="out">inspecting</pre><script>
 
 let cacheableServed = 0;
 
-const pages: Record<string, (url: URL) => Page | 'hang' | 'endless'> = {
+/** The account /basic-auth lets in (RFC 7617 Basic): anything else is 401 with a challenge. */
+export const BASIC_AUTH_USER = 'reporter';
+export const BASIC_AUTH_PASSWORD = 'pa55:word-Ω';
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The request headers /echo shows: the ones a caller adds, and what says who is asking. */
+const ECHOED = (name: string) => name.startsWith('x-') || ['authorization', 'cookie', 'user-agent'].includes(name);
+
+/**
+ * A page that shows what it was sent: the request headers (ECHOED, one per line) the server received
+ * and the cookies its own script can read. Each `img` query parameter becomes an image of the page,
+ * so a test can have the page load subresources from anywhere.
+ */
+function echoPage(url: URL, request: IncomingMessage): Page {
+  const lines = Object.entries(request.headers)
+    .filter(([name]) => ECHOED(name))
+    .map(([name, value]) => `<p>${escapeHtml(`${name}: ${String(value)}`)}</p>`)
+    .join('');
+  const images = url.searchParams.getAll('img').map((src) => `<img src="${escapeHtml(src)}" width="10" height="10">`).join('');
+  return {
+    body:
+      `<!doctype html><style>p { word-break: break-all; margin: 2px 0 }</style><h1>Echo</h1>${lines}${images}` +
+      `<p id="js">script sees</p><script>document.getElementById('js').textContent = 'document.cookie: ' + (document.cookie || '(none)');</script>`,
+  };
+}
+
+const pages: Record<string, (url: URL, request: IncomingMessage) => Page | 'hang' | 'endless'> = {
   '/plant': () => ({ body: PLANT_STATE, headers: { 'Set-Cookie': 'planted=PLANTED-COOKIE; Path=/; Max-Age=3600' } }),
   '/inspect': () => ({ body: INSPECT_STATE }),
   '/sw.js': () => ({
@@ -113,10 +141,27 @@ const pages: Record<string, (url: URL) => Page | 'hang' | 'endless'> = {
   // Serves the HTML given in ?html=: a document at an http://127.0.0.1 origin is a secure context (as a
   // customer's https site is), where APIs such as WebTransport exist that a setContent document lacks.
   '/document': (url) => ({ body: url.searchParams.get('html') ?? '' }),
+  '/echo': echoPage,
+  '/pixel.svg': () => ({ type: 'image/svg+xml', body: '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>' }),
+  // Signed-in content behind HTTP Basic authentication.
+  '/basic-auth': (_url, request) => {
+    const expected = `Basic ${Buffer.from(`${BASIC_AUTH_USER}:${BASIC_AUTH_PASSWORD}`, 'utf8').toString('base64')}`;
+    if (request.headers.authorization === expected) return { body: `<!doctype html><h1>Signed in as ${BASIC_AUTH_USER}</h1>` };
+    return { status: 401, body: '<!doctype html><h1>Sign-in required</h1>', headers: { 'WWW-Authenticate': 'Basic realm="fixture", charset="UTF-8"' } };
+  },
 };
 
 /** Path of the request log: every request the site received, as path plus query, oldest first. */
 export const REQUEST_LOG_PATH = '/__requests';
+/** Path of the header log: every request the site received with its headers, oldest first. */
+export const HEADER_LOG_PATH = '/__headers';
+
+export interface ReceivedRequest {
+  /** Path plus query. */
+  readonly path: string;
+  /** As Node reads them: names in lower case. */
+  readonly headers: IncomingHttpHeaders;
+}
 
 export interface FixtureServer {
   readonly origin: string;
@@ -127,6 +172,7 @@ export interface FixtureServer {
 export async function startFixtureServer(): Promise<FixtureServer> {
   const hanging = new Set<import('node:http').ServerResponse>();
   const received: string[] = [];
+  const receivedWithHeaders: ReceivedRequest[] = [];
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://fixture');
     // Lets tests check from their own process that a site was (or was never) contacted.
@@ -134,8 +180,13 @@ export async function startFixtureServer(): Promise<FixtureServer> {
       response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(received));
       return;
     }
+    if (url.pathname === HEADER_LOG_PATH) {
+      response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(receivedWithHeaders));
+      return;
+    }
     received.push(url.pathname + url.search);
-    const page = pages[url.pathname]?.(url);
+    receivedWithHeaders.push({ path: url.pathname + url.search, headers: request.headers });
+    const page = pages[url.pathname]?.(url, request);
     if (!page) {
       response.writeHead(404).end();
       return;

@@ -3,6 +3,8 @@
  * port with a throw-away data directory, plus the loopback fixture sites.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -19,7 +21,11 @@ declare module 'vitest' {
     apiUrl: string;
     dataDir: string;
     publicSite: string;
+    /** A second allow-listed site: another origin than publicSite (another port of the same host). */
+    otherSite: string;
     internalSite: string;
+    /** An allow-listed address where nothing listens: a site that is down. */
+    deadSite: string;
     renderTimeoutMs: number;
   }
 }
@@ -27,8 +33,10 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-test-'));
   const publicSite = await startFixtureServer();
+  const otherSite = await startFixtureServer();
   const internalSite = await startFixtureServer();
-  process.env.PDF_ALLOW_PRIVATE_HOSTS = publicSite.hostPort;
+  const deadSite = await closedPort();
+  process.env.PDF_ALLOW_PRIVATE_HOSTS = `${publicSite.hostPort},${otherSite.hostPort},127.0.0.1:${deadSite}`;
   process.env.RENDER_TIMEOUT_MS = String(TEST_RENDER_TIMEOUT_MS);
   // Small enough to test without huge documents; see the limits tests.
   process.env.MAX_PDF_PAGES = String(TEST_MAX_PDF_PAGES);
@@ -43,13 +51,25 @@ export default async function setup(project: TestProject) {
   project.provide('apiUrl', stack.apiUrl);
   project.provide('dataDir', dataDir);
   project.provide('publicSite', publicSite.origin);
+  project.provide('otherSite', otherSite.origin);
   project.provide('internalSite', internalSite.origin);
+  project.provide('deadSite', `http://127.0.0.1:${deadSite}`);
   project.provide('renderTimeoutMs', TEST_RENDER_TIMEOUT_MS);
 
   return async () => {
     await stack.stop();
     await publicSite.close();
+    await otherSite.close();
     await internalSite.close();
     await rm(dataDir, { recursive: true, force: true });
   };
+}
+
+/** A loopback port that was free a moment ago and has nothing listening on it. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

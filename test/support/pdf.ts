@@ -76,3 +76,55 @@ export async function readPdf(bytes: Uint8Array): Promise<ReadPdf> {
   await document.destroy();
   return { pageCount: structure.getPageCount(), pages, text: pages.map((page) => page.text).join('\n') };
 }
+
+/** What a PDF reader shows of a file beyond its pages: document info, XMP, bookmarks, permissions. */
+export interface PdfDocumentFacts {
+  readonly pageCount: number;
+  /** Each page's text, items joined by spaces. */
+  readonly pageTexts: string[];
+  /** Each page's size in points. */
+  readonly pageSizes: { width: number; height: number }[];
+  readonly info: Record<string, unknown>;
+  /** XMP properties by name (dc:title, pdf:keywords...), when the file has XMP. */
+  readonly xmp: Record<string, unknown> | undefined;
+  /** Bookmark titles, depth first, indented by two spaces per level. */
+  readonly outline: string[];
+  /** pdf.js permission flags when the file restricts any, else null. */
+  readonly permissions: number[] | null;
+}
+
+/** Reads a PDF as pdf.js (Firefox's reader) opens it, with a password when it needs one. */
+export async function readPdfFacts(bytes: Uint8Array, password?: string): Promise<PdfDocumentFacts> {
+  const document = await getDocument({ data: new Uint8Array(bytes), isEvalSupported: false, verbosity: 0, ...(password !== undefined && { password }) }).promise;
+  try {
+    const pageTexts: string[] = [];
+    const pageSizes: { width: number; height: number }[] = [];
+    for (let number = 1; number <= document.numPages; number++) {
+      const page = await document.getPage(number);
+      const content = await page.getTextContent();
+      pageTexts.push(content.items.map((item) => ('str' in item ? item.str : '')).join(' '));
+      const [x0, y0, x1, y1] = page.view as [number, number, number, number];
+      pageSizes.push({ width: x1 - x0, height: y1 - y0 });
+    }
+    const { info, metadata } = await document.getMetadata();
+    const outline: string[] = [];
+    const walk = (items: { title: string; items: unknown[] }[] | null, depth: number) => {
+      for (const item of items ?? []) {
+        outline.push('  '.repeat(depth) + item.title);
+        walk(item.items as { title: string; items: unknown[] }[], depth + 1);
+      }
+    };
+    walk((await document.getOutline()) as { title: string; items: unknown[] }[] | null, 0);
+    return {
+      pageCount: document.numPages,
+      pageTexts,
+      pageSizes,
+      info: info as Record<string, unknown>,
+      xmp: metadata ? Object.fromEntries([...metadata]) : undefined,
+      outline,
+      permissions: await document.getPermissions(),
+    };
+  } finally {
+    await document.destroy();
+  }
+}

@@ -26,6 +26,20 @@ export const OPTION_NAMES = [
   'wait_delay_ms',
   'emulate_media',
   'tagged',
+  'width',
+  'height',
+  'prefer_css_page_size',
+  'page_ranges',
+  'outline',
+  'metadata_pdf',
+  'watermark',
+  'encryption',
+  'filename',
+  'http_headers',
+  'cookies',
+  'basic_auth',
+  'user_agent',
+  'fail_on_http_status',
 ] as const;
 export type OptionName = (typeof OPTION_NAMES)[number];
 
@@ -248,7 +262,38 @@ const VALID: Record<OptionName, (profile: Profile) => fc.Arbitrary<unknown>> = {
   wait_delay_ms: (profile) => (profile === 'unit' ? fc.integer({ min: 0, max: 10_000 }) : fc.constantFrom(0, 1, 10, 50)),
   emulate_media: () => fc.constantFrom('print', 'screen'),
   tagged: () => fc.boolean(),
+  width: () => fc.constantFrom('4in', '210mm', '800px', '1in'),
+  height: () => fc.constantFrom('6in', '297mm', '600px', '1in'),
+  prefer_css_page_size: () => fc.boolean(),
+  // The tiny documents have one page.
+  page_ranges: (profile) => (profile === 'unit' ? fc.constantFrom('1', '1-3, 5', '2-', ' 1 , 2-4 ') : fc.constantFrom('1', '1-', '1-1')),
+  outline: () => fc.boolean(),
+  metadata_pdf: () =>
+    fc.record(
+      { title: fc.string({ maxLength: 40 }), author: fc.string({ maxLength: 20 }), subject: fc.string({ maxLength: 20 }), keywords: fc.array(fc.string({ maxLength: 10 }), { maxLength: 3 }), creator: fc.string({ maxLength: 20 }) },
+      { requiredKeys: [] },
+    ).filter((metadata) => !Object.values(metadata).flat().some((value) => /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(value))),
+  watermark: () =>
+    fc.record(
+      { text: fc.constantFrom('DRAFT', 'CONFIDENTIAL', 'ரகசியம்', 'سري', '<b>x</b> & "y"'), opacity: fc.double({ min: 0.05, max: 1, noNaN: true }), angle: fc.integer({ min: -90, max: 90 }) },
+      { requiredKeys: ['text'] },
+    ),
+  encryption: () =>
+    fc.record(
+      { owner_password: fc.constantFrom('owner', 'Ω wner ✓'), user_password: fc.constantFrom('', 'user', 'пароль'), permissions: fc.subarray(['print', 'copy', 'modify', 'annotate']) },
+      { requiredKeys: ['owner_password'] },
+    ),
+  filename: () => fc.constantFrom('invoice', 'Rechnung März.pdf', 'விலை.PDF', 'a b c', '..x'),
+  // For url documents only: with the fuzz's html they are refused, with its urls the url is.
+  http_headers: () => fc.constantFrom({}, { 'X-Token': 'abc' }, { Accept: 'text/html', 'X-Tenant': 't 1' }),
+  cookies: () => fc.constantFrom([], [{ name: 'session', value: 'abc' }], [{ name: 'a', value: '1', path: '/x', secure: true, http_only: true }]),
+  basic_auth: () => fc.constantFrom({ username: 'u', password: 'p' }, { username: '', password: '' }),
+  user_agent: () => fc.constantFrom('Mozilla/5.0 (test)', 'x'),
+  fail_on_http_status: () => fc.boolean(),
 };
+
+/** Options that only apply to url documents, which the valid (html) bodies leave out. */
+const URL_ONLY: readonly OptionName[] = ['http_headers', 'cookies', 'basic_auth', 'user_agent', 'fail_on_http_status'];
 
 const template = (_profile: Profile) =>
   fc.oneof(
@@ -290,6 +335,36 @@ const INVALID: Record<OptionName, (profile: Profile) => fc.Arbitrary<unknown>> =
   wait_delay_ms: () => fc.oneof(fc.constantFrom(-1, 10_001, 1.5, '100', null, 1e308, true), fc.integer({ min: 10_001 })),
   emulate_media: () => fc.constantFrom('PRINT', 'tv', '', 'all', 1, null),
   tagged: () => fc.constantFrom('true', 1, 0, null, 'no', {}),
+  width: () => fc.constantFrom('0.1in', '300in', 'wide', '', 4, null, '1e400px'),
+  height: () => fc.constantFrom('0.1in', '300in', 'tall', '', 6, null, '-1in'),
+  prefer_css_page_size: () => fc.constantFrom('true', 1, null, 'no'),
+  page_ranges: () =>
+    fc.oneof(
+      fc.constantFrom('0', '3-1', '-3', '', ',', '1,,2', 'a', '1.5', '99999999', 1, null, ['1'], '9999999'),
+      fc.constant(hostile('manyRanges(5000)', () => Array.from({ length: 5_000 }, (_, i) => String(i + 1)).join(','))),
+    ),
+  outline: () => fc.constantFrom('true', 1, null, 'no'),
+  metadata_pdf: () => fc.constantFrom(null, 'title', [], { titel: 'x' }, { title: 1 }, { keywords: 'a, b' }, { keywords: [1] }, { title: 'x'.repeat(1_001) }, { author: 'a\u0000b' }),
+  watermark: () =>
+    fc.constantFrom(null, 'DRAFT', {}, { text: '' }, { text: '   ' }, { text: 'x'.repeat(201) }, { text: 'x', opacity: 0 }, { text: 'x', opacity: 2 }, { text: 'x', angle: 91 }, { text: 'x', size: 3 }),
+  encryption: () =>
+    fc.constantFrom(
+      null,
+      'secret',
+      {},
+      { user_password: 'u' },
+      { owner_password: '' },
+      { owner_password: 'same', user_password: 'same' },
+      { owner_password: 'o', permissions: ['fly'] },
+      { owner_password: 'o', permissions: 'print' },
+      { owner_password: 'é'.repeat(64) },
+    ),
+  filename: () => fc.constantFrom('', '../x', 'a/b', 'a\\b', 'x'.repeat(201), 'a\nb', '..', 12, null),
+  http_headers: () => fc.constantFrom(null, [], { Host: 'x' }, { Cookie: 'a=b' }, { 'X-A': 'a\r\nb: c' }, { 'bad name': 'x' }, { 'X-A': 1 }, { Connection: 'close' }),
+  cookies: () => fc.constantFrom(null, {}, [{}], [{ name: 'a' }], [{ name: 'a', value: 'x;y' }], [{ name: 'a b', value: 'x' }], [{ name: 'a', value: 'b', domain: 'evil.test' }]),
+  basic_auth: () => fc.constantFrom(null, 'u:p', {}, { username: 'a:b', password: 'p' }, { username: 'u' }, { username: 1, password: 2 }),
+  user_agent: () => fc.constantFrom('', 'x'.repeat(301), 'a\nb', 1, null),
+  fail_on_http_status: () => fc.constantFrom('true', 1, null, 'no'),
 };
 
 /** Values the API must refuse or accept as a whole, for options where strings could be valid but never come true over HTTP. */
@@ -367,7 +442,7 @@ type Entries = (readonly [string | Hostile, unknown])[];
 
 /** Valid options: a few of them, each with a valid value. */
 const validOptionsArb = (profile: Profile) =>
-  fc.subarray([...OPTION_NAMES], { maxLength: 4 }).chain((names) =>
+  fc.subarray(OPTION_NAMES.filter((name) => !URL_ONLY.includes(name)), { maxLength: 4 }).chain((names) =>
     fc.tuple(...names.map((name) => optionValueArb(name, profile, 'valid').map((value) => [name, value] as const))),
   ) as fc.Arbitrary<Entries>;
 

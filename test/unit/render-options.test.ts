@@ -425,15 +425,19 @@ describe('defaults', () => {
     // Assess
     expect(resolved).toEqual({
       format: 'A4',
+      paper: { width: 8.27 * 96, height: 11.7 * 96 },
       landscape: false,
       margin: {},
       printBackground: true,
       scale: 1,
       waitFor: 'load',
       preferCssPageSize: true,
+      outline: false,
       tagged: true,
       waitDelayMs: 0,
       emulateMedia: 'print',
+      finishing: {},
+      urlAccess: { headers: {}, cookies: [], failOnHttpStatus: true },
     });
   });
 

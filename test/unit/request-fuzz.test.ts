@@ -25,7 +25,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkItemShape, type BatchItemCode } from '#lib/documents/batch.ts';
-import { generateBodySchema, itemOptionsSchema, prepareDocument } from '#lib/documents/produce-pdf.ts';
+import { documentOptionsShape, generateBodySchema, itemOptionsSchema, prepareDocument } from '#lib/documents/produce-pdf.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 import { inspectHtml } from '#lib/render/html.ts';
 import { describeIssue, lengthToPixels, MAX_TEMPLATE_CHARS, PAPER_FORMATS, renderOptionsShape, resolveRenderOptions } from '#lib/render/options.ts';
@@ -233,7 +233,7 @@ const batchItems = fc.oneof({ arbitrary: batchItemArb('unit'), weight: 6 }, { ar
 describe(`request validation under random and hostile input (fast-check seed ${SEED})`, () => {
   it('the fuzz knows every option the schemas accept, and nothing else', () => {
     // Assess: a new option gets generators in test/support/request-fuzz.ts before it goes unfuzzed.
-    expect([...OPTION_NAMES].sort()).toEqual(Object.keys(renderOptionsShape).sort());
+    expect([...OPTION_NAMES].sort()).toEqual(Object.keys(documentOptionsShape).sort());
   });
 
   it(
@@ -315,7 +315,7 @@ describe(`request validation under random and hostile input (fast-check seed ${S
             }
             px[side] = pixels;
           }
-          const paper = PAPER_FORMATS[resolved.format];
+          const paper = PAPER_FORMATS[format];
           const width = (resolved.landscape ? paper.height : paper.width) * 96;
           const height = (resolved.landscape ? paper.width : paper.height) * 96;
           expect(width - px.left! - px.right!, 'content width in px').toBeGreaterThanOrEqual(48);
@@ -350,7 +350,7 @@ describe(`request validation under random and hostile input (fast-check seed ${S
           if ('error' in resolved) return;
           const { margin } = within('headerFooterOptions', given, () => headerFooterOptions(resolved, NEW_YEAR));
           const px = (name: 'top' | 'right' | 'bottom' | 'left') => lengthToPixels(margin[name] ?? '0px') ?? NaN;
-          const paper = PAPER_FORMATS[resolved.format];
+          const paper = PAPER_FORMATS[generated.format];
           const width = (resolved.landscape ? paper.height : paper.width) * 96;
           const height = (resolved.landscape ? paper.width : paper.height) * 96;
           expect(width - px('left') - px('right'), `content width in px, margins ${JSON.stringify(margin)}`).toBeGreaterThanOrEqual(48);

@@ -1,0 +1,125 @@
+/**
+ * Options applied to the printed file rather than to the printing (shared/spec/beyond.md, "Page
+ * and document"): PDF metadata, a watermark and encryption. Validation only; lib/render/finishing.ts
+ * applies them.
+ */
+import { z } from 'zod';
+
+export const PERMISSIONS = ['print', 'copy', 'modify', 'annotate'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** PDF 2.0 (AES-256) passwords are at most 127 bytes of UTF-8 (ISO 32000-2, 7.6.4.3.3). */
+const MAX_PASSWORD_BYTES = 127;
+const MAX_METADATA_CHARS = 1_000;
+
+const text = (field: string, most: number) =>
+  z
+    .string({ error: `${field} must be a string` })
+    .max(most, { error: `${field} must be at most ${most} characters` })
+    // Control characters have no place in a title or a name, and would show as boxes.
+    .refine((value) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(value), { error: `${field} must not contain control characters` });
+
+const password = (field: string) =>
+  z
+    .string({ error: `${field} must be a string` })
+    .refine((value) => Buffer.byteLength(value) <= MAX_PASSWORD_BYTES, { error: `${field} must be at most ${MAX_PASSWORD_BYTES} bytes of UTF-8` });
+
+export const finishingShape = {
+  metadata_pdf: z
+    .strictObject(
+      {
+        title: text('metadata_pdf.title', MAX_METADATA_CHARS).optional(),
+        author: text('metadata_pdf.author', MAX_METADATA_CHARS).optional(),
+        subject: text('metadata_pdf.subject', MAX_METADATA_CHARS).optional(),
+        keywords: z
+          .array(text('metadata_pdf.keywords[]', 200), { error: 'metadata_pdf.keywords must be an array of strings' })
+          .max(100, { error: 'metadata_pdf.keywords may hold at most 100 keywords' })
+          .optional(),
+        creator: text('metadata_pdf.creator', MAX_METADATA_CHARS).optional(),
+      },
+      { error: 'metadata_pdf must be an object with any of title, author, subject, keywords, creator' },
+    )
+    .optional(),
+  watermark: z
+    .strictObject(
+      {
+        text: z
+          .string({ error: 'watermark.text must be a string of 1 to 200 characters' })
+          .trim()
+          .min(1, { error: 'watermark.text must be a string of 1 to 200 characters' })
+          .max(200, { error: 'watermark.text must be a string of 1 to 200 characters' }),
+        opacity: z
+          .number({ error: 'watermark.opacity must be a number from 0.05 to 1' })
+          .min(0.05, { error: 'watermark.opacity must be a number from 0.05 to 1' })
+          .max(1, { error: 'watermark.opacity must be a number from 0.05 to 1' })
+          .optional(),
+        angle: z
+          .number({ error: 'watermark.angle must be a number of degrees from -90 to 90' })
+          .min(-90, { error: 'watermark.angle must be a number of degrees from -90 to 90' })
+          .max(90, { error: 'watermark.angle must be a number of degrees from -90 to 90' })
+          .optional(),
+      },
+      { error: 'watermark must be an object with text, and optionally opacity and angle' },
+    )
+    .optional(),
+  encryption: z
+    .strictObject(
+      {
+        user_password: password('encryption.user_password').optional(),
+        owner_password: password('encryption.owner_password').min(1, { error: 'encryption.owner_password must not be empty' }),
+        permissions: z
+          .array(z.enum(PERMISSIONS, { error: `encryption.permissions may contain ${PERMISSIONS.join(', ')}` }), {
+            error: `encryption.permissions must be an array of ${PERMISSIONS.join(', ')}`,
+          })
+          .max(PERMISSIONS.length * 4, { error: `encryption.permissions may contain ${PERMISSIONS.join(', ')}` })
+          .optional(),
+      },
+      { error: 'encryption must be an object with owner_password, and optionally user_password and permissions' },
+    )
+    .optional(),
+};
+
+export interface Watermark {
+  readonly text: string;
+  readonly opacity: number;
+  /** Degrees, counter-clockwise. */
+  readonly angle: number;
+}
+
+export interface Finishing {
+  readonly metadata?: {
+    readonly title?: string;
+    readonly author?: string;
+    readonly subject?: string;
+    readonly keywords?: readonly string[];
+    readonly creator?: string;
+  };
+  readonly watermark?: Watermark;
+  readonly encryption?: {
+    /** Empty: the file opens without a password, and the permissions still hold. */
+    readonly userPassword: string;
+    readonly ownerPassword: string;
+    readonly permissions: ReadonlySet<Permission>;
+  };
+}
+
+type Parsed = { [K in keyof typeof finishingShape]?: z.output<(typeof finishingShape)[K]> };
+
+export function resolveFinishing(parsed: Parsed): Finishing | { error: string } {
+  const { metadata_pdf: metadata, watermark, encryption } = parsed;
+  if (encryption && encryption.user_password === encryption.owner_password) {
+    // Whoever opens the file with the user password would have the owner's rights: no permission would hold.
+    return { error: 'encryption.owner_password must differ from encryption.user_password' };
+  }
+  return {
+    ...(metadata && { metadata }),
+    ...(watermark && { watermark: { text: watermark.text, opacity: watermark.opacity ?? 0.15, angle: watermark.angle ?? 45 } }),
+    ...(encryption && {
+      encryption: {
+        userPassword: encryption.user_password ?? '',
+        ownerPassword: encryption.owner_password,
+        permissions: new Set(encryption.permissions ?? []),
+      },
+    }),
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * The url options (shared/spec/beyond.md, "Fetching a url") as far as they need no browser: their
+ * validation through a batch item's options schema (lib/render/url-access-options.ts), and how
+ * lib/render/url-access.ts turns them into headers and cookies for the document's origin.
+ * test/integration/url-options.test.ts checks what sites really receive.
+ */
+import { describe, expect, it } from 'vitest';
+import { itemOptionsSchema } from '#lib/documents/produce-pdf.ts';
+import { describeIssue } from '#lib/render/options.ts';
+import { resolveUrlAccess, urlAccessProblem, type UrlAccess } from '#lib/render/url-access-options.ts';
+import { cookieParams, originHeaders, withOriginHeaders } from '#lib/render/url-access.ts';
+import { DocumentError } from '#lib/render/errors.ts';
+
+function refusal(options: Record<string, unknown>): string | undefined {
+  const result = itemOptionsSchema.safeParse(options);
+  return result.success ? undefined : describeIssue(result.error);
+}
+
+function access(options: Record<string, unknown>): UrlAccess {
+  return resolveUrlAccess(itemOptionsSchema.parse(options));
+}
+
+describe('http_headers validation', () => {
+  it.each([
+    ['Host', /may not set Host/],
+    ['Cookie', /may not set Cookie \(use cookies\)/],
+    ['cookie2', /may not set cookie2 \(use cookies\)/],
+    ['Referer', /may not set Referer/],
+    ['Proxy-Authorization', /may not set Proxy-Authorization/],
+    ['Proxy-Anything', /Proxy-\*/],
+    ['Transfer-Encoding', /may not set Transfer-Encoding/],
+    ['Content-Length', /may not set Content-Length/],
+  ])('refuses %s', (name, message) => {
+    // Act
+    const problem = refusal({ http_headers: { [name]: 'x' } });
+
+    // Assess
+    expect(problem).toMatch(message);
+  });
+
+  it('refuses one name given twice in different case, and never quotes a value', () => {
+    // Act
+    const twice = refusal({ http_headers: { 'X-Token': 'first-secret', 'x-token': 'second-secret' } });
+    const broken = refusal({ http_headers: { 'X-Token': 'a-secret\r\nX-Injected: 1' } });
+
+    // Assess
+    expect(twice).toMatch(/twice/);
+    expect(broken).toMatch(/http_headers\.X-Token must be printable ASCII/);
+    for (const message of [twice, broken]) expect(message).not.toMatch(/secret/);
+  });
+
+  it('accepts ordinary headers, Authorization and User-Agent among them', () => {
+    // Act
+    const accepted = access({ http_headers: { Authorization: 'Bearer t', 'User-Agent': 'x', 'X-Tenant': 'acme corp' } });
+
+    // Assess
+    expect(accepted.headers).toEqual({ Authorization: 'Bearer t', 'User-Agent': 'x', 'X-Tenant': 'acme corp' });
+  });
+});
+
+describe('cookies and basic_auth validation', () => {
+  it('refuses a cookie whose name and value together exceed what a browser keeps', () => {
+    // Act
+    const problem = refusal({ cookies: [{ name: 'n'.repeat(200), value: 'v'.repeat(3_900) }] });
+
+    // Assess
+    expect(problem).toMatch(/4096/);
+  });
+
+  it('refuses control characters in basic_auth, without quoting the password', () => {
+    // Act
+    const problem = refusal({ basic_auth: { username: 'reporter', password: 'top\nsecret' } });
+
+    // Assess
+    expect(problem).toMatch(/basic_auth\.password/);
+    expect(problem).not.toMatch(/secret/);
+  });
+
+  it('resolves defaults: path /, http_only false, secure left to the scheme, fail_on_http_status true', () => {
+    // Act
+    const resolved = access({ cookies: [{ name: 'a', value: 'b' }] });
+
+    // Assess
+    expect(resolved).toEqual({ headers: {}, cookies: [{ name: 'a', value: 'b', path: '/', httpOnly: false }], failOnHttpStatus: true });
+  });
+});
+
+describe('urlAccessProblem', () => {
+  it('refuses basic_auth beside an Authorization header of any case', () => {
+    // Act
+    const problem = urlAccessProblem(access({ basic_auth: { username: 'u', password: 'p' }, http_headers: { AUTHORIZATION: 'Bearer x' } }));
+
+    // Assess
+    expect(problem).toMatch(/basic_auth and http_headers\.AUTHORIZATION/);
+  });
+
+  it('accepts either alone', () => {
+    // Assess
+    expect(urlAccessProblem(access({ basic_auth: { username: 'u', password: 'p' } }))).toBeUndefined();
+    expect(urlAccessProblem(access({ http_headers: { Authorization: 'Bearer x' } }))).toBeUndefined();
+  });
+});
+
+describe('originHeaders and withOriginHeaders', () => {
+  it('sends basic_auth as a Basic Authorization header of the UTF-8 credentials', () => {
+    // Act
+    const headers = originHeaders(access({ basic_auth: { username: 'rené', password: 'pa:ss' }, http_headers: { 'X-Tenant': 'acme' } }));
+
+    // Assess
+    expect(headers).toEqual({ 'X-Tenant': 'acme', Authorization: `Basic ${Buffer.from('rené:pa:ss', 'utf8').toString('base64')}` });
+  });
+
+  it('replaces a header the browser made of the same name, in any case, and keeps the others', () => {
+    // Act
+    const merged = withOriginHeaders({ Accept: 'text/html', 'User-Agent': 'Chrome' }, { accept: 'application/pdf', 'X-Tenant': 'acme' });
+
+    // Assess
+    expect(merged).toEqual([
+      { name: 'User-Agent', value: 'Chrome' },
+      { name: 'accept', value: 'application/pdf' },
+      { name: 'X-Tenant', value: 'acme' },
+    ]);
+  });
+});
+
+describe('cookieParams', () => {
+  it('makes host-only cookies of the document’s origin: a url, never a domain', () => {
+    // Act
+    const [cookie] = cookieParams(access({ cookies: [{ name: 'a', value: 'b', path: '/app', http_only: true }] }).cookies, 'https://reports.example:8443/app/q?x=1');
+
+    // Assess
+    expect(cookie).toEqual({ name: 'a', value: 'b', url: 'https://reports.example:8443/app', path: '/app', secure: true, httpOnly: true });
+    expect(cookie).not.toHaveProperty('domain');
+  });
+
+  it('defaults secure to false for http, and refuses a secure cookie there', () => {
+    // Act
+    const [plain] = cookieParams(access({ cookies: [{ name: 'a', value: 'b' }] }).cookies, 'http://reports.example/');
+    const secure = () => cookieParams(access({ cookies: [{ name: 'a', value: 'b' }, { name: 's', value: 't', secure: true }] }).cookies, 'http://reports.example/');
+
+    // Assess
+    expect(plain?.secure).toBe(false);
+    expect(secure).toThrow(DocumentError);
+    expect(secure).toThrow(/cookies\[1\] is secure but url is http/);
+  });
+});
