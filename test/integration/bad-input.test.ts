@@ -5,7 +5,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiUrl, createKey, expectApiError, post, type TestKey } from '../support/api.ts';
+import { apiUrl, createKey, expectApiError, post, quotaUsed, type TestKey } from '../support/api.ts';
 import { storedPdfs } from '../support/stored-pdfs.ts';
 
 const TINY = '<p>x</p>';
@@ -23,11 +23,6 @@ let key: TestKey;
 beforeAll(async () => {
   key = await createKey('enterprise');
 });
-
-async function usedQuota(): Promise<number> {
-  const response = await fetch(`${apiUrl}/v1/usage`, { headers: { Authorization: `Bearer ${key.apiKey}` } });
-  return ((await response.json()) as { quota_used: number }).quota_used;
-}
 
 describe('bad input is a clear 4xx before any work', () => {
   it('a batch item whose metadata nests 20,000 levels: 400, nothing rendered', async () => {
@@ -172,7 +167,7 @@ describe('bad input is a clear 4xx before any work', () => {
   it('afterwards: nothing was charged or stored but the batch items that printed', async () => {
     // Act
     const stored = await storedPdfs(key.keyId);
-    const used = await usedQuota();
+    const used = await quotaUsed(key);
 
     // Assess: the metadata test's good item, the 10,000-page batch's good item, the deep header of 100
     expect(used).toBe(3);

@@ -4,15 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { apiUrl, createKey, download, post, type TestKey } from '../support/api.ts';
+import { createKey, download, post, quotaUsed, type TestKey } from '../support/api.ts';
 import { readPdf } from '../support/pdf.ts';
 
 const batch = (key: TestKey, body: unknown) => post('/v1/pdf/batch', body, key.apiKey);
-
-async function quotaUsed(key: TestKey): Promise<number> {
-  const response = await fetch(`${apiUrl}/v1/usage`, { headers: { Authorization: `Bearer ${key.apiKey}` } });
-  return ((await response.json()) as { quota_used: number }).quota_used;
-}
 
 const invoiceHtml = (n: number, pages: number) =>
   `<!doctype html><h1>Invoice ${n}</h1>` +

@@ -6,7 +6,7 @@
  */
 import { PDFDict, PDFDocument, PDFName } from 'pdf-lib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiUrl, createKey, download, expectApiError, generate, generateAndDownload, post, request, type TestKey } from '../support/api.ts';
+import { createKey, download, expectApiError, generate, generateAndDownload, post, request, quotaUsed, type TestKey } from '../support/api.ts';
 import { POINTS_PER_INCH, readPdfFacts } from '../support/pdf.ts';
 import { inkIn, rasterizePage } from '../support/raster.ts';
 
@@ -18,11 +18,6 @@ const pagesHtml = (pages: number, label = 'Page') =>
 const A4 = { width: 595.92, height: 842.4 };
 const LETTER = { width: 612, height: 792 };
 const A5 = { width: 419.76, height: 595.44 };
-
-async function quotaUsed(key: TestKey): Promise<number> {
-  const response = await fetch(`${apiUrl}/v1/usage`, { headers: { Authorization: `Bearer ${key.apiKey}` } });
-  return ((await response.json()) as { quota_used: number }).quota_used;
-}
 
 function expectSize(actual: { width: number; height: number } | undefined, expected: { width: number; height: number }) {
   expect(actual?.width).toBeCloseTo(expected.width, 0);

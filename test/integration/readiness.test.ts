@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { apiUrl, createKey, expectApiError, generate, generateAndDownload, post, type TestKey } from '../support/api.ts';
+import { createKey, expectApiError, generate, generateAndDownload, post, quotaUsed, type TestKey } from '../support/api.ts';
 import { readPdf } from '../support/pdf.ts';
 import { inkIn, rasterizePage } from '../support/raster.ts';
 
@@ -16,11 +16,6 @@ const library = (pkg: string, path: string) => readFileSync(fileURLToPath(new UR
 const publicSite = inject('publicSite');
 
 let key: TestKey;
-
-async function quotaUsed(apiKey: string): Promise<number> {
-  const response = await fetch(`${apiUrl}/v1/usage`, { headers: { Authorization: `Bearer ${apiKey}` } });
-  return ((await response.json()) as { quota_used: number }).quota_used;
-}
 
 beforeAll(async () => {
   key = await createKey('pro');
@@ -133,7 +128,7 @@ describe('readiness options', () => {
 
   it('a selector that never matches is 504 render_timeout naming it, and costs nothing', async () => {
     // Prepare
-    const before = await quotaUsed(key.apiKey);
+    const before = await quotaUsed(key);
 
     // Act
     const response = await generate(key.apiKey, { html: '<p>No chart here</p>', wait_for_selector: '#chart-ready' });
@@ -141,7 +136,7 @@ describe('readiness options', () => {
     // Assess
     const message = expectApiError(response, 504, 'render_timeout');
     expect(message).toContain('wait_for_selector "#chart-ready"');
-    expect(await quotaUsed(key.apiKey)).toBe(before);
+    expect(await quotaUsed(key)).toBe(before);
   });
 
   it('an expression that never becomes true is 504 render_timeout naming it', async () => {

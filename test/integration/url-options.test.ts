@@ -18,7 +18,7 @@ import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import type { StackInfo } from '#lib/local/stack.ts';
 import { startStackProcess, stopStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
-import { apiUrl, createKey, download, expectApiError, generate, generateAndDownload, post, request, runKeyTool, type TestKey } from '../support/api.ts';
+import { createKey, download, expectApiError, generate, generateAndDownload, post, request, runKeyTool, quotaUsed, type TestKey } from '../support/api.ts';
 import { BASIC_AUTH_PASSWORD, BASIC_AUTH_USER, HEADER_LOG_PATH, type ReceivedRequest } from '../support/fixture-server.ts';
 import { readPdf } from '../support/pdf.ts';
 
@@ -40,11 +40,6 @@ function echoUrl(site: string, probe: string, images: string[] = []): string {
 }
 
 const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
-
-async function quotaUsed(key: TestKey): Promise<number> {
-  const response = await fetch(`${apiUrl}/v1/usage`, { headers: { Authorization: `Bearer ${key.apiKey}` } });
-  return ((await response.json()) as { quota_used: number }).quota_used;
-}
 
 const batch = (key: TestKey, body: unknown) => post('/v1/pdf/batch', body, key.apiKey);
 

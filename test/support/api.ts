@@ -50,6 +50,12 @@ export async function generate(apiKey: string, body: Record<string, unknown>) {
   return post('/v1/pdf/generate', body, apiKey);
 }
 
+/** What the key has used of its monthly quota, as GET /v1/usage reports it. */
+export async function quotaUsed(key: TestKey): Promise<number> {
+  const response = await fetch(`${apiUrl}/v1/usage`, { headers: { Authorization: `Bearer ${key.apiKey}` } });
+  return ((await response.json()) as { quota_used: number }).quota_used;
+}
+
 /** Follows a download link as `curl -L` would and returns the PDF's bytes. */
 export async function download(url: string): Promise<Uint8Array> {
   const response = await fetch(url, { redirect: 'follow' });
