@@ -109,6 +109,16 @@ describe('page and document options', () => {
       expect(record.pages).toBe(3);
     });
 
+    it('keeps the document\'s page numbers in a footer, as Chrome\'s print preview does', async () => {
+      // Act
+      const footer_html = 'Folio <span class="pageNumber"></span> of <span class="totalPages"></span>';
+      const { bytes } = await generateAndDownload(key.apiKey, { html: pagesHtml(6), page_ranges: '2-3', footer_html });
+
+      // Assess
+      const texts = (await readPdfFacts(bytes)).pageTexts.map((text) => text.replace(/\s+/g, ' ').trim());
+      expect(texts).toEqual(['Page 2 Folio 2 of 6', 'Page 3 Folio 3 of 6']);
+    });
+
     it('"4-" prints from page 4 to the end', async () => {
       // Act
       const { bytes } = await generateAndDownload(key.apiKey, { html: pagesHtml(6), page_ranges: '4-' });
