@@ -9,7 +9,7 @@ import { invokeRenderFunction } from '#lib/aws/render-invoker.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
 import { putPdfRecord, type PdfRecord } from '#lib/storage/pdfs.ts';
-import { storeMergedPdf } from '#lib/documents/merge.ts';
+import { MergeTooLongError, storeMergedPdf } from '#lib/documents/merge.ts';
 import type { ApiKey } from '#lib/accounts/keys.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { runBatch } from '#lib/documents/batch.ts';
@@ -100,6 +100,7 @@ async function mergedResult(owner: Pick<ApiKey, 'keyId' | 'tier'>, done: readonl
   try {
     return { merged: pdfRecordView(await storeMergedPdf(pdfStore(), owner, done), baseUrl) };
   } catch (error) {
+    if (error instanceof MergeTooLongError) return { merged: null, merge_error: { code: 'TOO_MANY_PAGES', message: error.message } };
     logger.error('merging a batch failed', errorFields(error));
     return { merged: null, merge_error: { code: 'MERGE_FAILED', message: 'The PDFs could not be joined into one file; each item is stored on its own.' } };
   }

@@ -14,6 +14,15 @@ import { TIERS } from '#lib/accounts/tiers.ts';
 import { describePdf, readPdfObject, storePdf, type PdfRecord, type PdfStore } from '#lib/storage/pdfs.ts';
 import { countPages } from '#lib/render/pdf-pages.ts';
 import { newPdfId } from './produce-pdf.ts';
+import { settings } from '#lib/settings.ts';
+
+/** The items together have more pages than one PDF may. */
+export class MergeTooLongError extends Error {
+  override readonly name = 'MergeTooLongError';
+  constructor(pages: number, maxPages: number) {
+    super(`The items have ${pages} pages together, more than the maximum of ${maxPages} for one PDF; each item is stored on its own.`);
+  }
+}
 
 /** The files joined, in order. */
 export async function joinPdfs(files: readonly Uint8Array[]): Promise<Uint8Array> {
@@ -34,6 +43,9 @@ export async function storeMergedPdf(
 ): Promise<PdfRecord> {
   const started = performance.now();
   const createdAt = now();
+  // A merged file obeys the page limit every PDF does; the items are charged and stored regardless.
+  const pages = items.reduce((sum, item) => sum + item.pages, 0);
+  if (pages > settings.maxPdfPages) throw new MergeTooLongError(pages, settings.maxPdfPages);
   const files = await Promise.all(items.map((item) => readPdfObject(store, item)));
   const bytes = await joinPdfs(files);
   const formats = new Set(items.map((item) => item.format));

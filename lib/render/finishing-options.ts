@@ -12,17 +12,28 @@ export type Permission = (typeof PERMISSIONS)[number];
 const MAX_PASSWORD_BYTES = 127;
 const MAX_METADATA_CHARS = 1_000;
 
+/**
+ * Text that can be written as it is: well-formed UTF-16 (a lone surrogate has no UTF-8 or PDF
+ * encoding: it became garbage in the info dictionary, and a password nobody could type) and no
+ * noncharacter U+FFFE or U+FFFF (not allowed in XML, so not in XMP).
+ */
+export const isWritableText = (value: string) => value.isWellFormed() && !/[\uFFFE\uFFFF]/.test(value);
+
 const text = (field: string, most: number) =>
   z
     .string({ error: `${field} must be a string` })
     .max(most, { error: `${field} must be at most ${most} characters` })
     // Control characters have no place in a title or a name, and would show as boxes.
-    .refine((value) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(value), { error: `${field} must not contain control characters` });
+    .refine((value) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(value), { error: `${field} must not contain control characters` })
+    .refine(isWritableText, { error: `${field} must be well-formed Unicode text` });
 
 const password = (field: string) =>
   z
     .string({ error: `${field} must be a string` })
-    .refine((value) => Buffer.byteLength(value) <= MAX_PASSWORD_BYTES, { error: `${field} must be at most ${MAX_PASSWORD_BYTES} bytes of UTF-8` });
+    .refine((value) => Buffer.byteLength(value) <= MAX_PASSWORD_BYTES, { error: `${field} must be at most ${MAX_PASSWORD_BYTES} bytes of UTF-8` })
+    // qpdf takes the password as a C string: a NUL would end it there and silently weaken the file.
+    .refine((value) => !/[\u0000-\u001f\u007f]/.test(value), { error: `${field} must not contain control characters` })
+    .refine(isWritableText, { error: `${field} must be well-formed Unicode text` });
 
 export const finishingShape = {
   metadata_pdf: z
@@ -47,7 +58,8 @@ export const finishingShape = {
           .string({ error: 'watermark.text must be a string of 1 to 200 characters' })
           .trim()
           .min(1, { error: 'watermark.text must be a string of 1 to 200 characters' })
-          .max(200, { error: 'watermark.text must be a string of 1 to 200 characters' }),
+          .max(200, { error: 'watermark.text must be a string of 1 to 200 characters' })
+          .refine(isWritableText, { error: 'watermark.text must be well-formed Unicode text' }),
         opacity: z
           .number({ error: 'watermark.opacity must be a number from 0.05 to 1' })
           .min(0.05, { error: 'watermark.opacity must be a number from 0.05 to 1' })

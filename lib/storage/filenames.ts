@@ -14,6 +14,8 @@ export const filenameSchema = z
   .min(1, { error: RULE })
   .max(200, { error: RULE })
   .refine((name) => !/[/\\\u0000-\u001f\u007f-\u009f]/.test(name) && name.trim() !== '' && !/^\.+$/.test(name.trim()), { error: RULE })
+  // A lone surrogate has no UTF-8 encoding for the header's filename*.
+  .refine((name) => name.isWellFormed(), { error: 'filename must be well-formed Unicode text' })
   // Saved without an extension, a PDF does not open as one: the extension is added when missing.
   .transform((name) => (/\.pdf$/i.test(name) ? name : `${name}.pdf`));
 

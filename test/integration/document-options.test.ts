@@ -224,6 +224,14 @@ describe('page and document options', () => {
       expect(expectApiError(unknown, 400, 'invalid_request')).toMatch(/metadata_pdf.*titel/);
       expect(expectApiError(keyword, 400, 'invalid_request')).toMatch(/metadata_pdf.keywords/);
     });
+
+    it.each([['\ud800x'], ['\uffff\ufffe']])('refuses a title %j that no PDF or XMP can hold with 400', async (title) => {
+      // Act
+      const response = await generate(key.apiKey, { html: pagesHtml(1), metadata_pdf: { title } });
+
+      // Assess
+      expect(expectApiError(response, 400, 'invalid_request')).toMatch(/metadata_pdf.title must be well-formed/);
+    });
   });
 
   describe('watermark', () => {
@@ -327,6 +335,10 @@ describe('page and document options', () => {
       [{ owner_password: 'same', user_password: 'same' }, /owner_password must differ/],
       [{ owner_password: 'x', permissions: ['fly'] }, /encryption.permissions/],
       [{ owner_password: 'x'.repeat(128) }, /owner_password/],
+      // qpdf reads a password as a C string: a NUL would cut it there and open the file to anyone.
+      [{ owner_password: 'own', user_password: '\u0000secret' }, /encryption.user_password must not contain control characters/],
+      [{ owner_password: 'x\u0000', user_password: 'x\u0000y' }, /encryption.(owner|user)_password must not contain control characters/],
+      [{ owner_password: '\ud800' }, /encryption.owner_password must be well-formed/],
     ])('refuses %j with 400 naming the field', async (encryption, field) => {
       // Act
       const response = await generate(key.apiKey, { html: pagesHtml(1), encryption });
@@ -366,7 +378,7 @@ describe('page and document options', () => {
       expect((await fileHeaders(body.url)).get('content-disposition')).toBe(`attachment; filename=${body.id}.pdf`);
     });
 
-    it.each([['../etc/passwd'], ['a\\b.pdf'], [''], ['x'.repeat(201)], ['line\nbreak']])('refuses %j with 400 naming filename', async (filename) => {
+    it.each([['../etc/passwd'], ['a\\b.pdf'], [''], ['x'.repeat(201)], ['line\nbreak'], ['\ud800bad']])('refuses %j with 400 naming filename', async (filename) => {
       // Act
       const response = await generate(key.apiKey, { html: pagesHtml(1), filename });
 
@@ -440,6 +452,21 @@ describe('page and document options', () => {
       // The merged file is the caller's like any other: it has a record.
       const record = await request('GET', `/v1/pdf/${merged.id}`, { apiKey: mergeKey.apiKey });
       expect(record.status).toBe(200);
+    });
+
+    it('is null with merge_error TOO_MANY_PAGES when the items together pass the page limit, the items stored and charged', async () => {
+      // Prepare: the test stack allows 50 pages per PDF
+      const longKey = await createKey('pro');
+
+      // Act
+      const response = await batch(longKey, { merge: true, pdfs: [{ html: pagesHtml(30) }, { html: pagesHtml(30) }] });
+
+      // Assess
+      expect(response.status).toBe(200);
+      expect(response.body.merged).toBeNull();
+      expect(response.body.merge_error).toMatchObject({ code: 'TOO_MANY_PAGES' });
+      expect(response.body.successful).toBe(2);
+      expect(await quotaUsed(longKey)).toBe(2);
     });
 
     it('is null when no item succeeded', async () => {
