@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { limitsFor } from '#lib/accounts/keys.ts';
 import { withReservedQuota } from '#lib/accounts/quota.ts';
 import { ApiError, invalidRequest } from '#lib/api/errors.ts';
@@ -12,23 +11,16 @@ import { putPdfRecord, type PdfRecord } from '#lib/storage/pdfs.ts';
 import { MergeTooLongError, storeMergedPdf } from '#lib/documents/merge.ts';
 import type { ApiKey } from '#lib/accounts/keys.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
-import { runBatch } from '#lib/documents/batch.ts';
+import { batchBodySchema, MAX_BATCH_SIZE, runBatch } from '#lib/documents/batch.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { admitBatch } from '#lib/render/capacity.ts';
 import { settings } from '#lib/settings.ts';
 
-/** The spec's absolute ceiling, whatever the tier. */
-const MAX_BATCH_SIZE = 100;
-
-const envelopeSchema = z.strictObject({
-  pdfs: z.array(z.unknown(), { error: 'pdfs is required and must be an array of items' }).min(1, { error: 'pdfs must not be empty' }),
-  merge: z.boolean({ error: 'merge must be true or false' }).optional(),
-});
 
 /** POST /v1/pdf/batch: up to 100 PDFs, one result per item in input order (spec 4.2). */
 export const handler = apiHandler({ auth: true, body: true }, async ({ event, context, apiKey, body }) => {
   const started = performance.now();
-  const parsed = envelopeSchema.safeParse(body);
+  const parsed = batchBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
   const { pdfs: items, merge = false } = parsed.data;
   if (merge) {
@@ -39,7 +31,7 @@ export const handler = apiHandler({ auth: true, body: true }, async ({ event, co
   const limits = limitsFor(apiKey);
   const maxBatchSize = Math.min(limits.maxBatchSize, MAX_BATCH_SIZE);
   if (items.length > maxBatchSize) {
-    throw new ApiError(400, 'batch_too_large', `A ${apiKey.tier} key may send at most ${maxBatchSize} PDFs per batch; this one has ${items.length}.`, {
+    throw new ApiError('batch_too_large', `A ${apiKey.tier} key may send at most ${maxBatchSize} PDFs per batch; this one has ${items.length}.`, {
       extra: { max_batch_size: maxBatchSize },
     });
   }

@@ -6,7 +6,7 @@ import { matchRoute } from '#lib/api/routes.ts';
 export const handler = apiHandler({ auth: false, body: false }, async ({ event }) => {
   const match = matchRoute(event.httpMethod, event.path);
   if ('allowedMethods' in match && match.allowedMethods.length > 0) {
-    throw new ApiError(405, 'method_not_allowed', `${event.httpMethod} is not allowed here; use ${match.allowedMethods.join(', ')}.`, {
+    throw new ApiError('method_not_allowed', `${event.httpMethod} is not allowed here; use ${match.allowedMethods.join(', ')}.`, {
       headers: { Allow: match.allowedMethods.join(', ') },
     });
   }

@@ -5,7 +5,7 @@ import { settings } from '#lib/settings.ts';
 import { verifyDownloadLink } from '#lib/storage/links.ts';
 import { getPdfRecord, presignPdfDownload } from '#lib/storage/pdfs.ts';
 
-const expired = () => new ApiError(410, 'link_expired', 'This download link has expired.');
+const expired = () => new ApiError('link_expired', 'This download link has expired.');
 
 /**
  * GET /v1/files/{id}?expires&signature: the download link. Unauthenticated (the signature is the

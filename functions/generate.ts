@@ -6,7 +6,8 @@ import { limitsFor } from '#lib/accounts/keys.ts';
 import { withReservedQuota } from '#lib/accounts/quota.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
-import { generateBodySchema, prepareDocument, producePdf } from '#lib/documents/produce-pdf.ts';
+import { generateBodySchema } from '#lib/documents/document-options.ts';
+import { prepareDocument, producePdf } from '#lib/documents/produce-pdf.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { admitRender } from '#lib/render/capacity.ts';
 

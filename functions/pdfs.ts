@@ -3,11 +3,8 @@ import { json, publicBaseUrl } from '#lib/api/http.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
 import { pdfRecordView } from '#lib/api/views.ts';
 import { pdfStore } from '#lib/aws/stores.ts';
-import { deletePdf, getPdfRecord, listPdfs, type ListCursor } from '#lib/storage/pdfs.ts';
+import { DEFAULT_PAGE_SIZE, deletePdf, getPdfRecord, listPdfs, MAX_PAGE_SIZE, type ListCursor } from '#lib/storage/pdfs.ts';
 
-/** Page size of `GET /v1/pdf` when the caller gives none, and the most one page may hold. */
-const DEFAULT_PAGE_SIZE = 50;
-const MAX_PAGE_SIZE = 100;
 
 function pageSize(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_PAGE_SIZE;

@@ -1,38 +1,115 @@
 /**
- * The one error type the API surfaces. Anything else thrown in a handler is a bug or an outage and
- * becomes a plain 500 `render_failed`-style answer with no internals (see `errorResponder`).
+ * Every error the API answers with, and the one error type handlers throw.
  *
- * `expose` follows middy's convention: only exposed errors show their message to the caller.
+ * `API_ERRORS` is the catalogue: each code's HTTP status, what it means and the extra fields its
+ * body carries. `ApiError` takes its status from it, so the server cannot answer with a code the
+ * OpenAPI document (lib/api/openapi.ts, built from this table) does not describe.
+ *
+ * Anything else thrown in a handler is a bug or an outage and becomes a plain 500 `render_failed`
+ * answer with no internals (see `errorResponder`). `expose` follows middy's convention: only
+ * exposed errors show their message to the caller.
  */
+import { z } from 'zod';
+
+const seconds = z.int().min(1).meta({ description: 'Whole seconds to wait before retrying (at least 1); also sent as `Retry-After`.' });
+const requestId = z.string().meta({ description: 'The request id, for support: it names the request in our logs.' });
+
+interface ErrorEntry {
+  readonly status: number;
+  readonly description: string;
+  /** Fields beside `code` and `message`; a `?` in the name would not be JSON, so optional ones say so in the schema. */
+  readonly extra?: Record<string, z.ZodType>;
+}
+
+export const API_ERRORS = {
+  invalid_request: {
+    status: 400,
+    description: 'The request is not valid: no html or url, both, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, or a body that is not a JSON object.',
+  },
+  batch_too_large: {
+    status: 400,
+    description: "More items than the key's tier allows in one batch (at most 100). Nothing was rendered or charged.",
+    extra: { max_batch_size: z.int().meta({ description: "The most items this key may send in one batch." }) },
+  },
+  unauthorized: { status: 401, description: 'The API key is missing, unknown or revoked.' },
+  quota_exceeded: {
+    status: 402,
+    description: "The month's quota cannot cover this request (a batch needs one PDF per item). Nothing was rendered.",
+    extra: {
+      quota_reset_at: z.iso.datetime().meta({ description: 'When the quota resets: 00:00:00Z on the first day of next month.' }),
+      quota_remaining: z.int().min(0).meta({ description: 'PDFs left this month.' }),
+    },
+  },
+  not_found: { status: 404, description: 'No such route, PDF or download link (another key’s PDF reads as missing).' },
+  method_not_allowed: { status: 405, description: 'The path exists, but not with this method; `Allow` lists the methods it takes.' },
+  link_expired: { status: 410, description: 'The download link has expired.' },
+  payload_too_large: { status: 413, description: 'The request body is larger than 5 MB.' },
+  url_fetch_failed: {
+    status: 422,
+    description: 'The url answered with an HTTP error status (4xx or 5xx), named in the message. Send `fail_on_http_status: false` to print the error page instead.',
+  },
+  too_many_pages: {
+    status: 422,
+    description: 'The document is longer than the page limit. Nothing was charged.',
+    extra: { max_pages: z.int().meta({ description: 'The most pages one PDF may have.' }) },
+  },
+  pdf_too_large: {
+    status: 422,
+    description: 'The PDF would be larger than the size limit. Nothing was charged.',
+    extra: { max_pdf_bytes: z.int().meta({ description: 'The largest PDF, in bytes, the service stores.' }) },
+  },
+  rate_limit_exceeded: {
+    status: 429,
+    description: "Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle).",
+    extra: { retry_after: seconds.optional() },
+  },
+  render_failed: {
+    status: 500,
+    description: 'The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe.',
+    extra: { request_id: requestId },
+  },
+  service_busy: {
+    status: 503,
+    description: 'The service is at capacity. Nothing was charged; retry after `retry_after` seconds.',
+    extra: { retry_after: seconds, request_id: requestId },
+  },
+  render_timeout: {
+    status: 504,
+    description: 'Rendering took longer than allowed, or a readiness condition (named in the message) never held. Nothing was charged.',
+    extra: { request_id: requestId },
+  },
+} as const satisfies Record<string, ErrorEntry>;
+
+export type ApiErrorCode = keyof typeof API_ERRORS;
+
 export class ApiError extends Error {
   readonly status: number;
-  readonly code: string;
+  readonly code: ApiErrorCode;
   readonly extra: Record<string, unknown>;
   readonly expose: boolean;
   readonly headers: Record<string, string>;
 
   constructor(
-    status: number,
-    code: string,
+    code: ApiErrorCode,
     message: string,
     options: { extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
   ) {
     super(message);
     this.name = 'ApiError';
-    this.status = status;
+    this.status = API_ERRORS[code].status;
     this.code = code;
     this.extra = options.extra ?? {};
     this.headers = options.headers ?? {};
-    this.expose = status < 500 || code === 'render_failed' || code === 'render_timeout' || code === 'service_busy';
+    this.expose = this.status < 500 || code === 'render_failed' || code === 'render_timeout' || code === 'service_busy';
   }
 }
 
-export const invalidRequest = (message: string): ApiError => new ApiError(400, 'invalid_request', message);
+export const invalidRequest = (message: string): ApiError => new ApiError('invalid_request', message);
 
 export const unauthorized = (): ApiError =>
-  new ApiError(401, 'unauthorized', 'Invalid or missing API key. Send it as "Authorization: Bearer <API_KEY>".');
+  new ApiError('unauthorized', 'Invalid or missing API key. Send it as "Authorization: Bearer <API_KEY>".');
 
-export const notFound = (message = 'Not found.'): ApiError => new ApiError(404, 'not_found', message);
+export const notFound = (message = 'Not found.'): ApiError => new ApiError('not_found', message);
 
 /**
  * 503: this process cannot take the work now (lib/render/capacity.ts). Decided before anything is
@@ -40,7 +117,7 @@ export const notFound = (message = 'Not found.'): ApiError => new ApiError(404, 
  */
 export const serviceBusy = (retryAfterSeconds: number, message?: string): ApiError => {
   const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
-  return new ApiError(503, 'service_busy', message ?? `The service is busy. Nothing was charged; retry in ${seconds} s.`, {
+  return new ApiError('service_busy', message ?? `The service is busy. Nothing was charged; retry in ${seconds} s.`, {
     extra: { retry_after: seconds },
     headers: { 'Retry-After': String(seconds) },
   });

@@ -33,17 +33,17 @@ export function documentErrorToApiError(error: DocumentError): ApiError {
       return invalidRequest(error.message);
     // The site answered, with an error: the message gives its status (shared/spec/beyond.md).
     case 'URL_FETCH_FAILED':
-      return new ApiError(422, 'url_fetch_failed', error.message);
+      return new ApiError('url_fetch_failed', error.message);
     // The request was well formed; what it describes is over a limit, and retrying will not help.
     case 'TOO_MANY_PAGES':
-      return new ApiError(422, 'too_many_pages', error.message, { extra: { max_pages: settings.maxPdfPages } });
+      return new ApiError('too_many_pages', error.message, { extra: { max_pages: settings.maxPdfPages } });
     case 'PDF_TOO_LARGE':
-      return new ApiError(422, 'pdf_too_large', error.message, { extra: { max_pdf_bytes: settings.maxPdfBytes } });
+      return new ApiError('pdf_too_large', error.message, { extra: { max_pdf_bytes: settings.maxPdfBytes } });
     case 'RENDER_TIMEOUT':
       // Our own words (the limit, or which readiness condition never held), never a browser's.
-      return new ApiError(504, 'render_timeout', error.message);
+      return new ApiError('render_timeout', error.message);
     case 'RENDER_FAILED':
-      return new ApiError(500, 'render_failed', 'The PDF could not be rendered. Nothing was charged; please retry.');
+      return new ApiError('render_failed', 'The PDF could not be rendered. Nothing was charged; please retry.');
   }
 }
 
@@ -63,7 +63,7 @@ export function errorResponder(): MiddlewareObj<Event, Result, Error, Context> {
       }
       else if (error instanceof QuotaExceededError) apiError = quotaExceeded(error);
       else if (error instanceof ServiceBusyError) apiError = serviceBusy(error.retryAfterSeconds, `${error.message} Nothing was charged.`);
-      else apiError = new ApiError(500, 'render_failed', 'The request could not be completed because of an internal error.');
+      else apiError = new ApiError('render_failed', 'The request could not be completed because of an internal error.');
 
       if (apiError.status >= 500) {
         // Name and message (and the cause's) only: stacks carry file paths, which stay out of logs.
@@ -80,7 +80,7 @@ export function errorResponder(): MiddlewareObj<Event, Result, Error, Context> {
 
 function quotaExceeded(error: QuotaExceededError): ApiError {
   const needs = error.remaining > 0 ? ` Only ${error.remaining} PDFs remain this month.` : '';
-  return new ApiError(402, 'quota_exceeded', `Monthly quota exceeded.${needs} It resets at ${error.resetAt.toISOString()}.`, {
+  return new ApiError('quota_exceeded', `Monthly quota exceeded.${needs} It resets at ${error.resetAt.toISOString()}.`, {
     extra: { quota_reset_at: error.resetAt.toISOString(), quota_remaining: error.remaining },
   });
 }
@@ -112,7 +112,6 @@ export function rateLimit(): MiddlewareObj<Event, Result, Error, AuthenticatedCo
       request.context.responseHeaders = { ...request.context.responseHeaders, ...rateLimitHeaders(state) };
       if (!state.admitted) {
         throw new ApiError(
-          429,
           'rate_limit_exceeded',
           `Rate limit of ${state.limit} requests per minute exceeded. Retry in ${state.resetSeconds} s.`,
           { extra: { retry_after: state.resetSeconds } },
@@ -150,7 +149,7 @@ export function jsonObjectBody(): MiddlewareObj<Event, Result, Error, BodyContex
       const text = request.event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
       const limit = settings.maxBodyBytes;
       if (Buffer.byteLength(text, 'utf8') > limit) {
-        throw new ApiError(413, 'payload_too_large', `The request body is larger than the limit of ${limit} bytes.`);
+        throw new ApiError('payload_too_large', `The request body is larger than the limit of ${limit} bytes.`);
       }
       let parsed: unknown;
       try {

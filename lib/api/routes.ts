@@ -14,7 +14,7 @@ export interface Route {
 }
 
 /** Every API-facing Lambda function, by the name of its file in functions/. */
-export const API_FUNCTIONS = ['health', 'generate', 'batch', 'files', 'pdfs', 'usage', 'fallback'] as const;
+export const API_FUNCTIONS = ['health', 'generate', 'batch', 'files', 'pdfs', 'usage', 'site', 'fallback'] as const;
 export type FunctionName = (typeof API_FUNCTIONS)[number];
 
 /** Functions invoked by other functions rather than through the API. */
@@ -30,6 +30,11 @@ export const ROUTES: readonly Route[] = [
   { method: 'DELETE', path: '/v1/pdf/{id}', handler: 'pdfs' },
   { method: 'GET', path: '/v1/files/{id}', handler: 'files' },
   { method: 'GET', path: '/v1/usage', handler: 'usage' },
+  // The developer surface (shared/spec/beyond.md): public, no key, nothing but the project's own files.
+  { method: 'GET', path: '/v1/openapi.json', handler: 'site' },
+  { method: 'GET', path: '/docs', handler: 'site' },
+  { method: 'GET', path: '/', handler: 'site' },
+  { method: 'GET', path: '/assets/{name}', handler: 'site' },
 ];
 
 /**
@@ -83,6 +88,8 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   // Listing reads the key's PDFs through the index; deleting marks the record and removes the file.
   pdfs: { table: ['GetItem', 'UpdateItem'], index: ['Query'], objects: ['DeleteObject'], linkSecret: true },
   usage: { table: ['GetItem', 'UpdateItem'] },
+  // The OpenAPI document, the reference docs and the playground: built from the code, touches no store.
+  site: {},
   // Reads the months' counters and a reservation's records through the index; repairs with one update.
   reconcile: { table: ['UpdateItem'], index: ['Query'], schedule: 'rate(5 minutes)' },
 };

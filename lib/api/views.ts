@@ -4,6 +4,7 @@
 import { settings } from '#lib/settings.ts';
 import { signDownloadLink } from '#lib/storage/links.ts';
 import { downloadName, type PdfRecord } from '#lib/storage/pdfs.ts';
+import type { PdfRecordView } from './schemas.ts';
 
 export function downloadUrl(record: PdfRecord, baseUrl: string): string {
   return signDownloadLink({
@@ -14,7 +15,8 @@ export function downloadUrl(record: PdfRecord, baseUrl: string): string {
   });
 }
 
-export function pdfRecordView(record: PdfRecord, baseUrl: string) {
+/** A PDF record as every endpoint shows it: the shape the OpenAPI document gives (lib/api/schemas.ts). */
+export function pdfRecordView(record: PdfRecord, baseUrl: string): PdfRecordView {
   return {
     id: record.id,
     url: downloadUrl(record, baseUrl),

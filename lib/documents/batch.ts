@@ -16,17 +16,38 @@ import { sourceProblem } from './source.ts';
 /**
  * The item error codes of decisions.md "Batch", and three of our own: a document over the page limit
  * or over the PDF size limit, which retrying cannot mend, unlike a failed render, and a url whose
- * main document answered 4xx or 5xx (shared/spec/beyond.md).
+ * main document answered 4xx or 5xx (shared/spec/beyond.md). What each means is what the OpenAPI
+ * document says (lib/api/openapi.ts).
  */
-export type BatchItemCode =
-  | 'INVALID_HTML'
-  | 'INVALID_OPTIONS'
-  | 'URL_NOT_ALLOWED'
-  | 'TOO_MANY_PAGES'
-  | 'PDF_TOO_LARGE'
-  | 'URL_FETCH_FAILED'
-  | 'RENDER_TIMEOUT'
-  | 'RENDER_FAILED';
+export const BATCH_ITEM_ERRORS = {
+  INVALID_HTML: 'html is missing, empty, not a string or malformed, or the item is not an object.',
+  INVALID_OPTIONS: 'An option, metadata or item field is unknown or out of range; the message names it.',
+  URL_NOT_ALLOWED: 'The url is refused by the egress rules (not http(s), or a private address).',
+  TOO_MANY_PAGES: 'The document is longer than the page limit.',
+  PDF_TOO_LARGE: 'The PDF would be larger than the size limit.',
+  URL_FETCH_FAILED: 'The url answered with an HTTP error status (4xx or 5xx).',
+  RENDER_TIMEOUT: 'Rendering took too long, a readiness condition never held, or the batch ran out of time.',
+  RENDER_FAILED: 'The document could not be rendered (or its url could not be reached); retrying may work.',
+} as const;
+export type BatchItemCode = keyof typeof BATCH_ITEM_ERRORS;
+
+/** Why a merged file (`merge: true`) could not be made; the items' own files are there either way. */
+export const MERGE_ERRORS = {
+  TOO_MANY_PAGES: 'The items together are longer than the page limit of one PDF.',
+  MERGE_FAILED: 'The PDFs could not be joined into one file.',
+} as const;
+
+/** The spec's absolute ceiling on items in one batch, whatever the tier. */
+export const MAX_BATCH_SIZE = 100;
+
+/**
+ * The batch body. Items are `unknown` here on purpose: each item is checked on its own and fails
+ * alone (`checkItemShape`, then the render function), never the whole batch.
+ */
+export const batchBodySchema = z.strictObject({
+  pdfs: z.array(z.unknown(), { error: 'pdfs is required and must be an array of items' }).min(1, { error: 'pdfs must not be empty' }),
+  merge: z.boolean({ error: 'merge must be true or false' }).optional(),
+});
 
 /** How a document failure is reported in a batch item (an unreachable URL is a failed render). */
 export function batchItemCode(code: DocumentFailureCode): BatchItemCode {
@@ -49,7 +70,7 @@ export type RenderOutcome =
   | { readonly ok: true; readonly record: PdfRecord }
   | { readonly ok: false; readonly code: BatchItemCode; readonly message: string };
 
-const metadataSchema = z
+export const metadataSchema = z
   .record(z.string(), z.unknown(), { error: 'metadata must be an object' })
   .refine((m) => Buffer.byteLength(JSON.stringify(m)) <= MAX_METADATA_BYTES, {
     error: `metadata must be at most ${MAX_METADATA_BYTES} bytes as JSON`,
@@ -60,7 +81,8 @@ const metadataSchema = z
     error: 'metadata.reference_id must be a string',
   });
 
-const ITEM_FIELDS = new Set(['html', 'url', 'options', 'metadata']);
+/** The fields an item may hold (the OpenAPI document's item schema is checked against this list). */
+export const ITEM_FIELDS: ReadonlySet<string> = new Set(['html', 'url', 'options', 'metadata']);
 
 /**
  * The failure an item's shape already decides, before any rendering: not an object, unknown

@@ -2,19 +2,18 @@
  * Producing one stored PDF from one validated request: the path shared by the single endpoint and
  * by each batch item, so both validate, render and store in exactly the same way.
  */
-import { z } from 'zod';
 import type { ApiKey } from '#lib/accounts/keys.ts';
 import { TIERS } from '#lib/accounts/tiers.ts';
 import { randomBase62 } from '#lib/random.ts';
 import { assertUrlAllowed } from '#lib/egress/destinations.ts';
 import { inspectHtml } from '#lib/render/html.ts';
-import { describeIssue, renderOptionsShape, resolveRenderOptions, type RenderOptions } from '#lib/render/options.ts';
+import { describeIssue, resolveRenderOptions, type RenderOptions } from '#lib/render/options.ts';
 import { renderPdf, type DocumentSource, type RenderLimits } from '#lib/render/render.ts';
 import { recordPdfGenerated } from '#lib/observability/metrics.ts';
 import { settings } from '#lib/settings.ts';
-import { filenameSchema } from '#lib/storage/filenames.ts';
 import { describePdf, putPdfObject, putPdfRecord, type PdfRecord, type PdfStore } from '#lib/storage/pdfs.ts';
 import { DocumentError } from '#lib/render/errors.ts';
+import { itemOptionsSchema } from './document-options.ts';
 import { sourceProblem } from './source.ts';
 import { URL_ONLY_OPTIONS } from '#lib/render/url-access-options.ts';
 
@@ -30,21 +29,6 @@ export interface DocumentRequest {
 export function newPdfId(): string {
   return 'pdf_' + randomBase62(24);
 }
-
-/** Every option of a document: how it renders, and the name it downloads under. */
-export const documentOptionsShape = { ...renderOptionsShape, filename: filenameSchema.optional() };
-
-const sourceShape = {
-  html: z.unknown().optional(),
-  url: z.string({ error: 'url must be a string' }).optional(),
-};
-
-/** The single endpoint's body: source and options side by side. */
-export const generateBodySchema = z.strictObject({ ...sourceShape, ...documentOptionsShape });
-/** A batch item's options object: the same options, nested. */
-export const itemOptionsSchema = z.strictObject(documentOptionsShape, {
-  error: 'options must be an object',
-});
 
 /**
  * Validates source and options, in the order a caller fixes them: which source, each option, then

@@ -11,6 +11,7 @@ import { handler as health } from '#functions/health.ts';
 import { handler as pdfs } from '#functions/pdfs.ts';
 import { handler as reconcile } from '#functions/reconcile.ts';
 import { handler as render } from '#functions/render.ts';
+import { handler as site } from '#functions/site.ts';
 import { handler as usage } from '#functions/usage.ts';
 import type { ProxyHandler } from './gateway.ts';
 import type { InvokeHandler } from './invoke.ts';
@@ -22,6 +23,7 @@ export const API_HANDLERS: Readonly<Record<FunctionName, ProxyHandler>> = {
   generate,
   health,
   pdfs,
+  site,
   usage,
 };
 

@@ -47,6 +47,10 @@ export interface PdfRecord {
   readonly filename?: string;
 }
 
+/** Page size of `GET /v1/pdf` when the caller gives none, and the most one page may hold. */
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 100;
+
 /** The name a PDF downloads under. */
 export function downloadName(record: PdfRecord): string {
   return record.filename ?? `${record.id}.pdf`;

@@ -94,7 +94,7 @@ describe('matchRoute tells a wrong method (405) from an unknown path (404)', () 
   });
 
   it.each([
-    '/',
+    '//',
     '/v1',
     '/v1/pdfs',
     '/v1/pdf/',
@@ -106,6 +106,10 @@ describe('matchRoute tells a wrong method (405) from an unknown path (404)', () 
     '/v1/pdf/generate/',
     '/V1/PDF/GENERATE',
     '/v1/usagex',
+    '/docs/',
+    '/assets/',
+    '/assets/a/b',
+    '/v1/openapi.yaml',
   ])('gives the unknown path %s no allowed methods', (path) => {
     // Act
     const match = matchRoute('GET', path);

@@ -4,7 +4,7 @@
  * cross-field margin check.
  */
 import { describe, expect, it } from 'vitest';
-import { generateBodySchema, itemOptionsSchema } from '#lib/documents/produce-pdf.ts';
+import { generateBodySchema, itemOptionsSchema } from '#lib/documents/document-options.ts';
 import {
   describeIssue,
   lengthToPixels,

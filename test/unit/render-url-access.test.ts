@@ -5,7 +5,7 @@
  * test/integration/url-options.test.ts checks what sites really receive.
  */
 import { describe, expect, it } from 'vitest';
-import { itemOptionsSchema } from '#lib/documents/produce-pdf.ts';
+import { itemOptionsSchema } from '#lib/documents/document-options.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { resolveUrlAccess, urlAccessProblem, type UrlAccess } from '#lib/render/url-access-options.ts';
 import { cookieParams, originHeaders, withOriginHeaders } from '#lib/render/url-access.ts';

@@ -25,7 +25,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkItemShape, type BatchItemCode } from '#lib/documents/batch.ts';
-import { documentOptionsShape, generateBodySchema, itemOptionsSchema, prepareDocument } from '#lib/documents/produce-pdf.ts';
+import { documentOptionsShape, generateBodySchema, itemOptionsSchema } from '#lib/documents/document-options.ts';
+import { prepareDocument } from '#lib/documents/produce-pdf.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 import { inspectHtml } from '#lib/render/html.ts';
 import { describeIssue, lengthToPixels, MAX_TEMPLATE_CHARS, PAPER_FORMATS, renderOptionsShape, resolveRenderOptions } from '#lib/render/options.ts';

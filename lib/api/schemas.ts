@@ -1,0 +1,104 @@
+/**
+ * What the API answers with, as zod schemas: the views (lib/api/views.ts) are typed by them and the
+ * OpenAPI document (lib/api/openapi.ts) is generated from them, so the documented response and the
+ * real one are the same fact. The integration tests validate live responses against the document.
+ */
+import { z } from 'zod';
+import { TIER_NAMES } from '#lib/accounts/tiers.ts';
+import { BATCH_ITEM_ERRORS, MERGE_ERRORS, type BatchItemCode } from '#lib/documents/batch.ts';
+
+const pdfId = z.string().regex(/^pdf_[0-9A-Za-z]{20,}$/).meta({ description: 'The PDF’s id: `pdf_` and at least 20 random base62 characters.', example: 'pdf_7fKq2LmN9xRt4VwY1bZc3DeF' });
+const timestamp = z.iso.datetime();
+
+export const pdfRecordSchema = z
+  .object({
+    id: pdfId,
+    url: z.url().meta({ description: 'The download link: valid until `expires_at`, it redirects to the file for a minute at a time.' }),
+    size: z.int().min(1).meta({ description: 'File size in bytes.' }),
+    pages: z.int().min(1).meta({ description: 'Number of pages.' }),
+    format: z.string().meta({
+      description: 'The page format used: A4, A3, A5, Letter, Legal or Tabloid; `custom` for `width` and `height`; `mixed` for a merged file of several.',
+      example: 'A4',
+    }),
+    filename: z.string().meta({ description: 'The name it downloads under (`filename`, or `<id>.pdf`).', example: 'invoice-2026-001.pdf' }),
+    generation_time_ms: z.int().min(0).meta({ description: 'Time spent producing it, in milliseconds.' }),
+    created_at: timestamp.meta({ description: 'Creation time, ISO 8601 UTC.' }),
+    expires_at: timestamp.meta({ description: 'When the link and the file expire: 7 to 365 days after creation, by tier.' }),
+  })
+  .meta({ id: 'PdfRecord', description: 'A stored PDF (spec 2.1).' });
+export type PdfRecordView = z.infer<typeof pdfRecordSchema>;
+
+const batchItemSuccessSchema = z
+  .object({
+    success: z.literal(true),
+    pdf_id: pdfId,
+    download_url: z.url().meta({ description: 'The download link, as `url` in a PDF record.' }),
+    pages: z.int().min(1),
+    size_bytes: z.int().min(1),
+    metadata: z.record(z.string(), z.unknown()).meta({ description: 'The item’s `metadata`, exactly as sent (`{}` when none).' }),
+  })
+  .meta({ id: 'BatchItemSuccess' });
+
+const itemErrorCodes = Object.keys(BATCH_ITEM_ERRORS) as [BatchItemCode, ...BatchItemCode[]];
+const batchItemFailureSchema = z
+  .object({
+    success: z.literal(false),
+    error: z.object({
+      code: z.enum(itemErrorCodes).meta({
+        description: Object.entries(BATCH_ITEM_ERRORS).map(([code, meaning]) => `- \`${code}\`: ${meaning}`).join('\n'),
+      }),
+      message: z.string().meta({ description: 'What went wrong, in words meant for the caller.' }),
+    }),
+  })
+  .meta({ id: 'BatchItemFailure', description: 'An item that produced no PDF; it is not charged.' });
+
+const mergeCodes = Object.keys(MERGE_ERRORS) as [keyof typeof MERGE_ERRORS, ...(keyof typeof MERGE_ERRORS)[]];
+
+export const batchResponseSchema = z
+  .object({
+    success: z.literal(true).meta({ description: 'The batch was processed; each item says whether it succeeded.' }),
+    results: z.array(z.union([batchItemSuccessSchema, batchItemFailureSchema])).meta({ description: 'One result per item, in input order.' }),
+    total: z.int().min(1),
+    successful: z.int().min(0),
+    failed: z.int().min(0),
+    merged: pdfRecordSchema.nullable().optional().meta({
+      description: 'With `merge: true`: the successful items joined in input order into one more PDF (not charged); null when none succeeded or joining failed.',
+    }),
+    merge_error: z
+      .object({
+        code: z.enum(mergeCodes).meta({ description: Object.entries(MERGE_ERRORS).map(([code, meaning]) => `- \`${code}\`: ${meaning}`).join('\n') }),
+        message: z.string(),
+      })
+      .optional()
+      .meta({ description: 'Why `merged` is null although items succeeded.' }),
+    processing_time_ms: z.int().min(0),
+  })
+  .meta({ id: 'BatchResponse', description: 'The batch envelope (spec 2.4): total = successful + failed.' });
+
+export const usageSchema = z
+  .object({
+    tier: z.enum(TIER_NAMES),
+    rate_limit_per_minute: z.int().min(1).meta({ description: 'Requests per minute for this key, all endpoints together (a batch is one request).' }),
+    monthly_quota: z.int().min(0).meta({ description: 'PDFs per calendar month (UTC).' }),
+    quota_used: z.int().min(0),
+    quota_remaining: z.int().min(0),
+    quota_reset_at: timestamp.meta({ description: '00:00:00Z on the first day of next month.' }),
+    max_batch_size: z.int().min(1),
+    link_validity_days: z.int().min(1).meta({ description: 'How long download links of new PDFs stay valid.' }),
+  })
+  .meta({ id: 'Usage', description: 'The calling key’s limits and this month’s consumption.' });
+
+export const pdfListSchema = z
+  .object({
+    data: z.array(pdfRecordSchema).meta({ description: 'The key’s PDFs that can still be downloaded, newest first.' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
+  })
+  .meta({ id: 'PdfList' });
+
+const checkStatus = z.enum(['ok', 'down', 'not_checked']);
+export const healthSchema = z
+  .object({
+    status: z.enum(['ok', 'unavailable']),
+    checks: z.object({ browser: checkStatus, table: checkStatus, bucket: checkStatus }),
+  })
+  .meta({ id: 'Health' });

@@ -1,0 +1,93 @@
+/**
+ * The OpenAPI document as a document: valid OpenAPI 3.1 by an independent parser, and complete
+ * against the code it is generated from (routes, options, error codes, item codes). What it says
+ * about live behaviour is checked through the local stack in test/integration/openapi.test.ts.
+ */
+import { validate } from '@readme/openapi-parser';
+import { describe, expect, test } from 'vitest';
+import { GATEWAY_ANSWERS } from '../../cdk/constructs/rest-api.ts';
+import { API_ERRORS, type ApiErrorCode } from '#lib/api/errors.ts';
+import { OPTION_DOCS, openApiDocument } from '#lib/api/openapi.ts';
+import { ROUTES } from '#lib/api/routes.ts';
+import { BATCH_ITEM_ERRORS, ITEM_FIELDS } from '#lib/documents/batch.ts';
+import { documentOptionsShape } from '#lib/documents/document-options.ts';
+
+// Prepare: the document as a client would fetch it (a JSON round trip drops nothing it needs).
+const document = JSON.parse(JSON.stringify(openApiDocument({ serverUrl: 'https://api.example.com/prod' })));
+const schemas = document.components.schemas as Record<string, { properties: Record<string, any>; required?: string[] }>;
+const operations = Object.entries(document.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+  Object.entries(item).map(([method, operation]) => ({ path, method: method.toUpperCase(), operation })),
+);
+
+describe('the OpenAPI document', () => {
+  test('is valid OpenAPI 3.1 (by @readme/openapi-parser, which checks it against the official schema)', async () => {
+    const result = await validate(structuredClone(document));
+    expect(result.valid ? [] : result.errors).toEqual([]);
+    expect(document.openapi).toBe('3.1.0');
+    expect(document.servers).toEqual([{ url: 'https://api.example.com/prod' }]);
+  });
+
+  test('documents every route of the routes table, and nothing the API does not serve', () => {
+    const documented = operations.map(({ method, path }) => `${method} ${path}`).sort();
+    expect(documented).toEqual(ROUTES.map(({ method, path }) => `${method} ${path}`).sort());
+    for (const { operation, method, path } of operations) {
+      expect(operation.operationId, `${method} ${path}`).toMatch(/^[a-z][A-Za-z]+$/);
+      expect(operation.summary, `${method} ${path}`).toBeTruthy();
+    }
+    expect(new Set(operations.map(({ operation }) => operation.operationId)).size).toBe(operations.length);
+  });
+
+  test('requires the bearer key exactly on the routes that check it', () => {
+    expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const keyed = operations.filter(({ operation }) => operation.security).map(({ method, path }) => `${method} ${path}`);
+    expect(keyed.sort()).toEqual(
+      ROUTES.filter((route) => ['generate', 'batch', 'pdfs', 'usage'].includes(route.handler)).map(({ method, path }) => `${method} ${path}`).sort(),
+    );
+    for (const { operation } of operations.filter(({ operation }) => operation.security)) {
+      expect(Object.keys(operation.responses)).toContain('401');
+      const success = operation.responses['200'] ?? operation.responses['204'];
+      expect(Object.keys(success.headers).sort()).toEqual(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+      expect(Object.keys(operation.responses['429'].headers)).toContain('Retry-After');
+    }
+  });
+
+  test('gives every option of a document, with a description, on the single endpoint and in batch items', () => {
+    const optionNames = Object.keys(documentOptionsShape).sort();
+    expect(Object.keys(OPTION_DOCS).sort()).toEqual(optionNames);
+    expect(Object.keys(schemas.GenerateRequest!.properties).sort()).toEqual([...optionNames, 'html', 'url'].sort());
+    expect(Object.keys(schemas.DocumentOptions!.properties).sort()).toEqual(optionNames);
+    for (const name of optionNames) expect(schemas.GenerateRequest!.properties[name].description, name).toBeTruthy();
+    expect(Object.keys(schemas.BatchItem!.properties).sort()).toEqual([...ITEM_FIELDS].sort());
+  });
+
+  test('carries the schema’s own rules: ranges, enums and strictness come from the validating schema', () => {
+    const options = schemas.GenerateRequest!;
+    expect(options.properties.scale).toMatchObject({ type: 'number', minimum: 0.1, maximum: 2 });
+    expect(options.properties.orientation.enum).toEqual(['portrait', 'landscape']);
+    expect(options.properties.wait_for.enum).toEqual(['load', 'domcontentloaded', 'networkidle0', 'networkidle2']);
+    expect(options.properties.wait_delay_ms).toMatchObject({ type: 'integer', minimum: 0, maximum: 10_000 });
+    expect(options.properties.watermark.required).toEqual(['text']);
+    expect((options as { additionalProperties?: unknown }).additionalProperties).toBe(false);
+  });
+
+  test('documents every error code the server can answer with, at its status, in the error shape', () => {
+    for (const [code, { status }] of Object.entries(API_ERRORS)) {
+      const name = Object.keys(schemas).find((schemaName) => schemas[schemaName]?.properties?.error?.properties?.code?.const === code);
+      expect(name, code).toBeDefined();
+      expect(schemas[name as string]!.properties.error.required).toEqual(expect.arrayContaining(['code', 'message']));
+      // Referenced under its own status by at least one operation (405 comes from any path: the components list it).
+      const referencing = operations.filter(({ operation }) => JSON.stringify(operation.responses[String(status)] ?? {}).includes(`"#/components/schemas/${name}"`));
+      if (code !== 'method_not_allowed') expect(referencing.length, code).toBeGreaterThan(0);
+    }
+    // API Gateway's own answers use the same catalogue.
+    for (const answer of GATEWAY_ANSWERS) {
+      expect(Object.keys(API_ERRORS), answer.code).toContain(answer.code);
+      if (answer.status) expect(String(API_ERRORS[answer.code as ApiErrorCode].status)).toBe(answer.status);
+    }
+  });
+
+  test('lists every batch item error code', () => {
+    const failure = schemas.BatchItemFailure!.properties.error.properties.code;
+    expect(failure.enum.sort()).toEqual(Object.keys(BATCH_ITEM_ERRORS).sort());
+  });
+});
