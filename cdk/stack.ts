@@ -175,6 +175,7 @@ export class PdfApiStack extends Stack {
         projectRoot: PROJECT_ROOT,
         description: `PDF API: functions/${name}.ts`,
         chromium: Boolean(profile.chromium),
+        siteAssets: Boolean(profile.siteAssets),
         ...(profile.chromium && { layers: [this.chromiumLayer.layer] }),
         ...sizing(name, profile),
         environment: {

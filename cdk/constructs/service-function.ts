@@ -3,6 +3,7 @@
  * (no Docker), with its own log group and its own role that starts with nothing but permission to
  * write its own logs. Everything else a function may do is granted by the stack, from its profile.
  */
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Stack, type Duration, type RemovalPolicy, type Size } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -11,6 +12,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { FONT_BUNDLE_PATHS, locateBundledFile } from '#lib/render/fonts.ts';
+import { SITE_ASSETS, SITE_ASSETS_DIR } from '#lib/site/assets.ts';
 import { LAYER_PACKAGES } from './chromium-layer.ts';
 
 /** The one runtime of every function and of the layer: the project's pinned Node major. */
@@ -32,6 +34,8 @@ export interface ServiceFunctionProps {
   readonly timeout: Duration;
   /** Runs Chromium: keeps @sparticuz/chromium out of the bundle (the layer provides it). */
   readonly chromium: boolean;
+  /** Serves the site's files: they are copied beside the bundle, where lib/site/pages.ts reads them. */
+  readonly siteAssets?: boolean;
   readonly layers?: ILayerVersion[];
   /** /tmp size; Lambda's default is 512 MiB. */
   readonly ephemeralStorage?: Size;
@@ -52,6 +56,15 @@ export function fontCopyCommands(projectRoot: string, outputDir: string): string
     if (!source) throw new Error(`Font file ${path} is not installed; run npm ci first`);
     const target = join(outputDir, 'node_modules', path);
     return `mkdir -p '${dirname(target)}' && cp '${source}' '${target}'`;
+  });
+}
+
+/** Shell commands that copy the site's files (lib/site/assets.ts) into the bundle's `site-assets/`. */
+export function siteAssetCopyCommands(projectRoot: string, outputDir: string): string[] {
+  return Object.entries(SITE_ASSETS).map(([name, { source }]) => {
+    const from = join(projectRoot, source);
+    if (!existsSync(from)) throw new Error(`Site asset ${source} is missing; run npm ci first`);
+    return `mkdir -p '${join(outputDir, SITE_ASSETS_DIR)}' && cp '${from}' '${join(outputDir, SITE_ASSETS_DIR, name)}'`;
   });
 }
 
@@ -105,11 +118,14 @@ export function createServiceFunction(scope: Construct, props: ServiceFunctionPr
       keepNames: true,
       sourceMap: false,
       forceDockerBundling: false,
-      ...(props.chromium && {
+      ...((props.chromium || props.siteAssets) && {
         commandHooks: {
           beforeBundling: () => [],
           beforeInstall: () => [],
-          afterBundling: (_inputDir: string, outputDir: string) => fontCopyCommands(props.projectRoot, outputDir),
+          afterBundling: (_inputDir: string, outputDir: string) => [
+            ...(props.chromium ? fontCopyCommands(props.projectRoot, outputDir) : []),
+            ...(props.siteAssets ? siteAssetCopyCommands(props.projectRoot, outputDir) : []),
+          ],
         },
       }),
     },

@@ -5,11 +5,11 @@
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership, type LifecycleRule } from 'aws-cdk-lib/aws-s3';
+import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods, ObjectOwnership, type LifecycleRule } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
-import { retentionPrefix } from '#lib/storage/pdfs.ts';
+import { DOWNLOAD_CORS_RULE, retentionPrefix } from '#lib/storage/pdfs.ts';
 import { ENTITY_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
 
 /**
@@ -84,6 +84,14 @@ export class Storage extends Construct {
       serverAccessLogsBucket: this.accessLogsBucket,
       serverAccessLogsPrefix: 'pdfs/',
       lifecycleRules: pdfLifecycleRules(),
+      // The playground reads a PDF through its presigned URL to show it inline (lib/storage/pdfs.ts).
+      cors: [
+        {
+          allowedMethods: DOWNLOAD_CORS_RULE.allowedMethods.map((method) => HttpMethods[method]),
+          allowedOrigins: [...DOWNLOAD_CORS_RULE.allowedOrigins],
+          maxAge: DOWNLOAD_CORS_RULE.maxAgeSeconds,
+        },
+      ],
     });
 
     this.linkSigningSecret = new Secret(this, 'LinkSigningSecret', {

@@ -14,18 +14,21 @@ import { API_ERRORS, type ApiErrorCode } from '#lib/api/errors.ts';
 import { batchResponseSchema, healthSchema, pdfListSchema, pdfRecordSchema, usageSchema } from '#lib/api/schemas.ts';
 import { batchBodySchema, MAX_BATCH_SIZE, MAX_METADATA_BYTES, metadataSchema } from '#lib/documents/batch.ts';
 import { documentOptionsShape } from '#lib/documents/document-options.ts';
+import { FORMAT_NAMES } from '#lib/render/options.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '#lib/storage/pdfs.ts';
 
 type OptionName = keyof typeof documentOptionsShape;
 interface OptionDoc {
   readonly description: string;
+  /** The values to offer, where the schema accepts them more loosely (format: any case). */
+  readonly enum?: readonly string[];
   readonly example?: unknown;
   readonly default?: unknown;
 }
 
 /** What each option does, in words; the schema gives its type, range and pattern. */
 export const OPTION_DOCS: Readonly<Record<OptionName, OptionDoc>> = {
-  format: { description: 'Paper format: A4, A3, A5, Letter, Legal or Tabloid (any case).', example: 'A4', default: 'A4' },
+  format: { description: 'Paper format (any case is accepted).', enum: FORMAT_NAMES, example: 'A4', default: 'A4' },
   margin: {
     description: 'Page margins: one CSS length for every side (`px`, `pt`, `in`, `cm`, `mm`; a bare number is px), or an object with any of `top`, `right`, `bottom`, `left`. A header or footer gets 20mm on its side unless given.',
     example: { top: '20mm', bottom: '20mm', left: '15mm', right: '15mm' },
@@ -74,10 +77,14 @@ function documented<S extends Record<string, z.ZodType>>(shape: S): S {
   return Object.fromEntries(
     Object.entries(shape).map(([name, schema]) => {
       if (!(name in OPTION_DOCS)) return [name, schema];
-      const { description, example, default: byDefault } = OPTION_DOCS[name as OptionName];
+      const { description, example, default: byDefault, enum: values } = OPTION_DOCS[name as OptionName];
       // JSON Schema 2020-12 (OpenAPI 3.1) has `examples`, an array; `example` is the deprecated 3.0 form.
       // Set by `override`, because zod leaves a transformed schema's examples and default out of its input form.
-      const annotations = { ...(example !== undefined && { examples: [example] }), ...(byDefault !== undefined && { default: byDefault }) };
+      const annotations = {
+        ...(values && { enum: [...values] }),
+        ...(example !== undefined && { examples: [example] }),
+        ...(byDefault !== undefined && { default: byDefault }),
+      };
       return [name, schema.meta({ description, override: annotations })];
     }),
   ) as S;

@@ -55,6 +55,8 @@ export interface FunctionProfile {
   readonly table?: readonly ('GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem')[];
   /** DynamoDB operations on the entity index (a key's PDFs: listing, counting what a reservation stored; the months' counters). */
   readonly index?: readonly 'Query'[];
+  /** Serves the docs page's and the playground's files (lib/site/assets.ts), copied beside its bundle. */
+  readonly siteAssets?: boolean;
   /** Runs on a schedule (an EventBridge rule), not through the API. */
   readonly schedule?: string;
   /** S3 operations it performs on PDF objects (presigning a GET counts as GetObject). */
@@ -89,7 +91,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   pdfs: { table: ['GetItem', 'UpdateItem'], index: ['Query'], objects: ['DeleteObject'], linkSecret: true },
   usage: { table: ['GetItem', 'UpdateItem'] },
   // The OpenAPI document, the reference docs and the playground: built from the code, touches no store.
-  site: {},
+  site: { siteAssets: true },
   // Reads the months' counters and a reservation's records through the index; repairs with one update.
   reconcile: { table: ['UpdateItem'], index: ['Query'], schedule: 'rate(5 minutes)' },
 };

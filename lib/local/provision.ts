@@ -9,7 +9,8 @@ import {
   UpdateTimeToLiveCommand,
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import { CreateBucketCommand, HeadBucketCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, HeadBucketCommand, PutBucketCorsCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DOWNLOAD_CORS_RULE } from '#lib/storage/pdfs.ts';
 import { ENTITY_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
 
 export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
@@ -62,4 +63,19 @@ export async function ensureBucket(client: S3Client, bucketName: string): Promis
       if (error.name !== 'BucketAlreadyOwnedByYou' && error.name !== 'BucketAlreadyExists') throw error;
     });
   }
+  // As the CDK stack configures the bucket (cdk/constructs/storage.ts).
+  await client.send(
+    new PutBucketCorsCommand({
+      Bucket: bucketName,
+      CORSConfiguration: {
+        CORSRules: [
+          {
+            AllowedMethods: [...DOWNLOAD_CORS_RULE.allowedMethods],
+            AllowedOrigins: [...DOWNLOAD_CORS_RULE.allowedOrigins],
+            MaxAgeSeconds: DOWNLOAD_CORS_RULE.maxAgeSeconds,
+          },
+        ],
+      },
+    }),
+  );
 }

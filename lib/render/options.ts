@@ -22,7 +22,7 @@ export const PAPER_FORMATS = {
   Tabloid: { width: 11, height: 17 },
 } as const;
 export type PaperFormat = keyof typeof PAPER_FORMATS;
-const FORMAT_NAMES = ['A4', 'A3', 'A5', 'Letter', 'Legal', 'Tabloid'] as const satisfies readonly PaperFormat[];
+export const FORMAT_NAMES = ['A4', 'A3', 'A5', 'Letter', 'Legal', 'Tabloid'] as const satisfies readonly PaperFormat[];
 
 export const WAIT_FOR = ['load', 'domcontentloaded', 'networkidle0', 'networkidle2'] as const;
 export type WaitFor = (typeof WAIT_FOR)[number];

@@ -1,11 +1,196 @@
 /**
- * The developer surface's pages and assets: the API reference (`GET /docs`), the playground
- * (`GET /`) and the files they load (`GET /assets/{name}`).
+ * The developer surface's pages and assets: the API reference (`GET /docs`, Redoc rendering
+ * `/v1/openapi.json`), the playground (`GET /`) and the files they load (`GET /assets/{name}`).
+ *
+ * Nothing is loaded from anywhere else: no CDN, no web fonts, no inline script. Each page carries a
+ * Content-Security-Policy that allows exactly what it needs, so a customer's network policy and our
+ * own are both satisfied, and a script injected into a page would have nowhere to send a key.
  */
+import { readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { notFound } from '#lib/api/errors.ts';
+import { publicBaseUrl } from '#lib/api/http.ts';
+import { pdfStore } from '#lib/aws/stores.ts';
+import { downloadOrigin } from '#lib/storage/pdfs.ts';
+import { SITE_ASSETS, SITE_ASSETS_DIR, type SiteAssetName } from './assets.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/**
+ * Where an asset's bytes are: beside the bundle in Lambda (copied there at synth time, see
+ * cdk/constructs/service-function.ts), else at its source in the checkout.
+ */
+async function readAsset(name: SiteAssetName): Promise<Buffer> {
+  try {
+    return await readFile(join(here, SITE_ASSETS_DIR, name));
+  } catch {
+    return readFile(join(here, '..', '..', SITE_ASSETS[name].source));
+  }
+}
+
+const cache = new Map<SiteAssetName, Buffer>();
+
+const COMMON_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+};
+
+function csp(directives: Record<string, string>): string {
+  const policy = {
+    'default-src': "'none'",
+    'base-uri': "'self'",
+    'form-action': "'none'",
+    'frame-ancestors': "'none'",
+    ...directives,
+  };
+  return Object.entries(policy)
+    .map(([name, value]) => `${name} ${value}`)
+    .join('; ');
+}
+
+const escapeAttribute = (value: string) => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+function page(html: string, policy: string): APIGatewayProxyResult {
+  return {
+    statusCode: 200,
+    headers: { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-cache', 'Content-Security-Policy': policy, ...COMMON_HEADERS },
+    body: html,
+  };
+}
+
+/**
+ * The page's base is the API's public address, so that its relative URLs (assets, the document,
+ * the API itself) work at the root of a local stack and under an API Gateway stage (`/prod`) alike.
+ */
+function docsPage(baseUrl: string): APIGatewayProxyResult {
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<base href="${escapeAttribute(baseUrl)}/">
+<title>PDF API reference</title>
+<link rel="stylesheet" href="assets/docs.css">
+</head>
+<body>
+<div id="redoc" data-spec-url="v1/openapi.json"></div>
+<script src="assets/redoc.standalone.js"></script>
+<script src="assets/docs.js"></script>
+</body>
+</html>`;
+  // Redoc styles itself with styled-components (style elements it writes at run time, hence
+  // 'unsafe-inline' for styles only) and runs its search index in a worker made from a blob: URL.
+  // Its sidebar credits Redocly with a logo from cdn.redoc.ly, always: img-src stops that request
+  // before it leaves (Redoc then hides the image), as test/integration/site.test.ts checks.
+  return page(
+    html,
+    csp({
+      'script-src': "'self'",
+      'style-src': "'self' 'unsafe-inline'",
+      'img-src': "'self' data:",
+      'font-src': "'self'",
+      'connect-src': "'self'",
+      'worker-src': 'blob:',
+    }),
+  );
+}
+
+async function playgroundPage(baseUrl: string): Promise<APIGatewayProxyResult> {
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<base href="${escapeAttribute(baseUrl)}/">
+<title>PDF API playground</title>
+<link rel="stylesheet" href="assets/playground.css">
+<script type="module" src="assets/playground.js"></script>
+</head>
+<body>
+<header>
+  <h1>PDF API playground</h1>
+  <nav><a href="docs">API reference</a> · <a href="v1/openapi.json">OpenAPI document</a></nav>
+</header>
+<main>
+  <section class="key">
+    <label for="api-key">API key</label>
+    <input id="api-key" type="password" autocomplete="off" spellcheck="false" placeholder="pdfk_…">
+    <small>Kept in this tab only (sessionStorage), sent as <code>Authorization: Bearer</code>.</small>
+  </section>
+  <div class="tabs" role="tablist">
+    <button type="button" role="tab" id="tab-single" aria-selected="true" aria-controls="single">One PDF</button>
+    <button type="button" role="tab" id="tab-batch" aria-selected="false" aria-controls="batch">Batch</button>
+  </div>
+  <section id="single" role="tabpanel" aria-labelledby="tab-single">
+    <fieldset class="source">
+      <legend>Source</legend>
+      <label><input type="radio" name="source" value="html" checked> HTML</label>
+      <label><input type="radio" name="source" value="url"> URL</label>
+      <textarea id="html" rows="10" spellcheck="false"></textarea>
+      <input id="url" type="url" placeholder="https://example.com/report" hidden>
+    </fieldset>
+    <details id="options-panel" open>
+      <summary>Options</summary>
+      <div id="options" class="options"><p class="loading">Loading the options from the OpenAPI document…</p></div>
+    </details>
+    <button type="button" id="generate" class="primary">Generate</button>
+    <div id="single-result" class="result" aria-live="polite"></div>
+    <iframe id="preview" title="PDF preview" hidden></iframe>
+  </section>
+  <section id="batch" role="tabpanel" aria-labelledby="tab-batch" hidden>
+    <p>One document per item; each item's options are the options above.</p>
+    <div id="items"></div>
+    <button type="button" id="add-item">Add an item</button>
+    <label><input type="checkbox" id="merge"> Also merge them into one PDF</label>
+    <button type="button" id="run-batch" class="primary">Generate the batch</button>
+    <div id="batch-result" class="result" aria-live="polite"></div>
+  </section>
+</main>
+</body>
+</html>`;
+  // The PDF is fetched through its download link, which redirects to the storage's presigned URL:
+  // that origin, and nothing else beyond our own, may be read; the preview is a blob: of those bytes.
+  const storage = await downloadOrigin(pdfStore());
+  return page(
+    html,
+    csp({
+      'script-src': "'self'",
+      'style-src': "'self'",
+      'img-src': "'self' data:",
+      'connect-src': `'self' ${storage}`,
+      'frame-src': 'blob:',
+    }),
+  );
+}
+
+async function asset(name: string): Promise<APIGatewayProxyResult> {
+  if (!Object.hasOwn(SITE_ASSETS, name)) throw notFound(`No asset named ${JSON.stringify(name.slice(0, 100))}.`);
+  const known = name as SiteAssetName;
+  let bytes = cache.get(known);
+  if (!bytes) {
+    bytes = await readAsset(known);
+    cache.set(known, bytes);
+  }
+  return {
+    statusCode: 200,
+    headers: { 'Content-Type': SITE_ASSETS[known].type, 'Cache-Control': 'public, max-age=300', ...COMMON_HEADERS },
+    body: bytes.toString('utf8'),
+  };
+}
 
 /** The page or asset a request to the site function asks for. */
 export async function sitePage(event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
-  throw notFound(`No page at ${event.path}.`);
+  switch (event.resource) {
+    case '/docs':
+      return docsPage(publicBaseUrl(event));
+    case '/':
+      return playgroundPage(publicBaseUrl(event));
+    case '/assets/{name}':
+      return asset(event.pathParameters?.name ?? '');
+    default:
+      throw notFound(`No page at ${event.path}.`);
+  }
 }

@@ -227,6 +227,22 @@ export async function countRecordsOf(
   return count;
 }
 
+/**
+ * Where presigned download URLs point (scheme, host and port), for a page's Content-Security-Policy:
+ * a URL presigned for a key that need not exist, signed locally, never sent.
+ */
+export async function downloadOrigin(store: Pick<PdfStore, 's3' | 'bucketName'>): Promise<string> {
+  return new URL(await getSignedUrl(store.s3, new GetObjectCommand({ Bucket: store.bucketName, Key: 'origin' }), { expiresIn: 60 })).origin;
+}
+
+/**
+ * CORS on the bucket, so a web page (the playground) can read a PDF it has a presigned URL for:
+ * GET only, from any origin, never with credentials. A presigned URL already lets whoever holds it
+ * fetch the file for a minute; CORS only lets a browser page read what it could download anyway.
+ * The CDK stack and the local stack both apply this one rule.
+ */
+export const DOWNLOAD_CORS_RULE = { allowedMethods: ['GET'], allowedOrigins: ['*'], maxAgeSeconds: 3600 } as const;
+
 /** A short-lived S3 URL for the object, for the download link's redirect. */
 export function presignPdfDownload(store: PdfStore, record: PdfRecord, ttlSeconds: number): Promise<string> {
   return getSignedUrl(store.s3, new GetObjectCommand({ Bucket: store.bucketName, Key: record.objectKey }), {

@@ -5,7 +5,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { RETENTION_DAYS, TIERS } from '#lib/accounts/tiers.ts';
-import { retentionPrefix } from '#lib/storage/pdfs.ts';
+import { DOWNLOAD_CORS_RULE, retentionPrefix } from '#lib/storage/pdfs.ts';
 import { ENTITY_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
 import { resourcesOfType, synthStack, type CfnResource, type SynthesizedStack } from './stack-fixture.ts';
 
@@ -115,6 +115,12 @@ describe('PDF bucket', () => {
       Status: 'Enabled',
     });
     expect(rules).toHaveLength(RETENTION_DAYS.length + 1);
+  });
+
+  test('lets a web page read a PDF through its presigned URL (GET only, no credentials), as the local stack does', () => {
+    expect(bucket.Properties?.CorsConfiguration).toEqual({
+      CorsRules: [{ AllowedMethods: ['GET'], AllowedOrigins: ['*'], MaxAge: DOWNLOAD_CORS_RULE.maxAgeSeconds }],
+    });
   });
 
   test('logs every access to a private, expiring log bucket', () => {

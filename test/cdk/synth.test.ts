@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
 import { bundledFontFiles, FONT_BUNDLE_PATHS } from '#lib/render/fonts.ts';
+import { SITE_ASSETS, SITE_ASSETS_DIR } from '#lib/site/assets.ts';
 import { CREATE_REQUIRE_BANNER, functionId } from '../../cdk/constructs/service-function.ts';
 import { PROJECT_ROOT, STACK_NAME } from '../../cdk/stack.ts';
 
@@ -124,6 +125,41 @@ describe('npx cdk synth', () => {
       "console.log(q.callMain(['--version']));";
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: join(layerDir(), 'nodejs') });
     expect(stdout).toMatch(/version 12\.\d+\.\d+[\s\S]*\n0\s*$/);
+  });
+
+  test('the site function carries its pages’ files and serves them from its own asset, outside the checkout', async () => {
+    // Prepare: a copy of the asset alone (no lib/, no node_modules), as Lambda's /var/task.
+    const task = mkdtempSync(join(tmpdir(), 'pdf-api-site-'));
+    try {
+      cpSync(assetDir(functionId('site')), task, { recursive: true });
+      for (const name of Object.keys(SITE_ASSETS)) expect(existsSync(join(task, SITE_ASSETS_DIR, name)), name).toBe(true);
+      const event = (path: string, resource: string, name?: string) =>
+        JSON.stringify({ httpMethod: 'GET', path, resource, headers: { Host: 'x.execute-api.us-east-1.amazonaws.com' }, pathParameters: name ? { name } : null, requestContext: { stage: 'prod', domainName: 'x.execute-api.us-east-1.amazonaws.com' } });
+      const script = [
+        "const { handler } = await import('./index.mjs');",
+        "const context = { awsRequestId: 'r', functionName: 'site', getRemainingTimeInMillis: () => 3000 };",
+        `const docs = await handler(${event('/docs', '/docs')}, context);`,
+        `const redoc = await handler(${event('/assets/redoc.standalone.js', '/assets/{name}', 'redoc.standalone.js')}, context);`,
+        `const document = await handler(${event('/v1/openapi.json', '/v1/openapi.json')}, context);`,
+        'console.log(JSON.stringify({ docs: docs.statusCode, base: /<base href="([^"]+)"/.exec(docs.body)?.[1], redoc: [redoc.statusCode, redoc.body.length], servers: JSON.parse(document.body).servers }));',
+      ].join('\n');
+
+      // Act
+      const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+        cwd: task,
+        env: { PATH: process.env.PATH, AWS_REGION: 'us-east-1', POWERTOOLS_LOG_LEVEL: 'CRITICAL', POWERTOOLS_METRICS_DISABLED: 'true' },
+      });
+
+      // Assess: the page names the stage's base, and the 1 MB Redoc comes from the asset itself.
+      const served = JSON.parse(stdout.trim().split('\n').at(-1) as string);
+      expect(served.docs).toBe(200);
+      expect(served.base).toBe('https://x.execute-api.us-east-1.amazonaws.com/prod/');
+      expect(served.redoc[0]).toBe(200);
+      expect(served.redoc[1]).toBeGreaterThan(500_000);
+      expect(served.servers).toEqual([{ url: 'https://x.execute-api.us-east-1.amazonaws.com/prod' }]);
+    } finally {
+      rmSync(task, { recursive: true, force: true });
+    }
   });
 
   test('every bundle loads as Lambda loads it: Chromium functions with the layer on their module path', async () => {

@@ -1,0 +1,18 @@
+/**
+ * The files the docs page and the playground load: an allow-list by name (nothing else under
+ * `/assets/` is served, whatever the path says), with where each comes from in the checkout.
+ * The CDK stack copies them beside the site function's bundle (cdk/constructs/service-function.ts).
+ */
+export const SITE_ASSETS = {
+  // Redoc's self-contained browser build (React and all): no request leaves for a CDN.
+  'redoc.standalone.js': { source: 'node_modules/redoc/bundles/redoc.standalone.js', type: 'text/javascript; charset=utf-8' },
+  'docs.js': { source: 'lib/site/assets/docs.js', type: 'text/javascript; charset=utf-8' },
+  'docs.css': { source: 'lib/site/assets/docs.css', type: 'text/css; charset=utf-8' },
+  'playground.js': { source: 'lib/site/assets/playground.js', type: 'text/javascript; charset=utf-8' },
+  'playground.css': { source: 'lib/site/assets/playground.css', type: 'text/css; charset=utf-8' },
+} as const;
+
+export type SiteAssetName = keyof typeof SITE_ASSETS;
+
+/** The folder beside the site function's bundle that holds the assets in Lambda. */
+export const SITE_ASSETS_DIR = 'site-assets';

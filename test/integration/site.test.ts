@@ -1,0 +1,231 @@
+/**
+ * The docs page and the playground, as a developer meets them: in a real Chromium (a browser of the
+ * test's own, not the service's), against the local stack, clicking through. Every request the
+ * pages make is watched: none may leave for a third-party origin, and the CSP must not have to
+ * refuse anything the page itself does.
+ */
+import chromium from '@sparticuz/chromium';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { apiUrl, createKey, download, request, type TestKey } from '../support/api.ts';
+import { POINTS_PER_INCH, readPdf } from '../support/pdf.ts';
+
+let browser: Browser;
+let key: TestKey;
+
+beforeAll(async () => {
+  chromium.setGraphicsMode = false;
+  browser = await puppeteer.launch({
+    executablePath: process.env.CHROME_PATH || (await chromium.executablePath()),
+    headless: 'shell',
+    args: ['--no-sandbox'],
+  });
+  key = await createKey('pro');
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+interface Visit {
+  readonly page: Page;
+  /** Every URL the page's requests went to (not those the page's CSP stopped before they left). */
+  readonly requested: string[];
+  /** What the page's CSP stopped. */
+  readonly blocked: string[];
+  /** Console errors and CSP reports. */
+  readonly problems: string[];
+}
+
+async function visit(path: string): Promise<Visit> {
+  const page = await browser.newPage();
+  const requested: string[] = [];
+  const blocked: string[] = [];
+  const problems: string[] = [];
+  const client = await page.createCDPSession();
+  await client.send('Network.enable');
+  const urls = new Map<string, string>();
+  client.on('Network.requestWillBeSent', (event) => urls.set(event.requestId, event.request.url));
+  client.on('Network.responseReceived', (event) => requested.push(event.response.url));
+  client.on('Network.loadingFailed', (event) => {
+    const url = urls.get(event.requestId) ?? '?';
+    if (event.blockedReason === 'csp') blocked.push(url);
+    else requested.push(url);
+  });
+  page.on('console', (message) => {
+    // A CSP refusal is reported on its own (blocked); anything else is a problem.
+    if (message.type() === 'error' && !/Content Security Policy/.test(message.text())) problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(String(error)));
+  await page.goto(apiUrl + path, { waitUntil: 'networkidle0' });
+  return { page, requested, blocked, problems };
+}
+
+/** The origins a page may reach: the API's own, the storage's (the PDF's bytes), and its own blob:/data: URLs. */
+async function foreignRequests(requested: readonly string[]): Promise<string[]> {
+  const storage = new URL((await request('GET', '/')).headers.get('content-security-policy')!.match(/connect-src 'self' ([^;\s]+)/)![1]!).origin;
+  const allowed = new Set([new URL(apiUrl).origin, storage]);
+  return requested.filter((url) => !/^(blob|data):/.test(url) && !allowed.has(URL.parse(url)?.origin ?? url));
+}
+
+describe('GET /docs', () => {
+  test('renders the API reference from the OpenAPI document, with nothing from anywhere else', async () => {
+    const { page, requested, blocked, problems } = await visit('/docs');
+    try {
+      await page.waitForFunction(() => document.body.innerText.includes('Generate one PDF'), { timeout: 30_000 });
+      const text = await page.evaluate(() => document.body.innerText);
+      expect(text).toContain('PDF API');
+      expect(text).toContain('/v1/pdf/generate');
+      expect(text).toContain('page_ranges');
+      expect(requested).toContain(`${apiUrl}/v1/openapi.json`);
+      expect(await foreignRequests(requested)).toEqual([]);
+      // Redoc's sidebar credits Redocly with a logo from its CDN, unconditionally: the CSP stops it
+      // before it leaves (and Redoc hides the broken image). Nothing else is refused.
+      expect(blocked).toEqual(['https://cdn.redoc.ly/redoc/logo-mini.svg']);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('is served with a strict Content-Security-Policy and no key', async () => {
+    const response = await request('GET', '/docs');
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/html/);
+    const policy = response.headers.get('content-security-policy') ?? '';
+    expect(policy).toContain("default-src 'none'");
+    expect(policy).toContain("script-src 'self'");
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(policy).not.toMatch(/script-src[^;]*unsafe/);
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+});
+
+describe('GET / (the playground)', () => {
+  test('generates a PDF with the options picked, shows its link, its record and the PDF itself', async () => {
+    const { page, requested, blocked, problems } = await visit('/');
+    try {
+      // Act: a key, HTML, two options from the generated form, Generate.
+      await page.type('#api-key', key.apiKey);
+      await page.waitForSelector('#opt-format');
+      await page.$eval('#html', (area) => {
+        (area as HTMLTextAreaElement).value = '<h1>Hello playground</h1>';
+      });
+      await page.select('#opt-format', JSON.stringify('Letter'));
+      await page.select('#opt-orientation', JSON.stringify('landscape'));
+      await page.click('#generate');
+      await page.waitForSelector('#download-link', { timeout: 30_000 });
+      await page.waitForFunction(() => (document.getElementById('preview') as HTMLIFrameElement).src.startsWith('blob:'), { timeout: 30_000 });
+
+      // Assess: the link downloads the PDF asked for; the preview holds the same bytes.
+      const href = await page.$eval('#download-link', (a) => (a as HTMLAnchorElement).href);
+      const pages = await page.$eval('[data-field=pages] td:last-child', (cell) => cell.textContent);
+      expect(pages).toBe('1');
+      const pdf = await readPdf(await download(href));
+      expect(pdf.pages[0]!.text).toContain('Hello playground');
+      expect(pdf.pages[0]!.width / POINTS_PER_INCH).toBeCloseTo(11, 1);
+      expect(pdf.pages[0]!.height / POINTS_PER_INCH).toBeCloseTo(8.5, 1);
+      // The playground's CSP lets it read nothing but the API and the storage, so the preview's blob:
+      // is read from another page of the same origin (blob: URLs belong to the origin).
+      const previewUrl = await page.$eval('#preview', (frame) => (frame as HTMLIFrameElement).src);
+      const reader = await browser.newPage();
+      await reader.goto(`${apiUrl}/v1/openapi.json`);
+      const preview = await reader.evaluate(async (url) => {
+        const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
+        return { head: String.fromCharCode(...bytes.slice(0, 5)), size: bytes.length };
+      }, previewUrl);
+      await reader.close();
+      expect(preview.head).toBe('%PDF-');
+      expect(preview.size).toBe(Number(await page.$eval('[data-field=size] td:last-child', (cell) => cell.textContent)));
+      expect(await foreignRequests(requested)).toEqual([]);
+      expect(blocked).toEqual([]);
+      expect(problems).toEqual([]);
+      // The key never travels in a URL.
+      expect(requested.filter((url) => url.includes(key.apiKey))).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('offers every option of the OpenAPI document', async () => {
+    const { page } = await visit('/');
+    try {
+      await page.waitForSelector('#opt-format');
+      const controls = await page.$$eval('[id^=opt-]', (elements) => elements.map((element) => element.id.slice(4)));
+      const document = (await request('GET', '/v1/openapi.json')).body;
+      expect(controls.sort()).toEqual(Object.keys(document.components.schemas.DocumentOptions.properties).sort());
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('a batch shows one result per item, in order: a PDF for good HTML, INVALID_HTML for broken', async () => {
+    const { page, problems } = await visit('/');
+    try {
+      await page.type('#api-key', key.apiKey);
+      await page.click('#tab-batch');
+      await page.$$eval('#items textarea', (areas) => {
+        (areas[0] as HTMLTextAreaElement).value = '<h1>Good item</h1>';
+        (areas[1] as HTMLTextAreaElement).value = '<div';
+      });
+      await page.click('#run-batch');
+      await page.waitForSelector('#batch-result table.items', { timeout: 30_000 });
+      const rows = await page.$$eval('#batch-result tr', (trs) => trs.map((tr) => ({ success: tr.dataset.success, code: tr.dataset.code ?? null })));
+      expect(rows).toEqual([
+        { success: 'true', code: null },
+        { success: 'false', code: 'INVALID_HTML' },
+      ]);
+      expect(await page.$eval('#batch-result .summary', (p) => p.textContent)).toMatch(/^1 of 2 succeeded, 1 failed/);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('an API error is shown with its code and message', async () => {
+    const { page } = await visit('/');
+    try {
+      await page.type('#api-key', 'pdfk_not_a_real_key_000000000000000000');
+      await page.click('#generate');
+      await page.waitForSelector('#single-result .error', { timeout: 30_000 });
+      expect(await page.$eval('#single-result .error', (box) => (box as HTMLElement).dataset.code)).toBe('unauthorized');
+      expect(await page.$eval('#single-result .error', (box) => box.textContent)).toMatch(/401 unauthorized: Invalid or missing API key/);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('is served with a strict CSP: scripts and styles from itself, reads from itself and the storage only', async () => {
+    const response = await request('GET', '/');
+    expect(response.status).toBe(200);
+    const policy = response.headers.get('content-security-policy') ?? '';
+    expect(policy).toContain("default-src 'none'");
+    expect(policy).toContain("script-src 'self'");
+    expect(policy).toContain("style-src 'self'");
+    expect(policy).not.toContain('unsafe');
+    expect(policy).toMatch(/connect-src 'self' http:\/\/127\.0\.0\.1:\d+(;|$)/);
+    expect(policy).toContain('frame-src blob:');
+  });
+});
+
+describe('GET /assets/{name}', () => {
+  test('serves the allow-listed files with their types', async () => {
+    const script = await request('GET', '/assets/playground.js');
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
+    const redoc = await request('GET', '/assets/redoc.standalone.js');
+    expect(redoc.status).toBe(200);
+    expect(redoc.text.length).toBeGreaterThan(500_000);
+    expect((await request('GET', '/assets/playground.css')).headers.get('content-type')).toMatch(/^text\/css/);
+  });
+
+  test.each(['..%2Fpackage.json', '%2E%2E%2F%2E%2E%2Fpackage.json', 'pages.ts', 'assets.ts', 'nope.js', 'constructor', '__proto__'])(
+    'answers 404 for %s, in the error shape',
+    async (name) => {
+      const response = await request('GET', `/assets/${name}`);
+      expect(response.status).toBe(404);
+      expect(response.body.error.code).toBe('not_found');
+      expect(response.text).not.toContain('"dependencies"');
+    },
+  );
+});
