@@ -173,7 +173,7 @@ describe('POST /v1/pdf/generate refusals', () => {
     it.each([
       ['GET', '/v1/nothing-here'],
       ['POST', '/v1/pdfs/generate'],
-      ['GET', '/'],
+      ['GET', '/v1'],
       ['POST', '/v2/pdf/generate'],
     ])('%s %s, an unknown route, is 404 not_found', async (method, path) => {
       // Act
