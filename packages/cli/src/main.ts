@@ -1,0 +1,441 @@
+#!/usr/bin/env node
+/**
+ * pdfapi: the PDF API from the command line (`npx pdfapi --help` in the checkout after `npm ci`).
+ *
+ * A thin shell over the typed client: the key comes from PDFAPI_KEY (or --api-key), the service from
+ * PDFAPI_URL (or --base-url, default the local stack). Every document option is a flag, built from
+ * the OpenAPI document's DocumentOptions, so a new option needs no change here. Errors print the
+ * API's code and message and exit 1; a command line that makes no sense exits 2.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, extname, join } from 'node:path';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Presets, SingleBar } from 'cli-progress';
+import { createPdfApiClient, PdfApiError, type BatchItem, type DocumentOptions, type PdfApiClient, type PdfRecord } from '@pdf-api/client';
+import apiDocument from '@pdf-api/client/openapi.json' with { type: 'json' };
+import cliPackage from '../package.json' with { type: 'json' };
+
+const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
+
+/** A command line that cannot run as given: exit 2, like commander's own usage errors. */
+class UsageError extends Error {}
+
+// ---------------------------------------------------------------------------------------------
+// Document options as flags, from the OpenAPI document
+
+interface JsonSchema {
+  readonly type?: string;
+  readonly enum?: readonly string[];
+  readonly description?: string;
+  readonly default?: unknown;
+}
+
+const OPTION_SCHEMAS = apiDocument.components.schemas.DocumentOptions.properties as Record<string, JsonSchema>;
+
+/** The CLI's own flags; a document option by one of these names would be unreachable. */
+const OWN_FLAGS = ['url', 'output', 'json', 'progress', 'merge', 'api-key', 'base-url', 'limit', 'cursor'];
+
+/** `@path` reads the value from a file, as curl does: templates and JSON options are easier kept in files. */
+function fromFileIfAt(value: string): string {
+  if (!value.startsWith('@')) return value;
+  try {
+    // Sync on purpose: commander's argument parsers are synchronous.
+    return readFileSync(value.slice(1), 'utf8');
+  } catch (error) {
+    throw new InvalidArgumentError(`cannot read ${value.slice(1)}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+}
+
+/** How a flag's text becomes the option's JSON value; the API validates it and explains a bad one. */
+function parserFor(schema: JsonSchema): (raw: string) => unknown {
+  switch (schema.type) {
+    case 'number':
+    case 'integer':
+      // Not a number: sent as given, so the API's message names the option and the range.
+      return (raw) => (raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : raw);
+    case 'string':
+      return fromFileIfAt;
+    default:
+      // Objects, arrays and either-or options (margin: a length or an object): JSON when it looks like it.
+      return (raw) => {
+        const text = fromFileIfAt(raw).trim();
+        if (!/^[[{]/.test(text)) return text;
+        try {
+          return JSON.parse(text) as unknown;
+        } catch (error) {
+          throw new InvalidArgumentError(`not JSON: ${(error as Error).message}`);
+        }
+      };
+  }
+}
+
+function summary(schema: JsonSchema): string {
+  const first = (schema.description ?? '').split(/(?<=\.)\s/)[0] ?? '';
+  const values = schema.enum ? ` (${schema.enum.join('|')})` : '';
+  const byDefault = schema.default === undefined ? '' : ` [default: ${JSON.stringify(schema.default)}]`;
+  return `${first}${values}${byDefault}`;
+}
+
+interface DocumentFlag {
+  readonly name: string;
+  readonly options: readonly Option[];
+}
+
+/** One flag per option (`print_background` → `--print-background` and `--no-print-background`). */
+function documentFlags(): readonly DocumentFlag[] {
+  return Object.entries(OPTION_SCHEMAS).map(([name, schema]) => {
+    const flag = name.replaceAll('_', '-');
+    if (OWN_FLAGS.includes(flag)) throw new Error(`document option ${name} collides with a pdfapi flag`);
+    if (schema.type === 'boolean') {
+      // Both spellings are accepted; help shows the one that changes the default.
+      const on = new Option(`--${flag}`, `${summary({ ...schema, default: undefined })} [default: off]`);
+      const off = new Option(`--no-${flag}`, `turn off: ${summary({ ...schema, default: undefined })} [default: on]`);
+      (schema.default === true ? on : off).hideHelp();
+      return { name, options: [on, off] };
+    }
+    const placeholder = schema.type === 'number' || schema.type === 'integer' ? 'n' : schema.type === 'string' ? 'value' : 'json';
+    return { name, options: [new Option(`--${flag} <${placeholder}>`, summary(schema)).argParser(parserFor(schema))] };
+  });
+}
+
+const DOCUMENT_FLAGS = documentFlags();
+
+function withDocumentFlags(command: Command): Command {
+  for (const { options } of DOCUMENT_FLAGS) for (const option of options) command.addOption(option);
+  return command;
+}
+
+/** The document options the command line gave, in the API's names; absent flags are left to the API's defaults. */
+function documentOptions(command: Command): DocumentOptions {
+  const values = command.opts();
+  const options: Record<string, unknown> = {};
+  for (const { name, options: [option] } of DOCUMENT_FLAGS) {
+    const value = values[option!.attributeName()];
+    if (value !== undefined) options[name] = value;
+  }
+  return options as DocumentOptions;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+function humanSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function printTable(rows: readonly (readonly string[])[]): void {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  for (const row of rows) console.log(row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '));
+}
+
+function printRecord(record: PdfRecord): void {
+  printTable([
+    ['id', record.id],
+    ['pages', String(record.pages)],
+    ['size', `${humanSize(record.size)} (${record.size} bytes)`],
+    ['format', record.format],
+    ['filename', record.filename],
+    ['generated in', `${record.generation_time_ms} ms`],
+    ['created', record.created_at],
+    ['expires', record.expires_at],
+    ['url', record.url],
+  ]);
+}
+
+function printJson(value: unknown): void {
+  console.log(JSON.stringify(value, null, 2));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+
+function client(command: Command, { keyed = true } = {}): PdfApiClient {
+  const { apiKey, baseUrl } = command.optsWithGlobals<{ apiKey?: string; baseUrl: string }>();
+  if (keyed && !apiKey) throw new UsageError('no API key: set PDFAPI_KEY or pass --api-key (npm run keys -- create makes one)');
+  return createPdfApiClient({ baseUrl, apiKey });
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Writes the PDF to a file, or to stdout for `-`. */
+async function save(bytes: Uint8Array, output: string): Promise<void> {
+  if (output === '-') {
+    await new Promise<void>((resolve, reject) => process.stdout.write(bytes, (error) => (error ? reject(error) : resolve())));
+    return;
+  }
+  await writeFile(output, bytes);
+}
+
+async function generate(file: string | undefined, flags: { url?: string; output?: string; json?: boolean }, command: Command): Promise<void> {
+  if (file !== undefined && flags.url !== undefined) throw new UsageError('give an HTML file or --url, not both');
+  let source: { html: string } | { url: string };
+  if (flags.url !== undefined) source = { url: flags.url };
+  else if (file !== undefined && file !== '-') source = { html: await readFile(file, 'utf8') };
+  else if (file === '-' || !process.stdin.isTTY) source = { html: await readStdin() };
+  else throw new UsageError('give an HTML file, - to read standard input, or --url');
+
+  const api = client(command);
+  const record = await api.generate({ ...source, ...documentOptions(command) });
+  if (flags.output !== undefined) await save(await api.download(record), flags.output);
+  // With the PDF on stdout, the record goes to stderr so a pipe gets the file alone.
+  const log = flags.output === '-' ? console.error : console.log;
+  if (flags.json) log(JSON.stringify(record, null, 2));
+  else if (flags.output === '-') log(`${record.id}: ${record.pages} ${record.pages === 1 ? 'page' : 'pages'}, ${humanSize(record.size)}`);
+  else {
+    printRecord(record);
+    if (flags.output !== undefined) console.log(`saved ${flags.output}`);
+  }
+}
+
+interface BatchFileResult {
+  readonly file: string;
+  readonly ok: boolean;
+  readonly output?: string;
+  readonly pdf_id?: string;
+  readonly pages?: number;
+  readonly size_bytes?: number;
+  readonly error?: { readonly code: string; readonly message: string };
+}
+
+const RETRIES_WHEN_BUSY = 3;
+
+/** A batch request, retried after the wait the API asks for when rate-limited or busy. */
+async function batchWithRetry(api: PdfApiClient, pdfs: BatchItem[], merge: boolean, onWait: (seconds: number) => void) {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await api.batch({ pdfs, merge });
+    } catch (error) {
+      const wait = error instanceof PdfApiError ? Number(error.details.retry_after) : Number.NaN;
+      const retryable = error instanceof PdfApiError && (error.code === 'rate_limit_exceeded' || error.code === 'service_busy');
+      if (!retryable || !Number.isFinite(wait) || attempt === RETRIES_WHEN_BUSY) throw error;
+      onWait(wait);
+      await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    }
+  }
+}
+
+/** Runs `work` over `items` with at most `limit` at a time. */
+async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+const DOWNLOADS_AT_ONCE = 8;
+
+async function batch(dir: string, flags: { output: string; merge?: boolean; json?: boolean; progress?: boolean }, command: Command): Promise<void> {
+  const names = (await readdir(dir, { withFileTypes: true }))
+    .filter((entry) => entry.isFile() && /\.html?$/i.test(entry.name))
+    .map((entry) => entry.name)
+    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+  if (names.length === 0) throw new UsageError(`no .html files in ${dir}`);
+
+  const api = client(command);
+  const { max_batch_size: size } = await api.usage();
+  if (flags.merge && names.length > size) throw new UsageError(`--merge joins one batch: at most ${size} files for this key, ${dir} has ${names.length}`);
+  await mkdir(flags.output, { recursive: true });
+
+  const options = documentOptions(command);
+  const showProgress = flags.progress ?? process.stderr.isTTY;
+  const bar = new SingleBar(
+    { format: 'pdfapi batch {bar} {value}/{total} PDFs | {stage} | {duration_formatted}', hideCursor: true, noTTYOutput: showProgress, stream: process.stderr, notTTYSchedule: 1000 },
+    Presets.shades_classic,
+  );
+  if (showProgress) bar.start(names.length, 0, { stage: 'rendering' });
+  const results: BatchFileResult[] = [];
+  let merged: PdfRecord | null | undefined;
+  try {
+    for (let start = 0; start < names.length; start += size) {
+      const chunk = names.slice(start, start + size);
+      bar.update({ stage: `rendering ${start + 1}-${start + chunk.length}` });
+      const pdfs = await Promise.all(
+        chunk.map(async (name): Promise<BatchItem> => ({
+          html: await readFile(join(dir, name), 'utf8'),
+          // Each PDF downloads under its source's name unless --filename says otherwise.
+          options: { filename: `${basename(name, extname(name))}.pdf`, ...options },
+          metadata: { filename: name },
+        })),
+      );
+      let answer;
+      try {
+        answer = await batchWithRetry(api, pdfs, flags.merge === true, (seconds) => bar.update({ stage: `waiting ${seconds}s (busy)` }));
+      } catch (error) {
+        // The whole request was refused (quota, key, overload): this chunk and the rest produced nothing.
+        if (!(error instanceof PdfApiError)) throw error;
+        for (const file of names.slice(start)) results.push({ file, ok: false, error: { code: error.code, message: error.message } });
+        bar.update(names.length);
+        break;
+      }
+      merged = answer.merged;
+      bar.update({ stage: 'downloading' });
+      const chunkResults = new Array<BatchFileResult>(chunk.length);
+      await eachLimited([...answer.results.keys()], DOWNLOADS_AT_ONCE, async (index) => {
+        const file = chunk[index]!;
+        const result = answer.results[index]!;
+        if (result.success) {
+          const output = join(flags.output, `${basename(file, extname(file))}.pdf`);
+          try {
+            await writeFile(output, await api.download(result.download_url));
+            chunkResults[index] = { file, ok: true, output, pdf_id: result.pdf_id, pages: result.pages, size_bytes: result.size_bytes };
+          } catch (error) {
+            const code = error instanceof PdfApiError ? error.code : 'download_failed';
+            chunkResults[index] = { file, ok: false, pdf_id: result.pdf_id, error: { code, message: `made but not saved: ${(error as Error).message}` } };
+          }
+        } else {
+          chunkResults[index] = { file, ok: false, error: result.error };
+        }
+        bar.increment();
+      });
+      results.push(...chunkResults);
+    }
+    bar.update({ stage: 'done' });
+  } finally {
+    bar.stop();
+  }
+  if (merged) await writeFile(join(flags.output, 'merged.pdf'), await api.download(merged));
+
+  const failed = results.filter((result) => !result.ok).length;
+  if (flags.json) printJson({ results, merged: merged ?? null });
+  else {
+    printTable([
+      ['FILE', 'RESULT', 'PAGES', 'SIZE', 'PDF / ERROR'],
+      ...results.map((result) =>
+        result.ok
+          ? [result.file, 'ok', String(result.pages), humanSize(result.size_bytes!), `${result.output} (${result.pdf_id})`]
+          : [result.file, result.error!.code, '', '', result.error!.message],
+      ),
+    ]);
+    console.log(`${results.length - failed} of ${results.length} saved to ${flags.output}${merged ? `, joined in ${join(flags.output, 'merged.pdf')}` : ''}${failed ? `; ${failed} failed` : ''}`);
+  }
+  if (failed > 0) process.exitCode = 1;
+}
+
+async function usage(flags: { json?: boolean }, command: Command): Promise<void> {
+  const usage = await client(command).usage();
+  if (flags.json) return printJson(usage);
+  printTable([
+    ['tier', usage.tier],
+    ['PDFs this month', `${usage.quota_used} of ${usage.monthly_quota} (${usage.quota_remaining} left, resets ${usage.quota_reset_at})`],
+    ['rate limit', `${usage.rate_limit_per_minute} requests per minute`],
+    ['batch size', `at most ${usage.max_batch_size} PDFs`],
+    ['links valid', `${usage.link_validity_days} days`],
+  ]);
+}
+
+async function list(flags: { limit?: number; cursor?: string; json?: boolean }, command: Command): Promise<void> {
+  const page = await client(command).list({ limit: flags.limit, cursor: flags.cursor });
+  if (flags.json) return printJson(page);
+  if (page.data.length === 0) console.log('no PDFs');
+  else printTable([['ID', 'CREATED', 'PAGES', 'SIZE', 'EXPIRES', 'FILENAME'], ...page.data.map((pdf) => [pdf.id, pdf.created_at, String(pdf.pages), humanSize(pdf.size), pdf.expires_at, pdf.filename])]);
+  if (page.next_cursor) console.log(`more: pdfapi list --cursor ${page.next_cursor}`);
+}
+
+async function get(id: string, flags: { json?: boolean }, command: Command): Promise<void> {
+  const record = await client(command).get(id);
+  if (flags.json) printJson(record);
+  else printRecord(record);
+}
+
+async function download(id: string, flags: { output?: string }, command: Command): Promise<void> {
+  const api = client(command);
+  const record = await api.get(id);
+  const output = flags.output ?? record.filename;
+  await save(await api.download(record), output);
+  if (output !== '-') console.log(`saved ${output}`);
+}
+
+async function remove(ids: string[], _flags: unknown, command: Command): Promise<void> {
+  const api = client(command);
+  for (const id of ids) {
+    await api.delete(id);
+    console.log(`deleted ${id}`);
+  }
+}
+
+function program(): Command {
+  const positiveInt = (raw: string): number => {
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 1) throw new InvalidArgumentError('a whole number from 1');
+    return value;
+  };
+  const root = new Command('pdfapi')
+    .description(`HTML to PDF with the PDF API (${apiDocument.info.title} ${apiDocument.info.version}).`)
+    .version(cliPackage.version)
+    .addOption(new Option('--api-key <key>', 'your API key').env('PDFAPI_KEY'))
+    .addOption(new Option('--base-url <url>', 'where the API is').env('PDFAPI_URL').default(DEFAULT_BASE_URL))
+    .showHelpAfterError('(pdfapi --help for usage)')
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(text) });
+
+  withDocumentFlags(
+    root
+      .command('generate')
+      .description('Generate one PDF from an HTML file, standard input (- or a pipe) or --url. A value @path is read from the file.')
+      .argument('[file]', 'the HTML file; - for standard input')
+      .option('--url <url>', 'print this public URL instead')
+      .option('-o, --output <file>', 'download the PDF to this file (- for standard output)')
+      .option('--json', 'print the PDF record as JSON'),
+  ).action(generate);
+
+  withDocumentFlags(
+    root
+      .command('batch')
+      .description('Generate a PDF from every .html file in a directory, in batches as large as your key allows, and download them.')
+      .argument('<dir>', 'the directory of .html files')
+      .requiredOption('-o, --output <dir>', 'where the PDFs go (<name>.pdf for <name>.html)')
+      .option('--merge', 'also join them, in order, into merged.pdf')
+      .option('--progress', 'show a progress bar (the default on a terminal)')
+      .option('--no-progress', 'no progress bar')
+      .option('--json', 'print the results as JSON'),
+  ).action(batch);
+
+  root.command('usage').description('Your limits and this month’s usage.').option('--json', 'print as JSON').action(usage);
+  root
+    .command('list')
+    .description('Your PDFs that can still be downloaded, newest first.')
+    .option('--limit <n>', 'how many', positiveInt)
+    .option('--cursor <cursor>', 'the next page, as the previous page said')
+    .option('--json', 'print as JSON')
+    .action(list);
+  root.command('get').description('One PDF’s record.').argument('<id>', 'pdf_…').option('--json', 'print as JSON').action(get);
+  root.command('download').description('Download a PDF you made.').argument('<id>', 'pdf_…').option('-o, --output <file>', 'where to (default: its filename; - for standard output)').action(download);
+  root.command('delete').description('Delete PDFs: their files and links stop working.').argument('<id...>', 'pdf_…').action(remove);
+  return root;
+}
+
+/** What went wrong, in one line: the API's code and message, never a stack trace. */
+function describe(error: unknown, baseUrl: string): string {
+  if (error instanceof PdfApiError) {
+    const wait = error.details.retry_after;
+    return `error ${error.code}: ${error.message}${typeof wait === 'number' ? ` (retry in ${wait} s)` : ''}`;
+  }
+  const cause = (error as { cause?: NodeJS.ErrnoException } | undefined)?.cause;
+  // fetch's own failure (refused, unknown host, bad port): its cause says which.
+  if (error instanceof TypeError && cause instanceof Error) return `error: cannot reach ${baseUrl}: ${cause.code ?? cause.message}`;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const path = (error as NodeJS.ErrnoException | undefined)?.path;
+  if (code && path) return `error: ${path}: ${code === 'ENOENT' ? 'no such file or directory' : code}`;
+  return `error: ${error instanceof Error ? error.message : String(error)}`;
+}
+
+const cli = program();
+try {
+  await cli.parseAsync();
+} catch (error) {
+  if (error instanceof CommanderError) {
+    // Commander has printed its message (or the help); a bad command line exits 2.
+    process.exitCode = error.exitCode === 0 ? 0 : 2;
+  } else {
+    console.error(error instanceof UsageError ? `error: ${error.message}` : describe(error, cli.opts<{ baseUrl: string }>().baseUrl));
+    process.exitCode = error instanceof UsageError ? 2 : 1;
+  }
+}

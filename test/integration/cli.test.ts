@@ -1,0 +1,253 @@
+/**
+ * The pdfapi CLI as a developer runs it after `npm ci`: the bin npm linked (node_modules/.bin/pdfapi),
+ * PDFAPI_URL pointing at the local stack and PDFAPI_KEY from the key tool. What it prints, what it
+ * exits with and the PDFs it writes are checked, the PDFs by reading them.
+ */
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { apiUrl, createKey, quotaUsed, type TestKey } from '../support/api.ts';
+import { POINTS_PER_INCH, readPdf, readPdfFacts } from '../support/pdf.ts';
+
+const BIN = join(process.cwd(), 'node_modules', '.bin', 'pdfapi');
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stdoutBytes: Buffer;
+  readonly stderr: string;
+}
+
+/** Runs the linked bin; its `#!/usr/bin/env node` finds the pinned Node first on PATH, as under `npx`. */
+function pdfapi(args: readonly string[], { key, input, env = {} }: { key?: TestKey; input?: string; env?: Record<string, string> } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(BIN, args, {
+      env: {
+        ...process.env,
+        PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`,
+        PDFAPI_URL: apiUrl,
+        PDFAPI_KEY: key?.apiKey ?? '',
+        ...env,
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const stdoutBytes = Buffer.concat(out);
+      resolve({ code, stdout: stdoutBytes.toString('utf8'), stdoutBytes, stderr: Buffer.concat(err).toString('utf8') });
+    });
+    child.stdin.end(input ?? '');
+  });
+}
+
+/** No stack trace reaches the user, whatever failed. */
+function expectNoStackTrace(run: Run): void {
+  expect(run.stderr).not.toMatch(/^\s+at /m);
+  expect(run.stdout).not.toMatch(/^\s+at /m);
+}
+
+let workDir: string;
+let key: TestKey;
+
+beforeAll(async () => {
+  workDir = await mkdtemp(join(tmpdir(), 'pdfapi-cli-'));
+  key = await createKey('pro');
+});
+
+describe('pdfapi generate', () => {
+  it('prints an HTML file with the options given as flags and downloads it with -o', async () => {
+    // Arrange
+    const invoice = join(workDir, 'invoice.html');
+    const footer = join(workDir, 'footer.html');
+    const output = join(workDir, 'invoice.pdf');
+    await writeFile(invoice, '<!doctype html><h1>Invoice 2026-001</h1><p>Total: 120.00 EUR</p>');
+    await writeFile(footer, '<div style="font-size:10px;width:100%;text-align:center">Page <span class="pageNumber"></span> of <span class="totalPages"></span></div>');
+    const usedBefore = await quotaUsed(key);
+
+    // Act
+    const run = await pdfapi(['generate', invoice, '-o', output, '--format', 'letter', '--orientation', 'landscape', '--footer-html', `@${footer}`, '--margin', '{"bottom":"25mm"}'], { key });
+
+    // Assess
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^id\s+pdf_\w{20,}$/m);
+    expect(run.stdout).toContain(`saved ${output}`);
+    const pdf = await readPdf(await readFile(output));
+    expect(pdf.pageCount).toBe(1);
+    expect(pdf.pages[0]).toMatchObject({ width: 11 * POINTS_PER_INCH, height: 8.5 * POINTS_PER_INCH });
+    expect(pdf.text).toContain('Invoice 2026-001');
+    expect(pdf.text).toContain('Page 1 of 1');
+    expect(await quotaUsed(key)).toBe(usedBefore + 1);
+  });
+
+  it('reads standard input and, with -o -, writes the PDF alone to standard output', async () => {
+    // Act
+    const run = await pdfapi(['generate', '-o', '-', '--outline'], { key, input: '<h1>Piped chapter</h1><p>From stdin</p>' });
+
+    // Assess
+    expect(run.code).toBe(0);
+    expect(run.stdoutBytes.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    expect(run.stderr).toMatch(/^pdf_\w+: 1 page, [\d.]+ KB\n$/);
+    const facts = await readPdfFacts(new Uint8Array(run.stdoutBytes));
+    expect(facts.pageTexts.join(' ')).toContain('From stdin');
+    expect(facts.outline).toEqual(['Piped chapter']);
+  });
+
+  it('prints a public URL with --url and answers the record as JSON with --json', async () => {
+    // Act
+    const run = await pdfapi(['generate', '--url', `${inject('publicSite')}/page`, '--json', '--no-tagged'], { key });
+
+    // Assess
+    expect(run.code).toBe(0);
+    const record = JSON.parse(run.stdout) as { id: string; url: string; pages: number };
+    expect(record.pages).toBe(1);
+    const bytes = new Uint8Array(await (await fetch(record.url)).arrayBuffer());
+    expect((await readPdf(bytes)).text).toContain('Fixture page from the public site');
+  });
+
+  it('prints the API’s error code and message for a refused option, exits 1 and charges nothing', async () => {
+    // Arrange
+    const usedBefore = await quotaUsed(key);
+
+    // Act
+    const run = await pdfapi(['generate', '--scale', '3'], { key, input: '<p>too big</p>' });
+
+    // Assess
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^error invalid_request: .*scale.*\n$/);
+    expect(run.stdout).toBe('');
+    expectNoStackTrace(run);
+    expect(await quotaUsed(key)).toBe(usedBefore);
+  });
+
+  it.each([
+    ['an unknown key', ['generate'], { PDFAPI_KEY: 'pdfk_0000000000000000000000000000000000' }, 1, /^error unauthorized: /],
+    ['no key', ['generate'], { PDFAPI_KEY: '' }, 2, /^error: no API key: set PDFAPI_KEY/],
+    ['an unknown flag', ['generate', '--colour', 'red'], {}, 2, /^error: unknown option '--colour'/],
+    ['a JSON option that is not JSON', ['generate', '--watermark', '{DRAFT'], {}, 2, /^error: option '--watermark <json>' argument '\{DRAFT' is invalid\. not JSON/],
+    ['a missing file', ['generate', '/nonexistent/invoice.html'], {}, 1, /^error: \/nonexistent\/invoice\.html: no such file or directory\n$/],
+    ['a service that is not there', ['generate'], { PDFAPI_URL: 'http://127.0.0.1:9' }, 1, /^error: cannot reach http:\/\/127\.0\.0\.1:9: /],
+    ['a file and --url', ['generate', 'a.html', '--url', 'https://example.com'], {}, 2, /^error: give an HTML file or --url, not both\n$/],
+  ])('%s: a one-line error on stderr and a non-zero exit', async (_case, args, env, code, message) => {
+    // Act
+    const run = await pdfapi(args, { key, input: '<p>x</p>', env });
+
+    // Assess
+    expect(run.code).toBe(code);
+    expect(run.stderr).toMatch(message);
+    expectNoStackTrace(run);
+  });
+
+  it('has a flag for every document option of the live OpenAPI document', async () => {
+    // Arrange
+    const document = (await (await fetch(`${apiUrl}/v1/openapi.json`)).json()) as { components: { schemas: { DocumentOptions: { properties: Record<string, { type?: string }> } } } };
+
+    // Act
+    const help = (await pdfapi(['generate', '--help'])).stdout;
+
+    // Assess
+    const options = Object.entries(document.components.schemas.DocumentOptions.properties);
+    expect(options.length).toBeGreaterThan(20);
+    for (const [name] of options) expect(help).toMatch(new RegExp(`--(no-)?${name.replaceAll('_', '-')}\\b`));
+  });
+});
+
+describe('pdfapi batch', () => {
+  it('prints every .html file of a directory in batches the key allows, with a progress bar, a summary and exit 1 for a failed item', async () => {
+    // Arrange: 11 documents and one broken one, for a free key that sends at most 10 per batch.
+    const freeKey = await createKey('free');
+    const source = join(workDir, 'batch-in');
+    const output = join(workDir, 'batch-out');
+    await mkdir(source);
+    for (let n = 1; n <= 11; n++) await writeFile(join(source, `doc-${n}.html`), `<h1>Document number ${n}</h1>`);
+    await writeFile(join(source, 'broken.html'), '<div');
+    await writeFile(join(source, 'notes.txt'), 'not HTML, not sent');
+
+    // Act
+    const run = await pdfapi(['batch', source, '-o', output, '--progress', '--format', 'A5'], { key: freeKey });
+
+    // Assess
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/12\/12 PDFs/);
+    expect(run.stdout).toMatch(/^broken\.html\s+INVALID_HTML\s+html is malformed/m);
+    expect(run.stdout).toMatch(/^doc-11\.html\s+ok\s+1\s/m);
+    expect(run.stdout).toContain(`11 of 12 saved to ${output}; 1 failed`);
+    const files = (await readdir(output)).sort();
+    expect(files).toEqual(Array.from({ length: 11 }, (_, i) => `doc-${i + 1}.pdf`).sort());
+    for (const n of [1, 11]) {
+      const pdf = await readPdf(await readFile(join(output, `doc-${n}.pdf`)));
+      expect(pdf.text).toBe(`Document number ${n}`);
+      expect(pdf.pages[0]!.width).toBeCloseTo(148 * (72 / 25.4), 0);
+    }
+    expect(await quotaUsed(freeKey)).toBe(11);
+  });
+
+  it('with --merge also saves the files joined in order', async () => {
+    // Arrange
+    const source = join(workDir, 'merge-in');
+    const output = join(workDir, 'merge-out');
+    await mkdir(source);
+    await writeFile(join(source, 'a.html'), '<h1>First part</h1>');
+    await writeFile(join(source, 'b.html'), '<h1>Second part</h1><div style="break-before:page">Second part, page two</div>');
+
+    // Act
+    const run = await pdfapi(['batch', source, '-o', output, '--merge', '--json'], { key });
+
+    // Assess
+    expect(run.code).toBe(0);
+    const { results } = JSON.parse(run.stdout) as { results: { file: string; ok: boolean; pages: number }[] };
+    expect(results.map(({ file, ok, pages }) => [file, ok, pages])).toEqual([['a.html', true, 1], ['b.html', true, 2]]);
+    const merged = await readPdf(await readFile(join(output, 'merged.pdf')));
+    expect(merged.pageCount).toBe(3);
+    expect(merged.pages.map((page) => page.text)).toEqual(['First part', 'Second part', 'Second part, page two']);
+  });
+});
+
+describe('pdfapi usage, list, get, download and delete', () => {
+  it('walk a PDF from creation to deletion', async () => {
+    // Arrange
+    const owner = await createKey('starter');
+    const made = await pdfapi(['generate', '--json', '--filename', 'report'], { key: owner, input: '<h1>Quarterly report</h1>' });
+    const { id } = JSON.parse(made.stdout) as { id: string };
+
+    // Act + Assess: usage
+    const usage = await pdfapi(['usage'], { key: owner });
+    expect(usage.code).toBe(0);
+    expect(usage.stdout).toMatch(/^tier\s+starter$/m);
+    expect(usage.stdout).toMatch(/^PDFs this month\s+1 of /m);
+
+    // list
+    const list = await pdfapi(['list', '--limit', '5'], { key: owner });
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(new RegExp(`^${id}\\s.*\\sreport\\.pdf$`, 'm'));
+
+    // get
+    const get = await pdfapi(['get', id, '--json'], { key: owner });
+    expect(JSON.parse(get.stdout)).toMatchObject({ id, filename: 'report.pdf', pages: 1 });
+
+    // download
+    const saved = join(workDir, 'downloaded.pdf');
+    const download = await pdfapi(['download', id, '-o', saved], { key: owner });
+    expect(download.code).toBe(0);
+    expect((await readPdf(await readFile(saved))).text).toBe('Quarterly report');
+
+    // another key sees nothing of it
+    const stranger = await pdfapi(['get', id], { key });
+    expect(stranger.code).toBe(1);
+    expect(stranger.stderr).toMatch(/^error not_found: /);
+
+    // delete
+    const deleted = await pdfapi(['delete', id], { key: owner });
+    expect(deleted).toMatchObject({ code: 0, stdout: `deleted ${id}\n` });
+    const gone = await pdfapi(['get', id], { key: owner });
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(/^error not_found: /);
+    expect((await pdfapi(['list'], { key: owner })).stdout).toBe('no PDFs\n');
+  });
+});
