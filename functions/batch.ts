@@ -16,7 +16,6 @@ import { describeIssue } from '#lib/render/options.ts';
 import { admitBatch } from '#lib/render/capacity.ts';
 import { settings } from '#lib/settings.ts';
 
-
 /** POST /v1/pdf/batch: up to 100 PDFs, one result per item in input order (spec 4.2). */
 export const handler = apiHandler({ auth: true, body: true }, async ({ event, context, apiKey, body }) => {
   const started = performance.now();

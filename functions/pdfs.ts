@@ -5,7 +5,6 @@ import { pdfRecordView } from '#lib/api/views.ts';
 import { pdfStore } from '#lib/aws/stores.ts';
 import { DEFAULT_PAGE_SIZE, deletePdf, getPdfRecord, listPdfs, MAX_PAGE_SIZE, type ListCursor } from '#lib/storage/pdfs.ts';
 
-
 function pageSize(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_PAGE_SIZE;
   const size = Number(raw);
