@@ -24,8 +24,15 @@ const SINGLES_PER_ROUND = 8;
 const MAX_INSTANT_MS = 3_000;
 const SEED = Number(process.env.FAULT_SEED ?? 1_717);
 
-
 const invoice = (n: number) => `<!doctype html><h1>Invoice ${n}</h1><table>${'<tr><td>Item</td><td>12.00</td></tr>'.repeat(20)}</table>`;
+
+/**
+ * Item i of n waits (i + 1) / n of the kill window before printing: the round's work ends at different
+ * instants, so a kill finds items waiting, rendering and storing, and the last item is still at work
+ * at any instant of the window, however fast the machine renders (without it, a fast machine
+ * finished rounds before their kill and the test proved less than it says).
+ */
+const spreadDelay = (i: number, n: number) => Math.round((MAX_INSTANT_MS * (i + 1)) / n);
 
 describe(`kill -9 at random instants (seed ${SEED})`, () => {
   let dataDir: string;
@@ -63,7 +70,7 @@ describe(`kill -9 at random instants (seed ${SEED})`, () => {
       // Prepare: work in flight
       const inFlight: Promise<void>[] = [];
       if (round < BATCH_ROUNDS) {
-        const pdfs = Array.from({ length: BATCH_SIZE }, (_, i) => ({ html: invoice(round * 100 + i) }));
+        const pdfs = Array.from({ length: BATCH_SIZE }, (_, i) => ({ html: invoice(round * 100 + i), options: { wait_delay_ms: spreadDelay(i, BATCH_SIZE) } }));
         inFlight.push(
           post('/v1/pdf/batch', { pdfs }).then(({ status, body }) => {
             if (status !== 200) return;
@@ -73,7 +80,7 @@ describe(`kill -9 at random instants (seed ${SEED})`, () => {
       } else {
         for (let i = 0; i < SINGLES_PER_ROUND; i++) {
           inFlight.push(
-            post('/v1/pdf/generate', { html: invoice(round * 100 + i) }).then(({ status, body }) => {
+            post('/v1/pdf/generate', { html: invoice(round * 100 + i), wait_delay_ms: spreadDelay(i, SINGLES_PER_ROUND) }).then(({ status, body }) => {
               if (status === 200) handedBack.add(body.id);
             }),
           );
