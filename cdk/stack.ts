@@ -20,6 +20,7 @@ import type { Construct, Node } from 'constructs';
 import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS, type FunctionName, type FunctionProfile } from '#lib/api/routes.ts';
 import { retentionPrefix } from '#lib/storage/pdfs.ts';
+import { IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
 import { Alarms } from './constructs/alarms.ts';
@@ -181,6 +182,7 @@ export class PdfApiStack extends Stack {
         environment: {
           ...commonEnvironment,
           ...(profile.linkSecret && { LINK_SIGNING_SECRET_ARN: linkSigningSecret.secretArn }),
+          ...(profile.idempotency && { IDEMPOTENCY_TABLE_NAME: this.storage.idempotencyTable.tableName }),
         },
         tracing: props.tracing,
         logRetention,
@@ -236,6 +238,20 @@ export class PdfApiStack extends Stack {
             conditions: { StringEquals: { 's3:prefix': HEALTH_PROBE_PREFIX } },
           }),
         );
+      }
+      if (profile.idempotency) {
+        // Powertools' record: a conditional put, a get when it exists, an update on success, a delete on failure.
+        fn.addToRolePolicy(
+          new PolicyStatement({
+            actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'],
+            resources: [this.storage.idempotencyTable.tableArn],
+          }),
+        );
+        fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject'], resources: [bucket.arnForObjects(`${IDEMPOTENT_BODY_PREFIX}*`)] }));
+        Validations.of(fn.role!).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::<${this.getLogicalId(bucket.node.defaultChild as CfnBucket)}.Arn>/${IDEMPOTENT_BODY_PREFIX}*]`,
+          reason: `Idempotent responses too large for their record are kept as ${IDEMPOTENT_BODY_PREFIX}<key id>/<random>.json; the prefix is as narrow as they allow.`,
+        });
       }
       if (profile.linkSecret) linkSigningSecret.grantRead(fn);
       for (const target of profile.invokes ?? []) {

@@ -17,7 +17,7 @@ import { admitBatch } from '#lib/render/capacity.ts';
 import { settings } from '#lib/settings.ts';
 
 /** POST /v1/pdf/batch: up to 100 PDFs, one result per item in input order (spec 4.2). */
-export const handler = apiHandler({ auth: true, body: true }, async ({ event, context, apiKey, body }) => {
+export const handler = apiHandler({ auth: true, body: true, idempotent: true }, async ({ event, context, apiKey, body }) => {
   const started = performance.now();
   const parsed = batchBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));

@@ -12,7 +12,7 @@ import { describeIssue } from '#lib/render/options.ts';
 import { admitRender } from '#lib/render/capacity.ts';
 
 /** POST /v1/pdf/generate: one PDF from html or url (spec 4.1). */
-export const handler = apiHandler({ auth: true, body: true }, async ({ event, apiKey, body }) => {
+export const handler = apiHandler({ auth: true, body: true, idempotent: true }, async ({ event, apiKey, body }) => {
   const parsed = generateBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
   // prepareDocument reads the options as sent (their schema transforms them, so once only).

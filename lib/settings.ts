@@ -36,6 +36,10 @@ export const settings = {
   get tableName(): string {
     return required('TABLE_NAME');
   },
+  /** DynamoDB table of idempotency records (lib/api/idempotency.ts). */
+  get idempotencyTableName(): string {
+    return required('IDEMPOTENCY_TABLE_NAME');
+  },
   /** S3 bucket holding the PDFs. */
   get bucketName(): string {
     return required('BUCKET_NAME');

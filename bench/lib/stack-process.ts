@@ -39,7 +39,7 @@ export interface StackProcess {
 function stackEnvironment(dataDir: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', DATA_DIR: dataDir };
   // Defaults for the render limit; the stack picks its own table, bucket, endpoints and base URL.
-  for (const name of ['RENDER_TIMEOUT_MS', 'TABLE_NAME', 'BUCKET_NAME', 'PUBLIC_BASE_URL']) delete env[name];
+  for (const name of ['RENDER_TIMEOUT_MS', 'TABLE_NAME', 'IDEMPOTENCY_TABLE_NAME', 'BUCKET_NAME', 'PUBLIC_BASE_URL']) delete env[name];
   return env;
 }
 

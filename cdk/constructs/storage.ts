@@ -10,6 +10,7 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
 import { DOWNLOAD_CORS_RULE, retentionPrefix } from '#lib/storage/pdfs.ts';
+import { IDEMPOTENCY_TABLE, IDEMPOTENCY_WINDOW_SECONDS, IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { ENTITY_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
 
 /**
@@ -27,6 +28,9 @@ export function pdfLifecycleRules(): LifecycleRule[] {
       prefix: retentionPrefix(days),
       expiration: Duration.days(days),
     })),
+    // Idempotent responses too large for their record (lib/api/idempotency.ts): kept as long as
+    // the record (a day), rounded up to S3's next midnight.
+    { id: 'expire-idempotent-responses', prefix: IDEMPOTENT_BODY_PREFIX, expiration: Duration.days(Math.ceil(IDEMPOTENCY_WINDOW_SECONDS / 86_400)) },
     { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
   ];
 }
@@ -38,6 +42,8 @@ export interface StorageProps {
 
 export class Storage extends Construct {
   readonly table: Table;
+  /** Idempotency records (lib/api/idempotency.ts): Powertools' layout, one item per key, gone by TTL. */
+  readonly idempotencyTable: Table;
   readonly bucket: Bucket;
   readonly accessLogsBucket: Bucket;
   readonly linkSigningSecret: Secret;
@@ -61,6 +67,15 @@ export class Storage extends Construct {
       partitionKey: string(ENTITY_INDEX.partitionKey),
       sortKey: string(ENTITY_INDEX.sortKey),
       projectionType: ProjectionType.ALL,
+    });
+
+    this.idempotencyTable = new Table(this, 'IdempotencyTable', {
+      partitionKey: string(IDEMPOTENCY_TABLE.partitionKey),
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: IDEMPOTENCY_TABLE.ttlAttribute,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: props.deletionProtection,
+      removalPolicy,
     });
 
     const privateBucket = {

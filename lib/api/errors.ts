@@ -42,6 +42,10 @@ export const API_ERRORS = {
   },
   not_found: { status: 404, description: 'No such route, PDF or download link (another key’s PDF reads as missing).' },
   method_not_allowed: { status: 405, description: 'The path exists, but not with this method; `Allow` lists the methods it takes.' },
+  request_in_progress: {
+    status: 409,
+    description: 'A request with the same `Idempotency-Key` is still running. Retry once it has answered: the retry gets its response.',
+  },
   link_expired: { status: 410, description: 'The download link has expired.' },
   payload_too_large: { status: 413, description: 'The request body is larger than 5 MB.' },
   url_fetch_failed: {
@@ -57,6 +61,10 @@ export const API_ERRORS = {
     status: 422,
     description: 'The PDF would be larger than the size limit. Nothing was charged.',
     extra: { max_pdf_bytes: z.int().meta({ description: 'The largest PDF, in bytes, the service stores.' }) },
+  },
+  idempotency_key_reused: {
+    status: 422,
+    description: 'This `Idempotency-Key` was used with another request (another path or body) in the last 24 hours. Nothing was run or charged.',
   },
   rate_limit_exceeded: {
     status: 429,

@@ -1,7 +1,8 @@
 /**
  * The middy middlewares every API function is built from, and `apiHandler`, which composes them in
  * the one documented order: authentication (401) -> rate limit (429) -> body and validation
- * (413, 400) -> quota (402, reserved in the handler once the request is known to be valid).
+ * (413, 400) -> Idempotency-Key (a replay answers here; 409, 422) -> quota (402, reserved in the
+ * handler once the request is known to be valid).
  * A request refused for its body still counts against the rate limit: it was admitted and served.
  */
 import middy, { type MiddlewareObj } from '@middy/core';
@@ -18,6 +19,8 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '#lib/json-depth.ts';
 import { settings } from '#lib/settings.ts';
 import { ServiceBusyError } from '#lib/render/capacity.ts';
 import { ApiError, errorBody, invalidRequest, serviceBusy, unauthorized } from './errors.ts';
+import { idempotencyKeyOf, idempotently } from './idempotency.ts';
+import { IDEMPOTENCY_HEADER } from './idempotency-key.ts';
 import { header, json } from './http.ts';
 
 type Event = APIGatewayProxyEvent;
@@ -173,7 +176,8 @@ export interface HandlerInput {
   readonly context: Context;
 }
 
-type Options = { auth: boolean; body: boolean };
+/** `idempotent`: the route honours `Idempotency-Key` (lib/api/idempotency.ts); it needs `auth` and `body`. */
+type Options = { auth: boolean; body: boolean; idempotent?: boolean };
 type InputFor<O extends Options> = HandlerInput &
   (O['auth'] extends true ? { apiKey: ApiKey } : unknown) &
   (O['body'] extends true ? { body: Record<string, unknown> } : unknown);
@@ -194,6 +198,9 @@ export function apiHandler<O extends Options>(options: O, handle: (input: InputF
   if (options.body) chain.use(jsonObjectBody() as MiddlewareObj<Event, Result, Error, Context>);
   return chain.handler((event, context) => {
     const extended = context as Partial<AuthenticatedContext & BodyContext>;
-    return handle({ event, context, apiKey: extended.apiKey, body: extended.body } as InputFor<O>);
+    const run = () => handle({ event, context, apiKey: extended.apiKey, body: extended.body } as InputFor<O>);
+    if (!options.idempotent || !extended.apiKey) return run();
+    const idempotencyKey = idempotencyKeyOf(header(event, IDEMPOTENCY_HEADER));
+    return idempotently({ keyId: extended.apiKey.keyId, idempotencyKey, path: event.path, body: extended.body, context }, run);
   });
 }

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
 import { TIERS, TIER_NAMES } from '#lib/accounts/tiers.ts';
 import { API_ERRORS, type ApiErrorCode } from '#lib/api/errors.ts';
+import { IDEMPOTENCY_HEADER, idempotencyKeySchema, REPLAYED_HEADER } from '#lib/api/idempotency-key.ts';
 import { batchResponseSchema, healthSchema, pdfListSchema, pdfRecordSchema, usageSchema } from '#lib/api/schemas.ts';
 import { batchBodySchema, MAX_BATCH_SIZE, MAX_METADATA_BYTES, metadataSchema } from '#lib/documents/batch.ts';
 import { documentOptionsShape } from '#lib/documents/document-options.ts';
@@ -162,6 +163,10 @@ const rateLimitHeaders = z.object({
   'RateLimit-Remaining': z.string().meta({ description: 'Requests left in the current window.', example: '299' }),
   'RateLimit-Reset': z.string().meta({ description: 'Seconds until the window resets.', example: '42' }),
 });
+const idempotencyParams = { header: z.object({ [IDEMPOTENCY_HEADER]: idempotencyKeySchema.optional() }) };
+const replayedHeader = z.object({
+  [REPLAYED_HEADER]: z.literal('true').optional().meta({ description: 'Present when this answer repeats the first response to the same `Idempotency-Key`.' }),
+});
 const retryAfter = z.string().meta({ description: 'Whole seconds to wait before retrying.', example: '5' });
 
 /** The error responses of an operation, grouped by status; a status several codes share lists them all. */
@@ -190,6 +195,8 @@ function errorResponses(codes: readonly ApiErrorCode[], options: { rateLimited: 
 const ALWAYS: readonly ApiErrorCode[] = ['rate_limit_exceeded', 'render_failed'];
 /** An operation with a key: refused without one, and counted against its rate limit. */
 const KEYED: readonly ApiErrorCode[] = ['unauthorized', ...ALWAYS];
+/** An operation that takes `Idempotency-Key`. */
+const IDEMPOTENT: readonly ApiErrorCode[] = ['request_in_progress', 'idempotency_key_reused'];
 /** An operation with a JSON body. */
 const WITH_BODY: readonly ApiErrorCode[] = ['invalid_request', 'payload_too_large'];
 
@@ -212,7 +219,7 @@ const html = (description: string) => ({ description, content: { 'text/html': { 
  * The contract's version (`info.version`): the path's `v1`, then additions that break no client.
  * Raise the minor when an option, field or route is added; a breaking change is a new path prefix.
  */
-export const API_VERSION = '1.1.0';
+export const API_VERSION = '1.2.0';
 
 /**
  * The OpenAPI document, with `serverUrl` (where the caller reached the API) as its server.
@@ -252,11 +259,12 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
           description: 'Renders `html` or `url` with the given options, stores the PDF and answers its record with a download link. Charged one PDF, only on success.',
           tags: ['PDFs'],
           ...keyed,
+          requestParams: idempotencyParams,
           requestBody: { required: true, content: { 'application/json': { schema: generateRequest } } },
           responses: {
-            200: json(pdfRecordSchema, 'The stored PDF.'),
+            200: json(pdfRecordSchema, 'The stored PDF.', replayedHeader),
             ...errorResponses(
-              [...WITH_BODY, ...KEYED, 'quota_exceeded', 'url_fetch_failed', 'too_many_pages', 'pdf_too_large', 'service_busy', 'render_timeout'],
+              [...WITH_BODY, ...KEYED, ...IDEMPOTENT, 'quota_exceeded', 'url_fetch_failed', 'too_many_pages', 'pdf_too_large', 'service_busy', 'render_timeout'],
               { rateLimited: true },
             ),
           },
@@ -269,10 +277,11 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
           description: 'Renders up to 100 documents in parallel (by tier) and answers one result per item, in input order. A failed item fails alone and is not charged; the batch is refused whole (402) when the quota cannot cover every item.',
           tags: ['PDFs'],
           ...keyed,
+          requestParams: idempotencyParams,
           requestBody: { required: true, content: { 'application/json': { schema: batchRequest } } },
           responses: {
-            200: json(batchResponseSchema, 'One result per item.'),
-            ...errorResponses([...WITH_BODY, 'batch_too_large', ...KEYED, 'quota_exceeded', 'service_busy', 'render_timeout'], { rateLimited: true }),
+            200: json(batchResponseSchema, 'One result per item.', replayedHeader),
+            ...errorResponses([...WITH_BODY, 'batch_too_large', ...KEYED, ...IDEMPOTENT, 'quota_exceeded', 'service_busy', 'render_timeout'], { rateLimited: true }),
           },
         }),
       },

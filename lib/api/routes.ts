@@ -59,6 +59,11 @@ export interface FunctionProfile {
   readonly siteAssets?: boolean;
   /** Runs on a schedule (an EventBridge rule), not through the API. */
   readonly schedule?: string;
+  /**
+   * Honours Idempotency-Key (lib/api/idempotency.ts): reads and writes the idempotency table, and
+   * puts and gets the responses too large for it under their own prefix of the bucket.
+   */
+  readonly idempotency?: boolean;
   /** S3 operations it performs on PDF objects (presigning a GET counts as GetObject). */
   readonly objects?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
   /** Signs or verifies download links, so it reads the link-signing secret. */
@@ -80,10 +85,10 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   health: { healthProbes: true },
   fallback: {},
   // Quota repair (lib/accounts/reconcile.ts) counts a reservation's records through the index.
-  generate: { chromium: true, table: ['GetItem', 'UpdateItem', 'PutItem'], index: ['Query'], objects: ['PutObject'], linkSecret: true },
+  generate: { chromium: true, table: ['GetItem', 'UpdateItem', 'PutItem'], index: ['Query'], objects: ['PutObject'], linkSecret: true, idempotency: true },
   // The batch writes the records of the items it counts as done (lib/documents/batch.ts), and
   // joins their files into one when asked to merge (lib/documents/merge.ts).
-  batch: { table: ['GetItem', 'UpdateItem', 'PutItem'], index: ['Query'], objects: ['GetObject', 'PutObject'], linkSecret: true, invokes: ['render'] },
+  batch: { table: ['GetItem', 'UpdateItem', 'PutItem'], index: ['Query'], objects: ['GetObject', 'PutObject'], linkSecret: true, invokes: ['render'], idempotency: true },
   // Stores the item's file only; the batch writes its record.
   render: { chromium: true, objects: ['PutObject'] },
   files: { table: ['GetItem'], objects: ['GetObject'], linkSecret: true },

@@ -16,7 +16,7 @@ import { S3Client } from '@aws-sdk/client-s3';
  * never changes, so this is "once"; a local stack stopped and started again in the same process
  * (tests) runs its stand-ins on new ports, and a client kept from before would call dead ones.
  */
-function oncePerEndpoint<T>(endpointVariable: string, build: () => T): () => T {
+export function oncePerEndpoint<T>(endpointVariable: string, build: () => T): () => T {
   let built: { endpoint: string | undefined; client: T } | undefined;
   return () => {
     const endpoint = process.env[endpointVariable];

@@ -1,5 +1,5 @@
 /**
- * Creates the table and bucket the CDK stack would create, when they are missing: the local
+ * Creates the tables and bucket the CDK stack would create, when they are missing: the local
  * counterpart of `cdk deploy`, reading the same table shape.
  */
 import {
@@ -11,15 +11,21 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, PutBucketCorsCommand, type S3Client } from '@aws-sdk/client-s3';
 import { DOWNLOAD_CORS_RULE } from '#lib/storage/pdfs.ts';
+import { IDEMPOTENCY_TABLE } from '#lib/storage/idempotency-store.ts';
 import { ENTITY_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
 
-export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+async function tableExists(client: DynamoDBClient, tableName: string): Promise<boolean> {
   try {
     await client.send(new DescribeTableCommand({ TableName: tableName }));
-    return;
+    return true;
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
+    return false;
   }
+}
+
+export async function ensureTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  if (await tableExists(client, tableName)) return;
   const stringAttribute = (name: string) => ({ AttributeName: name, AttributeType: 'S' as const });
   await client.send(
     new CreateTableCommand({
@@ -50,6 +56,22 @@ export async function ensureTable(client: DynamoDBClient, tableName: string): Pr
   // dynalite does not expire items, but the call keeps the local table described as AWS's is.
   await client
     .send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TTL_ATTRIBUTE, Enabled: true } }))
+    .catch(() => undefined);
+}
+
+/** The idempotency table, as cdk/constructs/storage.ts makes it. */
+export async function ensureIdempotencyTable(client: DynamoDBClient, tableName: string): Promise<void> {
+  if (await tableExists(client, tableName)) return;
+  await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: IDEMPOTENCY_TABLE.partitionKey, AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: IDEMPOTENCY_TABLE.partitionKey, KeyType: 'HASH' }],
+    }),
+  );
+  await client
+    .send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: IDEMPOTENCY_TABLE.ttlAttribute, Enabled: true } }))
     .catch(() => undefined);
 }
 

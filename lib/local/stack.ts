@@ -26,10 +26,11 @@ import { createGateway } from './gateway.ts';
 import { API_HANDLERS, INVOKED_HANDLERS } from './handlers.ts';
 import { createInvokeEndpoint } from './invoke.ts';
 import { mendTornPdfRecords } from './torn-writes.ts';
-import { ensureBucket, ensureTable } from './provision.ts';
+import { ensureBucket, ensureIdempotencyTable, ensureTable } from './provision.ts';
 
 export const LOCAL_TABLE_NAME = 'pdf-api';
 export const LOCAL_BUCKET_NAME = 'pdf-api-local';
+export const LOCAL_IDEMPOTENCY_TABLE_NAME = 'pdf-api-idempotency';
 /** s3rver's built-in account; dynalite accepts any credentials. */
 const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const LOCAL_REGION = 'us-east-1';
@@ -47,6 +48,7 @@ export interface StackInfo {
   readonly s3Endpoint: string;
   readonly lambdaEndpoint: string;
   readonly tableName: string;
+  readonly idempotencyTableName: string;
   readonly bucketName: string;
 }
 
@@ -61,6 +63,7 @@ export function localAwsEnvironment(info: Omit<StackInfo, 'pid' | 'apiUrl' | 'la
     AWS_ENDPOINT_URL_DYNAMODB: info.dynamodbEndpoint,
     AWS_ENDPOINT_URL_S3: info.s3Endpoint,
     TABLE_NAME: info.tableName,
+    IDEMPOTENCY_TABLE_NAME: info.idempotencyTableName,
     BUCKET_NAME: info.bucketName,
   };
 }
@@ -137,6 +140,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     dynamodbEndpoint: standIns.dynamodbEndpoint,
     s3Endpoint: standIns.s3Endpoint,
     tableName: LOCAL_TABLE_NAME,
+    idempotencyTableName: LOCAL_IDEMPOTENCY_TABLE_NAME,
     bucketName: LOCAL_BUCKET_NAME,
   };
   // The Lambda Invoke endpoint, for the batch function's fan-out to the render function.
@@ -156,6 +160,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const dynamoClient = new DynamoDBClient({});
   const s3Client = new S3Client({ forcePathStyle: true });
   await ensureTable(dynamoClient, LOCAL_TABLE_NAME);
+  await ensureIdempotencyTable(dynamoClient, LOCAL_IDEMPOTENCY_TABLE_NAME);
   await ensureBucket(s3Client, LOCAL_BUCKET_NAME);
   dynamoClient.destroy();
   s3Client.destroy();

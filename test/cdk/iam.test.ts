@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
 import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
+import { IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { retentionPrefix } from '#lib/storage/pdfs.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
@@ -70,9 +71,13 @@ describe('IAM', () => {
     const queries = (FUNCTION_PROFILES[name].index ?? []).map((op) => `dynamodb:${op}`).sort();
     const table = { 'Fn::GetAtt': [idOf('AWS::DynamoDB::Table', 'StorageTable'), 'Arn'] };
     const index = { 'Fn::Join': ['', [table, `/index/${ENTITY_INDEX.name}`]] };
+    const idempotencyTable = { 'Fn::GetAtt': [idOf('AWS::DynamoDB::Table', 'StorageIdempotencyTable'), 'Arn'] };
     expect(grants(name, 'dynamodb')).toEqual([
       ...(wanted.length ? [{ actions: wanted, resources: [table] }] : []),
       ...(queries.length ? [{ actions: queries, resources: [index] }] : []),
+      ...(FUNCTION_PROFILES[name].idempotency
+        ? [{ actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], resources: [idempotencyTable] }]
+        : []),
     ]);
   });
 
@@ -83,16 +88,16 @@ describe('IAM', () => {
     expect(JSON.stringify(rules[0]!.Targets)).toContain(functionId('reconcile'));
   });
 
-  test.each(ALL_FUNCTIONS)('%s: exactly its profile’s object operations, under the retention prefixes only', (name) => {
-    const wanted = (FUNCTION_PROFILES[name].objects ?? []).map((op) => `s3:${op}`).sort();
+  test.each(ALL_FUNCTIONS)('%s: exactly its profile’s object operations, under the retention prefixes only (and idempotent responses under theirs)', (name) => {
     const bucketArn = { 'Fn::GetAtt': [idOf('AWS::S3::Bucket', 'StoragePdfs'), 'Arn'] };
-    const prefixes = RETENTION_DAYS.map((days) => ({ 'Fn::Join': ['', [bucketArn, `/${retentionPrefix(days)}*`]] }));
-    const actual = grants(name, 's3');
-    if (!wanted.length) return expect(actual).toEqual([]);
-    expect(actual).toHaveLength(1);
-    expect(actual[0]!.actions).toEqual(wanted);
-    expect(actual[0]!.resources).toEqual(expect.arrayContaining(prefixes));
-    expect(actual[0]!.resources).toHaveLength(prefixes.length);
+    const under = (prefix: string) => JSON.stringify({ 'Fn::Join': ['', [bucketArn, `/${prefix}*`]] });
+    // Every (action, resource) pair granted, however CDK merged them into statements.
+    const granted = grants(name, 's3').flatMap((grant) => grant.actions.flatMap((action) => grant.resources.map((resource) => `${action} ${JSON.stringify(resource)}`)));
+    const wanted = [
+      ...(FUNCTION_PROFILES[name].objects ?? []).flatMap((op) => RETENTION_DAYS.map((days) => `s3:${op} ${under(retentionPrefix(days))}`)),
+      ...(FUNCTION_PROFILES[name].idempotency ? ['s3:GetObject', 's3:PutObject'].map((action) => `${action} ${under(IDEMPOTENT_BODY_PREFIX)}`) : []),
+    ];
+    expect(granted.sort()).toEqual(wanted.sort());
   });
 
   test.each(ALL_FUNCTIONS)('%s: health probes only if it checks health: the probe key and the empty probe prefix, nothing else', (name) => {

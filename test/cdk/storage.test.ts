@@ -6,6 +6,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { RETENTION_DAYS, TIERS } from '#lib/accounts/tiers.ts';
 import { DOWNLOAD_CORS_RULE, retentionPrefix } from '#lib/storage/pdfs.ts';
+import { IDEMPOTENCY_TABLE, IDEMPOTENCY_WINDOW_SECONDS, IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { ENTITY_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
 import { resourcesOfType, synthStack, type CfnResource, type SynthesizedStack } from './stack-fixture.ts';
 
@@ -24,8 +25,15 @@ describe('DynamoDB table', () => {
     dev = synthStack({ deletionProtection: 'false' });
   });
 
-  test('is the one table, keyed and indexed as lib/storage/table.ts says', () => {
-    production.template.resourceCountIs('AWS::DynamoDB::Table', 1);
+  test('is the main table and the idempotency table, keyed and indexed as lib/storage says', () => {
+    production.template.resourceCountIs('AWS::DynamoDB::Table', 2);
+    expect(only(production.resources, 'AWS::DynamoDB::Table', 'StorageIdempotencyTable').Properties).toMatchObject({
+      KeySchema: [{ AttributeName: IDEMPOTENCY_TABLE.partitionKey, KeyType: 'HASH' }],
+      TimeToLiveSpecification: { AttributeName: IDEMPOTENCY_TABLE.ttlAttribute, Enabled: true },
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      DeletionProtectionEnabled: true,
+    });
     production.template.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: [
         { AttributeName: TABLE_KEYS.partitionKey, KeyType: 'HASH' },
@@ -114,7 +122,9 @@ describe('PDF bucket', () => {
       AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
       Status: 'Enabled',
     });
-    expect(rules).toHaveLength(RETENTION_DAYS.length + 1);
+    // Idempotent responses too large for their record go a day after they can no longer be replayed.
+    expect(rules).toContainEqual({ Id: 'expire-idempotent-responses', Prefix: IDEMPOTENT_BODY_PREFIX, ExpirationInDays: IDEMPOTENCY_WINDOW_SECONDS / 86_400, Status: 'Enabled' });
+    expect(rules).toHaveLength(RETENTION_DAYS.length + 2);
   });
 
   test('lets a web page read a PDF through its presigned URL (GET only, no credentials), as the local stack does', () => {

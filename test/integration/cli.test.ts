@@ -111,6 +111,22 @@ describe('pdfapi generate', () => {
     expect((await readPdf(bytes)).text).toContain('Fixture page from the public site');
   });
 
+  it('with --idempotency-key, runs again safely: the same PDF, charged once', async () => {
+    // Arrange
+    const usedBefore = await quotaUsed(key);
+    const args = ['generate', '--json', '--idempotency-key', `cli-retry-${Date.now()}`];
+
+    // Act
+    const first = await pdfapi(args, { key, input: '<h1>Retried invoice</h1>' });
+    const again = await pdfapi(args, { key, input: '<h1>Retried invoice</h1>' });
+
+    // Assess
+    expect(first.code).toBe(0);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.stdout).id).toBe(JSON.parse(first.stdout).id);
+    expect(await quotaUsed(key)).toBe(usedBefore + 1);
+  });
+
   it('prints the API’s error code and message for a refused option, exits 1 and charges nothing', async () => {
     // Arrange
     const usedBefore = await quotaUsed(key);

@@ -8,7 +8,7 @@ import { describe, expect, test } from 'vitest';
 import { GATEWAY_ANSWERS } from '../../cdk/constructs/rest-api.ts';
 import { API_ERRORS, type ApiErrorCode } from '#lib/api/errors.ts';
 import { OPTION_DOCS, openApiDocument } from '#lib/api/openapi.ts';
-import { ROUTES } from '#lib/api/routes.ts';
+import { FUNCTION_PROFILES, ROUTES } from '#lib/api/routes.ts';
 import { BATCH_ITEM_ERRORS, ITEM_FIELDS } from '#lib/documents/batch.ts';
 import { documentOptionsShape } from '#lib/documents/document-options.ts';
 
@@ -46,8 +46,22 @@ describe('the OpenAPI document', () => {
     for (const { operation } of operations.filter(({ operation }) => operation.security)) {
       expect(Object.keys(operation.responses)).toContain('401');
       const success = operation.responses['200'] ?? operation.responses['204'];
-      expect(Object.keys(success.headers).sort()).toEqual(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+      expect(Object.keys(success.headers)).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
       expect(Object.keys(operation.responses['429'].headers)).toContain('Retry-After');
+    }
+  });
+
+  test('documents Idempotency-Key exactly on the routes that honour it, with its refusals and the replay header', () => {
+    const idempotent = operations.filter(({ operation }) => operation.parameters?.some((parameter: { name: string }) => parameter.name === 'Idempotency-Key'));
+    expect(idempotent.map(({ method, path }) => `${method} ${path}`).sort()).toEqual(
+      ROUTES.filter((route) => FUNCTION_PROFILES[route.handler].idempotency).map(({ method, path }) => `${method} ${path}`).sort(),
+    );
+    for (const { operation } of idempotent) {
+      const parameter = operation.parameters.find((candidate: { name: string }) => candidate.name === 'Idempotency-Key');
+      expect(parameter).toMatchObject({ in: 'header', schema: { type: 'string' } });
+      expect(parameter.required ?? false).toBe(false);
+      expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['409', '422']));
+      expect(Object.keys(operation.responses['200'].headers)).toContain('Idempotent-Replayed');
     }
   });
 

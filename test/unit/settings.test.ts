@@ -12,6 +12,7 @@ const VARIABLES = [
   'PRESIGNED_URL_TTL_SECONDS',
   'PDF_ALLOW_PRIVATE_HOSTS',
   'TABLE_NAME',
+  'IDEMPOTENCY_TABLE_NAME',
   'BUCKET_NAME',
   'LINK_SIGNING_SECRET',
   'PUBLIC_BASE_URL',
@@ -164,6 +165,7 @@ describe('render capacity', () => {
 describe('required settings', () => {
   it.each([
     ['TABLE_NAME', () => settings.tableName],
+    ['IDEMPOTENCY_TABLE_NAME', () => settings.idempotencyTableName],
     ['BUCKET_NAME', () => settings.bucketName],
     ['LINK_SIGNING_SECRET', () => settings.linkSigningSecret],
   ])('%s throws a message naming it when unset', (name, read) => {

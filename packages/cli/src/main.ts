@@ -34,7 +34,7 @@ interface JsonSchema {
 const OPTION_SCHEMAS = apiDocument.components.schemas.DocumentOptions.properties as Record<string, JsonSchema>;
 
 /** The CLI's own flags; a document option by one of these names would be unreachable. */
-const OWN_FLAGS = ['url', 'output', 'json', 'progress', 'merge', 'api-key', 'base-url', 'limit', 'cursor'];
+const OWN_FLAGS = ['url', 'output', 'json', 'progress', 'merge', 'idempotency-key', 'api-key', 'base-url', 'limit', 'cursor'];
 
 /** `@path` reads the value from a file, as curl does: templates and JSON options are easier kept in files. */
 function fromFileIfAt(value: string): string {
@@ -173,7 +173,7 @@ async function save(bytes: Uint8Array, output: string): Promise<void> {
   await writeFile(output, bytes);
 }
 
-async function generate(file: string | undefined, flags: { url?: string; output?: string; json?: boolean }, command: Command): Promise<void> {
+async function generate(file: string | undefined, flags: { url?: string; output?: string; json?: boolean; idempotencyKey?: string }, command: Command): Promise<void> {
   if (file !== undefined && flags.url !== undefined) throw new UsageError('give an HTML file or --url, not both');
   let source: { html: string } | { url: string };
   if (flags.url !== undefined) source = { url: flags.url };
@@ -182,7 +182,7 @@ async function generate(file: string | undefined, flags: { url?: string; output?
   else throw new UsageError('give an HTML file, - to read standard input, or --url');
 
   const api = client(command);
-  const record = await api.generate({ ...source, ...documentOptions(command) });
+  const record = await api.generate({ ...source, ...documentOptions(command) }, { idempotencyKey: flags.idempotencyKey });
   if (flags.output !== undefined) await save(await api.download(record), flags.output);
   // With the PDF on stdout, the record goes to stderr so a pipe gets the file alone.
   const log = flags.output === '-' ? console.error : console.log;
@@ -383,7 +383,8 @@ function program(): Command {
       .argument('[file]', 'the HTML file; - for standard input')
       .option('--url <url>', 'print this public URL instead')
       .option('-o, --output <file>', 'download the PDF to this file (- for standard output)')
-      .option('--json', 'print the PDF record as JSON'),
+      .option('--json', 'print the PDF record as JSON')
+      .option('--idempotency-key <key>', 'safe to run again: the same key and request within 24 hours answer the first PDF, charged once'),
   ).action(generate);
 
   withDocumentFlags(

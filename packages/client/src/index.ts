@@ -74,11 +74,20 @@ function unwrap<T>(answer: { data?: T; error?: unknown; response: Response }): T
   throw errorFromAnswer(answer.response, answer.error);
 }
 
+/** Per-request settings of the operations that create PDFs. */
+export interface CreateOptions {
+  /**
+   * Makes the call safe to retry: the same key with the same request within 24 hours answers the
+   * first response and charges nothing (`Idempotency-Key`). Use one key per logical request.
+   */
+  readonly idempotencyKey?: string;
+}
+
 export interface PdfApiClient {
   /** The openapi-fetch client itself, for anything the helpers below do not cover. */
   readonly raw: Client<paths>;
-  generate(request: GenerateRequest): Promise<PdfRecord>;
-  batch(request: BatchRequest): Promise<BatchResponse>;
+  generate(request: GenerateRequest, options?: CreateOptions): Promise<PdfRecord>;
+  batch(request: BatchRequest, options?: CreateOptions): Promise<BatchResponse>;
   list(page?: { limit?: number; cursor?: string }): Promise<PdfList>;
   get(id: string): Promise<PdfRecord>;
   delete(id: string): Promise<void>;
@@ -102,8 +111,9 @@ export function createPdfApiClient({ baseUrl, apiKey, fetch = globalThis.fetch }
 
   return {
     raw,
-    generate: async (body) => unwrap(await raw.POST('/v1/pdf/generate', { body })),
-    batch: async (body) => unwrap(await raw.POST('/v1/pdf/batch', { body })),
+    generate: async (body, { idempotencyKey } = {}) =>
+      unwrap(await raw.POST('/v1/pdf/generate', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } })),
+    batch: async (body, { idempotencyKey } = {}) => unwrap(await raw.POST('/v1/pdf/batch', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } })),
     list: async (query = {}) => unwrap(await raw.GET('/v1/pdf', { params: { query } })),
     get: async (id) => unwrap(await raw.GET('/v1/pdf/{id}', { params: { path: { id } } })),
     delete: async (id) => {

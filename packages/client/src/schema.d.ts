@@ -905,6 +905,15 @@ export type components = {
                 message: string;
             };
         };
+        /** @description 409: A request with the same `Idempotency-Key` is still running. Retry once it has answered: the retry gets its response. */
+        RequestInProgressError: {
+            error: {
+                /** @constant */
+                code: "request_in_progress";
+                /** @description What went wrong, in words meant for the caller; never internals. */
+                message: string;
+            };
+        };
         /** @description 410: The download link has expired. */
         LinkExpiredError: {
             error: {
@@ -952,6 +961,15 @@ export type components = {
                 message: string;
                 /** @description The largest PDF, in bytes, the service stores. */
                 max_pdf_bytes: number;
+            };
+        };
+        /** @description 422: This `Idempotency-Key` was used with another request (another path or body) in the last 24 hours. Nothing was run or charged. */
+        IdempotencyKeyReusedError: {
+            error: {
+                /** @constant */
+                code: "idempotency_key_reused";
+                /** @description What went wrong, in words meant for the caller; never internals. */
+                message: string;
             };
         };
         /** @description 429: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
@@ -1021,7 +1039,9 @@ export interface operations {
     generatePdf: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1040,6 +1060,8 @@ export interface operations {
                     "RateLimit-Remaining": string;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset": string;
+                    /** @description Present when this answer repeats the first response to the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1079,6 +1101,18 @@ export interface operations {
                     "application/json": components["schemas"]["QuotaExceededError"];
                 };
             };
+            /** @description `request_in_progress`: A request with the same `Idempotency-Key` is still running. Retry once it has answered: the retry gets its response. */
+            409: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestInProgressError"];
+                };
+            };
             /** @description `payload_too_large`: The request body is larger than 5 MB. */
             413: {
                 headers: {
@@ -1092,7 +1126,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `url_fetch_failed`: The url answered with an HTTP error status (4xx or 5xx), named in the message. Send `fail_on_http_status: false` to print the error page instead.
+             * @description `idempotency_key_reused`: This `Idempotency-Key` was used with another request (another path or body) in the last 24 hours. Nothing was run or charged.
+             *
+             *     `url_fetch_failed`: The url answered with an HTTP error status (4xx or 5xx), named in the message. Send `fail_on_http_status: false` to print the error page instead.
              *
              *     `too_many_pages`: The document is longer than the page limit. Nothing was charged.
              *
@@ -1106,7 +1142,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UrlFetchFailedError"] | components["schemas"]["TooManyPagesError"] | components["schemas"]["PdfTooLargeError"];
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["UrlFetchFailedError"] | components["schemas"]["TooManyPagesError"] | components["schemas"]["PdfTooLargeError"];
                 };
             };
             /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
@@ -1166,7 +1202,9 @@ export interface operations {
     generateBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1185,6 +1223,8 @@ export interface operations {
                     "RateLimit-Remaining": string;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset": string;
+                    /** @description Present when this answer repeats the first response to the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1228,6 +1268,18 @@ export interface operations {
                     "application/json": components["schemas"]["QuotaExceededError"];
                 };
             };
+            /** @description `request_in_progress`: A request with the same `Idempotency-Key` is still running. Retry once it has answered: the retry gets its response. */
+            409: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestInProgressError"];
+                };
+            };
             /** @description `payload_too_large`: The request body is larger than 5 MB. */
             413: {
                 headers: {
@@ -1238,6 +1290,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description `idempotency_key_reused`: This `Idempotency-Key` was used with another request (another path or body) in the last 24 hours. Nothing was run or charged. */
+            422: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"];
                 };
             };
             /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
