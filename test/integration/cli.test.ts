@@ -204,6 +204,26 @@ describe('pdfapi batch', () => {
     expect(await quotaUsed(freeKey)).toBe(11);
   });
 
+  it('keeps every request under the API’s 5 MB body limit: large files go in several requests, one too large alone fails alone', async () => {
+    // Arrange: three files of 2 MB (6 MB together) and one of 6 MB
+    const source = join(workDir, 'large-in');
+    const output = join(workDir, 'large-out');
+    await mkdir(source);
+    const padded = (title: string, megabytes: number) => `<!doctype html><!--${'x'.repeat(megabytes * 1024 * 1024)}--><h1>${title}</h1>`;
+    for (const name of ['a', 'b', 'c']) await writeFile(join(source, `${name}.html`), padded(`Large ${name}`, 2));
+    await writeFile(join(source, 'huge.html'), padded('Huge', 6));
+
+    // Act
+    const run = await pdfapi(['batch', source, '-o', output], { key });
+
+    // Assess
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^huge\.html\s+payload_too_large\s/m);
+    expect(run.stdout).toContain(`3 of 4 saved to ${output}; 1 failed`);
+    expect((await readdir(output)).sort()).toEqual(['a.pdf', 'b.pdf', 'c.pdf']);
+    expect((await readPdf(await readFile(join(output, 'c.pdf')))).text).toBe('Large c');
+  });
+
   it('with --merge also saves the files joined in order', async () => {
     // Arrange
     const source = join(workDir, 'merge-in');

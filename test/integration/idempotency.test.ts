@@ -98,12 +98,13 @@ describe('Idempotency-Key', () => {
   it('a repeat while the first is still running is 409 request_in_progress; once it answered, the repeat gets its response', async () => {
     // Arrange: a document that waits a while before printing
     const idempotencyKey = newKey();
-    const body = { html: '<h1>Slow report</h1>', wait_delay_ms: 2_000 };
+    // Margins for a loaded machine: the first is in progress long before the repeat, and long after.
+    const body = { html: '<h1>Slow report</h1>', wait_delay_ms: 4_000 };
     const usedBefore = await quotaUsed(key);
 
     // Act
     const firstPending = post(GENERATE, key, body, idempotencyKey);
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
     const during = await post(GENERATE, key, body, idempotencyKey);
     const first = await firstPending;
     const after = await post(GENERATE, key, body, idempotencyKey);

@@ -231,6 +231,36 @@ async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T
 }
 
 const DOWNLOADS_AT_ONCE = 8;
+/** The API refuses a body over 5 MB (413 payload_too_large); requests stay under it with room for the envelope. */
+const REQUEST_BODY_BUDGET = 5 * 1024 * 1024 - 64 * 1024;
+
+/**
+ * The batch requests for a directory's files, in order: each as large as the key may send and
+ * under the body limit, files read only as their request is built (a large directory is never
+ * held in memory at once). A file too large on its own goes alone, for the API to refuse.
+ */
+async function* batchRequests(dir: string, names: readonly string[], size: number, options: DocumentOptions) {
+  let files: string[] = [];
+  let pdfs: BatchItem[] = [];
+  let bytes = 0;
+  for (const name of names) {
+    const item: BatchItem = {
+      html: await readFile(join(dir, name), 'utf8'),
+      // Each PDF downloads under its source's name unless --filename says otherwise.
+      options: { filename: `${basename(name, extname(name))}.pdf`, ...options },
+      metadata: { filename: name },
+    };
+    const itemBytes = Buffer.byteLength(JSON.stringify(item)) + 1;
+    if (pdfs.length > 0 && (pdfs.length === size || bytes + itemBytes > REQUEST_BODY_BUDGET)) {
+      yield { files, pdfs };
+      [files, pdfs, bytes] = [[], [], 0];
+    }
+    files.push(name);
+    pdfs.push(item);
+    bytes += itemBytes;
+  }
+  if (pdfs.length > 0) yield { files, pdfs };
+}
 
 async function batch(dir: string, flags: { output: string; merge?: boolean; json?: boolean; progress?: boolean }, command: Command): Promise<void> {
   const names = (await readdir(dir, { withFileTypes: true }))
@@ -254,32 +284,28 @@ async function batch(dir: string, flags: { output: string; merge?: boolean; json
   const results: BatchFileResult[] = [];
   let merged: PdfRecord | null | undefined;
   try {
-    for (let start = 0; start < names.length; start += size) {
-      const chunk = names.slice(start, start + size);
-      bar.update({ stage: `rendering ${start + 1}-${start + chunk.length}` });
-      const pdfs = await Promise.all(
-        chunk.map(async (name): Promise<BatchItem> => ({
-          html: await readFile(join(dir, name), 'utf8'),
-          // Each PDF downloads under its source's name unless --filename says otherwise.
-          options: { filename: `${basename(name, extname(name))}.pdf`, ...options },
-          metadata: { filename: name },
-        })),
-      );
+    for await (const { files, pdfs } of batchRequests(dir, names, size, options)) {
+      const done = results.length;
+      bar.update({ stage: `rendering ${done + 1}-${done + files.length}` });
       let answer;
       try {
         answer = await batchWithRetry(api, pdfs, flags.merge === true, (seconds) => bar.update({ stage: `waiting ${seconds}s (busy)` }));
       } catch (error) {
-        // The whole request was refused (quota, key, overload): this chunk and the rest produced nothing.
         if (!(error instanceof PdfApiError)) throw error;
-        for (const file of names.slice(start)) results.push({ file, ok: false, error: { code: error.code, message: error.message } });
-        bar.update(names.length);
+        const failure = { ok: false, error: { code: error.code, message: error.message } } as const;
+        // Too large or refused for its content: this request only. Anything else (quota, key,
+        // overload that outlasted the retries) would refuse the rest too: they are not sent.
+        const thisRequestOnly = error.code === 'payload_too_large' || error.code === 'invalid_request';
+        for (const file of thisRequestOnly ? files : names.slice(done)) results.push({ file, ...failure });
+        bar.update(results.length);
+        if (thisRequestOnly) continue;
         break;
       }
       merged = answer.merged;
       bar.update({ stage: 'downloading' });
-      const chunkResults = new Array<BatchFileResult>(chunk.length);
+      const chunkResults = new Array<BatchFileResult>(files.length);
       await eachLimited([...answer.results.keys()], DOWNLOADS_AT_ONCE, async (index) => {
-        const file = chunk[index]!;
+        const file = files[index]!;
         const result = answer.results[index]!;
         if (result.success) {
           const output = join(flags.output, `${basename(file, extname(file))}.pdf`);
@@ -348,7 +374,8 @@ async function get(id: string, flags: { json?: boolean }, command: Command): Pro
 async function download(id: string, flags: { output?: string }, command: Command): Promise<void> {
   const api = client(command);
   const record = await api.get(id);
-  const output = flags.output ?? record.filename;
+  // The server's filename never contains a slash; a name from the network still never picks a directory.
+  const output = flags.output ?? basename(record.filename);
   await save(await api.download(record), output);
   if (output !== '-') console.log(`saved ${output}`);
 }
