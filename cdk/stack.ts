@@ -176,6 +176,7 @@ export class PdfApiStack extends Stack {
         projectRoot: PROJECT_ROOT,
         description: `PDF API: functions/${name}.ts`,
         chromium: Boolean(profile.chromium),
+        readsSecrets: Boolean(profile.linkSecret),
         siteAssets: Boolean(profile.siteAssets),
         ...(profile.chromium && { layers: [this.chromiumLayer.layer] }),
         ...sizing(name, profile),
@@ -253,7 +254,9 @@ export class PdfApiStack extends Stack {
           reason: `Idempotent responses too large for their record are kept as ${IDEMPOTENT_BODY_PREFIX}<key id>/<random>.json; the prefix is as narrow as they allow.`,
         });
       }
-      if (profile.linkSecret) linkSigningSecret.grantRead(fn);
+      // GetSecretValue only (grantRead adds DescribeSecret, which nothing calls); the secret is
+      // encrypted with the AWS-managed key, so no KMS grant is needed.
+      if (profile.linkSecret) fn.addToRolePolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [linkSigningSecret.secretArn] }));
       for (const target of profile.invokes ?? []) {
         fn.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [functions[target].functionArn] }));
         fn.addEnvironment(`${target.toUpperCase()}_FUNCTION_NAME`, functions[target].functionName);

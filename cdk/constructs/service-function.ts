@@ -34,6 +34,11 @@ export interface ServiceFunctionProps {
   readonly timeout: Duration;
   /** Runs Chromium: keeps @sparticuz/chromium out of the bundle (the layer provides it). */
   readonly chromium: boolean;
+  /**
+   * Reads a secret at cold start (lib/aws/secrets.ts). Only then does it carry the Secrets Manager
+   * client: elsewhere that code path is never taken (no `<NAME>_ARN` in its environment).
+   */
+  readonly readsSecrets?: boolean;
   /** Serves the site's files: they are copied beside the bundle, where lib/site/pages.ts reads them. */
   readonly siteAssets?: boolean;
   readonly layers?: ILayerVersion[];
@@ -67,6 +72,9 @@ export function siteAssetCopyCommands(projectRoot: string, outputDir: string): s
     return `mkdir -p '${join(outputDir, SITE_ASSETS_DIR)}' && cp '${from}' '${join(outputDir, SITE_ASSETS_DIR, name)}'`;
   });
 }
+
+/** The SDK package lib/aws/secrets.ts loads, only where a secret is read. */
+export const SECRETS_MANAGER_CLIENT = '@aws-sdk/client-secrets-manager';
 
 /** `generate` -> `GenerateFunction`: the construct id and the template's logical id. */
 export function functionId(name: string): string {
@@ -113,7 +121,10 @@ export function createServiceFunction(scope: Construct, props: ServiceFunctionPr
       banner: CREATE_REQUIRE_BANNER,
       // The AWS SDK is bundled too, at the versions the tests ran against, instead of whatever
       // version the runtime happens to carry; only what the layer carries stays outside (see ChromiumLayer).
-      externalModules: props.chromium ? [...LAYER_PACKAGES] : [],
+      // A function that reads no secret leaves the Secrets Manager client out: the import that loads
+      // it runs only with a `<NAME>_ARN` variable, which such a function is never given (and Lambda's
+      // Node runtime carries the SDK should it ever run).
+      externalModules: [...(props.chromium ? LAYER_PACKAGES : []), ...(props.readsSecrets ? [] : [SECRETS_MANAGER_CLIENT])],
       minify: true,
       keepNames: true,
       sourceMap: false,

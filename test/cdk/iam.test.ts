@@ -126,7 +126,7 @@ describe('IAM', () => {
   test.each(ALL_FUNCTIONS)('%s: reads the link-signing secret only if it signs links', (name) => {
     const secret = { Ref: idOf('AWS::SecretsManager::Secret', 'StorageLinkSigningSecret') };
     expect(grants(name, 'secretsmanager')).toEqual(
-      FUNCTION_PROFILES[name].linkSecret ? [{ actions: ['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue'], resources: [secret] }] : [],
+      FUNCTION_PROFILES[name].linkSecret ? [{ actions: ['secretsmanager:GetSecretValue'], resources: [secret] }] : [],
     );
   });
 

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
 import { bundledFontFiles, FONT_BUNDLE_PATHS } from '#lib/render/fonts.ts';
 import { SITE_ASSETS, SITE_ASSETS_DIR } from '#lib/site/assets.ts';
-import { CREATE_REQUIRE_BANNER, functionId } from '../../cdk/constructs/service-function.ts';
+import { CREATE_REQUIRE_BANNER, functionId, SECRETS_MANAGER_CLIENT } from '../../cdk/constructs/service-function.ts';
 import { PROJECT_ROOT, STACK_NAME } from '../../cdk/stack.ts';
 
 const run = promisify(execFile);
@@ -75,6 +75,18 @@ describe('npx cdk synth', () => {
     const bundle = readFileSync(join(assetDir(functionId(name)), 'index.mjs'), 'utf8');
     if (FUNCTION_PROFILES[name].chromium) expect(bundle).toMatch(/from\s*"@sparticuz\/chromium"/);
     else expect(bundle).not.toContain('sparticuz');
+  });
+
+  test.each(ALL_FUNCTIONS)('%s carries the Secrets Manager client exactly when it reads a secret', (name) => {
+    const bundle = readFileSync(join(assetDir(functionId(name)), 'index.mjs'), 'utf8');
+    // The client's own configuration, which only its code carries (the caller names its classes either way).
+    const secretsManagerClient = /defaultSigningName:\s*"secretsmanager"/;
+    if (FUNCTION_PROFILES[name].linkSecret) expect(bundle).toMatch(secretsManagerClient);
+    else {
+      expect(bundle).not.toMatch(secretsManagerClient);
+      // Left as a plain import that only a `<NAME>_ARN` variable would ever reach.
+      expect(bundle).toContain(`import("${SECRETS_MANAGER_CLIENT}")`);
+    }
   });
 
   test.each(ALL_FUNCTIONS)('%s ships the service’s fonts beside its bundle exactly when it runs Chromium', (name) => {
