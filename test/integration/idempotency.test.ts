@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { StackInfo } from '#lib/local/stack.ts';
-import { createKey, expectApiError, quotaUsed, request, type TestKey } from '../support/api.ts';
+import { createKey, expectApiError, quotaUsed, request, requestsReceivedBy, type TestKey } from '../support/api.ts';
 import { readPdf } from '../support/pdf.ts';
 
 const GENERATE = '/v1/pdf/generate';
@@ -96,15 +96,18 @@ describe('Idempotency-Key', () => {
   });
 
   it('a repeat while the first is still running is 409 request_in_progress; once it answered, the repeat gets its response', async () => {
-    // Arrange: a document that waits a while before printing
+    // Arrange: a page the first request is known to be printing (the site saw it asked for) when the
+    // repeat is sent, and that waits a while before printing
     const idempotencyKey = newKey();
-    // Margins for a loaded machine: the first is in progress long before the repeat, and long after.
-    const body = { html: '<h1>Slow report</h1>', wait_delay_ms: 4_000 };
+    const marker = `idempotency-${Date.now()}-${++counter}`;
+    const body = { url: `${inject('publicSite')}/page?${marker}`, wait_delay_ms: 2_000 };
     const usedBefore = await quotaUsed(key);
 
     // Act
     const firstPending = post(GENERATE, key, body, idempotencyKey);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    while (!(await requestsReceivedBy(inject('publicSite'))).some((path) => path.includes(marker))) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const during = await post(GENERATE, key, body, idempotencyKey);
     const first = await firstPending;
     const after = await post(GENERATE, key, body, idempotencyKey);
