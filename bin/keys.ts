@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createApiKey, limitsFor, listApiKeys, revokeApiKey, type ApiKey, type KeyStore } from '#lib/accounts/keys.ts';
+import { createApiKey, limitsFor, listApiKeys, revokeApiKey, rotateWebhookSecret, type ApiKey, type KeyStore } from '#lib/accounts/keys.ts';
 import { isTierName, TIER_NAMES } from '#lib/accounts/tiers.ts';
 import { dynamo } from '#lib/aws/clients.ts';
 import { localAwsEnvironment, stackInfoPath, type StackInfo } from '#lib/local/stack.ts';
@@ -15,7 +15,8 @@ import { localAwsEnvironment, stackInfoPath, type StackInfo } from '#lib/local/s
 const USAGE = `Usage:
   npm run keys -- create --tier <${TIER_NAMES.join('|')}> [--name NAME] [--rate-limit N] [--monthly-quota N] [--json]
   npm run keys -- list [--json]
-  npm run keys -- revoke <key_id>`;
+  npm run keys -- revoke <key_id>
+  npm run keys -- rotate-webhook-secret <key_id> [--json]`;
 
 class UsageError extends Error {}
 
@@ -93,17 +94,18 @@ async function main(argv: string[]): Promise<void> {
     const rateLimitPerMinute = positiveInt(values['rate-limit'], '--rate-limit');
     const monthlyQuota = positiveInt(values['monthly-quota'], '--monthly-quota');
     const store = await connect();
-    const { apiKey, key } = await createApiKey(store, {
+    const { apiKey, key, webhookSecret } = await createApiKey(store, {
       tier: values.tier,
       ...(values.name !== undefined && { name: values.name }),
       ...(rateLimitPerMinute !== undefined && { rateLimitPerMinute }),
       ...(monthlyQuota !== undefined && { monthlyQuota }),
     });
     if (values.json) {
-      console.log(JSON.stringify({ api_key: apiKey, ...describeKey(key) }));
+      console.log(JSON.stringify({ api_key: apiKey, webhook_secret: webhookSecret, ...describeKey(key) }));
     } else {
       console.log(`Created ${key.tier} key ${key.keyId}${key.name ? ` (${key.name})` : ''}.`);
       console.log(`API key (shown once, store it now): ${apiKey}`);
+      console.log(`Webhook signing secret (verifies deliveries; rotate with rotate-webhook-secret): ${webhookSecret}`);
     }
     return;
   }
@@ -122,6 +124,16 @@ async function main(argv: string[]): Promise<void> {
     if (!keyId) throw new UsageError('revoke needs the key id, e.g. npm run keys -- revoke key_abc123');
     if (!(await revokeApiKey(await connect(), keyId))) fail(`No key with id ${keyId}.`);
     console.log(`Revoked ${keyId}. Requests with it are refused from now on.`);
+    return;
+  }
+
+  if (command === 'rotate-webhook-secret') {
+    const keyId = rest[0];
+    if (!keyId) throw new UsageError('rotate-webhook-secret needs the key id, e.g. npm run keys -- rotate-webhook-secret key_abc123');
+    const secret = await rotateWebhookSecret(await connect(), keyId);
+    if (!secret) fail(`No key with id ${keyId}.`);
+    if (values.json) console.log(JSON.stringify({ key_id: keyId, webhook_secret: secret }));
+    else console.log(`New webhook signing secret of ${keyId} (deliveries are signed with it from now on, retries included): ${secret}`);
     return;
   }
 

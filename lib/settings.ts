@@ -156,6 +156,39 @@ export const settings = {
     return intFromEnv('MAX_QUEUE_WAIT_MS', 5_000);
   },
 
+  /** Name (or ARN) of the job function that generate and batch invoke asynchronously for `async: true`. */
+  get jobFunctionName(): string {
+    return required('JOB_FUNCTION_NAME');
+  },
+  /**
+   * Longest one document of an asynchronous job may take to load and print (a job has up to
+   * Lambda's 15 minutes, not API Gateway's 29 s): 14 minutes by default, room to store and report.
+   */
+  get jobRenderTimeoutMs(): number {
+    return intFromEnv('JOB_RENDER_TIMEOUT_MS', 14 * 60_000);
+  },
+  /**
+   * Seconds between a failed webhook delivery and its next try; the delivery is given up after the
+   * last. The default tries 8 times over about 27.6 hours (Standard Webhooks' suggested schedule).
+   */
+  get webhookRetryScheduleSeconds(): readonly number[] {
+    const raw = process.env.WEBHOOK_RETRY_SCHEDULE;
+    if (raw === undefined || raw === '') return [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000];
+    const delays = raw.split(',').map((part) => Number(part.trim()));
+    if (delays.some((delay) => !Number.isInteger(delay) || delay < 1)) {
+      throw new Error(`Setting WEBHOOK_RETRY_SCHEDULE must be whole seconds >= 1, comma-separated, got "${raw}"`);
+    }
+    return delays;
+  },
+  /** Longest a webhook receiver has to answer one delivery. */
+  get webhookTimeoutMs(): number {
+    return intFromEnv('WEBHOOK_TIMEOUT_MS', 10_000);
+  },
+  /** How often the local stack sends the webhook deliveries that are due (in AWS: every minute, cdk/stack.ts). */
+  get webhookDispatchIntervalMs(): number {
+    return intFromEnv('WEBHOOK_DISPATCH_INTERVAL_MS', 2_000);
+  },
+
   /** Another Chromium to use instead of the one @sparticuz/chromium ships (macOS, Debian's chromium). */
   get chromePath(): string | undefined {
     return process.env.CHROME_PATH || undefined;

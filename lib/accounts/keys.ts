@@ -5,7 +5,7 @@
  * needed: there is nothing to brute-force). Authentication is a consistent read of the item named
  * by the hash of the presented key; a revoked key is refused from the next request on.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GetCommand, paginateQuery, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomBase62 } from '#lib/random.ts';
@@ -33,6 +33,14 @@ export interface KeyStore {
   readonly tableName: string;
 }
 
+/**
+ * A key's webhook signing secret, in Standard Webhooks' form: `whsec_` and 32 random bytes in
+ * base64 (lib/webhooks/deliveries.ts signs with it). Stored as is: signing needs the secret itself.
+ */
+export function newWebhookSecret(): string {
+  return 'whsec_' + randomBytes(32).toString('base64');
+}
+
 export function hashApiKey(apiKey: string): string {
   return createHash('sha256').update(apiKey, 'utf8').digest('hex');
 }
@@ -50,8 +58,9 @@ export function limitsFor(key: ApiKey): TierLimits {
 export async function createApiKey(
   store: KeyStore,
   input: { tier: TierName; name?: string; rateLimitPerMinute?: number; monthlyQuota?: number; now?: Date },
-): Promise<{ apiKey: string; key: ApiKey }> {
+): Promise<{ apiKey: string; key: ApiKey; webhookSecret: string }> {
   const apiKey = API_KEY_PREFIX + randomBase62(40);
+  const webhookSecret = newWebhookSecret();
   const key: ApiKey = {
     keyId: 'key_' + randomBase62(16),
     tier: input.tier,
@@ -70,12 +79,13 @@ export async function createApiKey(
         [ENTITY_INDEX.partitionKey]: ENTITY,
         [ENTITY_INDEX.sortKey]: key.keyId,
         keyHash: hash,
+        webhookSecret,
         ...key,
       },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
-  return { apiKey, key };
+  return { apiKey, key, webhookSecret };
 }
 
 /**
@@ -115,8 +125,8 @@ export async function listApiKeys(store: KeyStore): Promise<ApiKey[]> {
   return keys;
 }
 
-/** Revokes a key by its id. Returns false when no such key exists. */
-export async function revokeApiKey(store: KeyStore, keyId: string, now = new Date()): Promise<boolean> {
+/** A key's item found by its id (through the entity index), or undefined. */
+async function keyItemById(store: KeyStore, keyId: string): Promise<Record<string, unknown> | undefined> {
   const { Items } = await store.client.send(
     new QueryCommand({
       TableName: store.tableName,
@@ -126,7 +136,43 @@ export async function revokeApiKey(store: KeyStore, keyId: string, now = new Dat
       ExpressionAttributeValues: { ':entity': ENTITY, ':keyId': keyId },
     }),
   );
-  const item = Items?.[0];
+  return Items?.[0];
+}
+
+/**
+ * Sets a key's webhook signing secret: a new one (`rotate`), or one only where the key has none
+ * (keys made before webhooks existed). Returns the secret in force, or undefined for an unknown key.
+ */
+async function setWebhookSecret(store: KeyStore, keyId: string, { rotate }: { rotate: boolean }): Promise<string | undefined> {
+  const item = await keyItemById(store, keyId);
+  if (!item) return undefined;
+  if (!rotate && typeof item.webhookSecret === 'string') return item.webhookSecret;
+  const { Attributes } = await store.client.send(
+    new UpdateCommand({
+      TableName: store.tableName,
+      Key: { pk: item.pk, sk: item.sk },
+      UpdateExpression: rotate ? 'SET webhookSecret = :secret' : 'SET webhookSecret = if_not_exists(webhookSecret, :secret)',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':secret': newWebhookSecret() },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return String(Attributes?.webhookSecret);
+}
+
+/** The secret a key's webhooks are signed with (made on first use for a key that has none). */
+export async function webhookSecretOf(store: KeyStore, keyId: string): Promise<string | undefined> {
+  return setWebhookSecret(store, keyId, { rotate: false });
+}
+
+/** Replaces a key's webhook signing secret; deliveries from now on, retries included, use the new one. */
+export async function rotateWebhookSecret(store: KeyStore, keyId: string): Promise<string | undefined> {
+  return setWebhookSecret(store, keyId, { rotate: true });
+}
+
+/** Revokes a key by its id. Returns false when no such key exists. */
+export async function revokeApiKey(store: KeyStore, keyId: string, now = new Date()): Promise<boolean> {
+  const item = await keyItemById(store, keyId);
   if (!item) return false;
   await store.client.send(
     new UpdateCommand({

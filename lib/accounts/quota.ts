@@ -41,8 +41,8 @@ const counterKey = (keyId: string, period: string) => ({ pk: `QUOTA#${keyId}`, s
 const COUNTER_ENTITY = 'QUOTA';
 
 /**
- * How long a reservation lives: longer than any request can hold it (the longest function timeout
- * is 30 s), so one that outlives it belongs to a request that died.
+ * How long a request's reservation lives: longer than any request can hold it (the longest API
+ * function timeout is 30 s), so one that outlives it belongs to a request that died.
  */
 export const RESERVATION_LIFETIME_MS = 5 * 60_000;
 
@@ -61,6 +61,11 @@ interface ReservationEntry {
   readonly held: number;
   /** Epoch ms after which the reservation belongs to a request that died. */
   readonly expires: number;
+  /**
+   * Its lifetime in ms when it is not a request's RESERVATION_LIFETIME_MS: an asynchronous job's
+   * (lib/jobs/jobs.ts), which outlives the request that made it and is settled by the job.
+   */
+  readonly lifetime?: number;
 }
 
 const RESERVATION_ATTRIBUTE = /^r_([0-9A-Za-z]+)$/;
@@ -70,10 +75,16 @@ export type ReserveResult =
   | { readonly reserved: true; readonly reservation: QuotaReservation; readonly used: number }
   | { readonly reserved: false; readonly remaining: number; readonly resetAt: Date };
 
-export async function reserveQuota(
-  store: CounterStore,
-  input: { keyId: string; monthlyQuota: number; count: number; now: Date },
-): Promise<ReserveResult> {
+export interface ReserveInput {
+  readonly keyId: string;
+  readonly monthlyQuota: number;
+  readonly count: number;
+  readonly now: Date;
+  /** How long the work it is for may hold it (an asynchronous job's); a request's RESERVATION_LIFETIME_MS by default. */
+  readonly lifetimeMs?: number;
+}
+
+export async function reserveQuota(store: CounterStore, input: ReserveInput): Promise<ReserveResult> {
   const period = quotaPeriod(input.now);
   const resetAt = quotaResetAt(input.now);
   const refuse = async (): Promise<ReserveResult> => {
@@ -83,7 +94,12 @@ export async function reserveQuota(
   // More than the whole quota can never fit (and would pass the condition on a fresh counter).
   if (input.count > input.monthlyQuota) return refuse();
   const id = randomBase62(16);
-  const entry: ReservationEntry = { held: input.count, expires: input.now.getTime() + RESERVATION_LIFETIME_MS };
+  const lifetime = input.lifetimeMs ?? RESERVATION_LIFETIME_MS;
+  const entry: ReservationEntry = {
+    held: input.count,
+    expires: input.now.getTime() + lifetime,
+    ...(lifetime !== RESERVATION_LIFETIME_MS && { lifetime }),
+  };
   try {
     const { Attributes } = await store.client.send(
       new UpdateCommand({
@@ -154,6 +170,8 @@ export interface ExpiredReservation {
   readonly reservation: QuotaReservation;
   /** Epoch ms when it expired. */
   readonly expires: number;
+  /** How long it lived: the PDFs it paid for were made in the `lifetimeMs` before `expires`. */
+  readonly lifetimeMs: number;
 }
 
 /** The reservations on a key's month counter that have outlived their requests. */
@@ -161,15 +179,27 @@ export async function expiredReservations(store: CounterStore, keyId: string, pe
   const { Item } = await store.client.send(
     new GetCommand({ TableName: store.tableName, Key: counterKey(keyId, period), ConsistentRead: true }),
   );
-  return expiredIn(Item ?? {}, keyId, period, now);
+  return expiredIn(Item ?? {}, keyId, period, { now });
 }
 
-function expiredIn(item: Record<string, unknown>, keyId: string, period: string, now: Date): ExpiredReservation[] {
+/**
+ * When reservations count as dead: once expired, or, with `requestsDeadBy`, a request's (not a
+ * job's) already when it would be expired by then.
+ */
+export interface DeadBy {
+  readonly now: Date;
+  readonly requestsDeadBy?: Date;
+}
+
+function expiredIn(item: Record<string, unknown>, keyId: string, period: string, { now, requestsDeadBy }: DeadBy): ExpiredReservation[] {
   return Object.entries(item).flatMap(([name, value]) => {
     const id = RESERVATION_ATTRIBUTE.exec(name)?.[1];
     const entry = value as ReservationEntry;
-    if (!id || typeof entry?.expires !== 'number' || entry.expires > now.getTime()) return [];
-    return [{ reservation: { keyId, period, id, count: Number(entry.held) }, expires: entry.expires }];
+    if (!id || typeof entry?.expires !== 'number') return [];
+    const lifetimeMs = typeof entry.lifetime === 'number' ? entry.lifetime : RESERVATION_LIFETIME_MS;
+    const cutoff = entry.lifetime === undefined && requestsDeadBy ? requestsDeadBy : now;
+    if (entry.expires > cutoff.getTime()) return [];
+    return [{ reservation: { keyId, period, id, count: Number(entry.held) }, expires: entry.expires, lifetimeMs }];
   });
 }
 
@@ -188,7 +218,8 @@ export async function repairReservation(store: CounterStore, expired: ExpiredRes
  * counters of this month and the last (a reservation made just before midnight UTC of the 1st
  * belongs to the month before), through the entity index, never by scanning the table.
  */
-export async function countersWithExpiredReservations(store: CounterStore, now: Date): Promise<ExpiredReservation[]> {
+export async function countersWithExpiredReservations(store: CounterStore, deadBy: DeadBy): Promise<ExpiredReservation[]> {
+  const { now } = deadBy;
   const lastMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
   const found: ExpiredReservation[] = [];
   const pages = paginateQuery(
@@ -203,7 +234,7 @@ export async function countersWithExpiredReservations(store: CounterStore, now: 
   );
   for await (const page of pages) {
     for (const item of page.Items ?? []) {
-      found.push(...expiredIn(item, String(item.pk).slice('QUOTA#'.length), String(item.sk), now));
+      found.push(...expiredIn(item, String(item.pk).slice('QUOTA#'.length), String(item.sk), deadBy));
     }
   }
   return found;
@@ -234,25 +265,35 @@ export class QuotaExceededError extends Error {
  * settles: every reserved PDF that `produce` reports as not stored (or all of them when it throws)
  * is given back. A failure never costs quota; a crash in between is repaired from the records.
  */
-export async function withReservedQuota<T>(
-  store: CounterStore,
-  input: { keyId: string; monthlyQuota: number; count: number; now: Date },
-  produce: (reservation: QuotaReservation) => Promise<{ result: T; failed: number }>,
-  /** Repairs the key's reservations left by requests that died; returns how many it repaired. */
-  repairDeadRequests: (keyId: string, now: Date) => Promise<number> = async () => 0,
-): Promise<T> {
+/** Repairs a key's reservations left by requests that died; returns how many it repaired. */
+export type RepairDeadRequests = (keyId: string, now: Date) => Promise<number>;
+
+/**
+ * Reserves `count` PDFs or throws QuotaExceededError (402). Quota held by requests that died is
+ * settled (by their records) before anyone is refused.
+ */
+export async function reserveOrRefuse(store: CounterStore, input: ReserveInput, repairDeadRequests: RepairDeadRequests): Promise<QuotaReservation> {
   let outcome = await reserveQuota(store, input);
-  // Quota held by requests that died is settled (by their records) before anyone is refused.
   if (!outcome.reserved && (await repairDeadRequests(input.keyId, input.now)) > 0) {
     outcome = await reserveQuota(store, input);
   }
   if (!outcome.reserved) throw new QuotaExceededError(outcome.remaining, outcome.resetAt);
+  return outcome.reservation;
+}
+
+export async function withReservedQuota<T>(
+  store: CounterStore,
+  input: ReserveInput,
+  produce: (reservation: QuotaReservation) => Promise<{ result: T; failed: number }>,
+  repairDeadRequests: RepairDeadRequests = async () => 0,
+): Promise<T> {
+  const reservation = await reserveOrRefuse(store, input, repairDeadRequests);
   let failed = input.count;
   try {
-    const produced = await produce(outcome.reservation);
+    const produced = await produce(reservation);
     failed = produced.failed;
     return produced.result;
   } finally {
-    await settleReservation(store, outcome.reservation, failed);
+    await settleReservation(store, reservation, failed);
   }
 }

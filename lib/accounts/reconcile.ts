@@ -42,7 +42,7 @@ async function repairAll(stores: { counters: CounterStore; pdfs: PdfStore }, exp
   for (const dead of expired) {
     const expires = dead.expires;
     const stored = await countRecordsOf(stores.pdfs, dead.reservation.keyId, dead.reservation.id, {
-      from: new Date(expires - RESERVATION_LIFETIME_MS - CLOCK_SLACK_MS),
+      from: new Date(expires - dead.lifetimeMs - CLOCK_SLACK_MS),
       to: new Date(expires + CLOCK_SLACK_MS),
     });
     const correction = await repairReservation(stores.counters, dead, stored);
@@ -64,14 +64,15 @@ export async function repairDeadRequestsOf(stores: { counters: CounterStore; pdf
 
 /**
  * Settles every key's expired reservations. The local stack, the only process that serves its data,
- * passes `everyReservationIsDead` at start-up: each reservation left from before belongs to a
- * request that died with the previous run, expired or not.
+ * passes `everyRequestIsDead` at start-up: each request's reservation left from before belongs to a
+ * request that died with the previous run, expired or not. An asynchronous job's is not: the job
+ * is resumed (lib/jobs/jobs.ts) and settles it, and only once it expires is it repaired here.
  */
 export async function reconcileQuotas(
   stores: { counters: CounterStore; pdfs: PdfStore },
   now: Date,
-  { everyReservationIsDead = false }: { everyReservationIsDead?: boolean } = {},
+  { everyRequestIsDead = false }: { everyRequestIsDead?: boolean } = {},
 ): Promise<ReconciliationReport> {
-  const expiredBy = everyReservationIsDead ? new Date(now.getTime() + RESERVATION_LIFETIME_MS) : now;
-  return repairAll(stores, await countersWithExpiredReservations(stores.counters, expiredBy));
+  const requestsDeadBy = everyRequestIsDead ? new Date(now.getTime() + RESERVATION_LIFETIME_MS) : undefined;
+  return repairAll(stores, await countersWithExpiredReservations(stores.counters, { now, ...(requestsDeadBy && { requestsDeadBy }) }));
 }

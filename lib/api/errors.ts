@@ -26,6 +26,10 @@ export const API_ERRORS = {
     status: 400,
     description: 'The request is not valid: no html or url, both, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, or a body that is not a JSON object.',
   },
+  url_not_allowed: {
+    status: 400,
+    description: 'The `webhook_url` is refused: not https, or not a publicly reachable host (private, loopback and link-local addresses are refused, as for documents). Nothing was charged.',
+  },
   batch_too_large: {
     status: 400,
     description: "More items than the key's tier allows in one batch (at most 100). Nothing was rendered or charged.",

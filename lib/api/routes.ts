@@ -14,11 +14,11 @@ export interface Route {
 }
 
 /** Every API-facing Lambda function, by the name of its file in functions/. */
-export const API_FUNCTIONS = ['health', 'generate', 'batch', 'files', 'pdfs', 'usage', 'site', 'fallback'] as const;
+export const API_FUNCTIONS = ['health', 'generate', 'batch', 'files', 'pdfs', 'jobs', 'usage', 'site', 'fallback'] as const;
 export type FunctionName = (typeof API_FUNCTIONS)[number];
 
-/** Functions invoked by other functions rather than through the API. */
-export const INTERNAL_FUNCTIONS = ['render', 'reconcile'] as const;
+/** Functions invoked by other functions, or on a schedule, rather than through the API. */
+export const INTERNAL_FUNCTIONS = ['render', 'job', 'webhooks', 'reconcile'] as const;
 export type InternalFunctionName = (typeof INTERNAL_FUNCTIONS)[number];
 
 export const ROUTES: readonly Route[] = [
@@ -29,6 +29,7 @@ export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/v1/pdf/{id}', handler: 'pdfs' },
   { method: 'DELETE', path: '/v1/pdf/{id}', handler: 'pdfs' },
   { method: 'GET', path: '/v1/files/{id}', handler: 'files' },
+  { method: 'GET', path: '/v1/jobs/{job_id}', handler: 'jobs' },
   { method: 'GET', path: '/v1/usage', handler: 'usage' },
   // The developer surface (shared/spec/beyond.md): public, no key, nothing but the project's own files.
   { method: 'GET', path: '/v1/openapi.json', handler: 'site' },
@@ -66,6 +67,13 @@ export interface FunctionProfile {
   readonly idempotency?: boolean;
   /** S3 operations it performs on PDF objects (presigning a GET counts as GetObject). */
   readonly objects?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
+  /** S3 operations it performs on the requests of asynchronous jobs (lib/jobs/job-records.ts), under their own prefix. */
+  readonly jobRequests?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
+  /**
+   * Runs asynchronous jobs: invoked asynchronously (Lambda's retries and event age from
+   * JOB_ASYNC_INVOKE, a failure destination for what it gave up on) with up to 15 minutes a run.
+   */
+  readonly runsJobs?: boolean;
   /** Signs or verifies download links, so it reads the link-signing secret. */
   readonly linkSecret?: boolean;
   /** Internal functions it invokes through the Lambda API; each arrives as `<NAME>_FUNCTION_NAME`. */
@@ -85,12 +93,48 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   health: { healthProbes: true },
   fallback: {},
   // Quota repair (lib/accounts/reconcile.ts) counts a reservation's records through the index.
-  generate: { chromium: true, table: ['GetItem', 'UpdateItem', 'PutItem'], index: ['Query'], objects: ['PutObject'], linkSecret: true, idempotency: true },
+  // `async: true` stores the job's request and the job (both removed again if it cannot be
+  // queued) and invokes the job function (lib/jobs/jobs.ts).
+  generate: {
+    chromium: true,
+    table: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
+    index: ['Query'],
+    objects: ['PutObject'],
+    jobRequests: ['PutObject', 'DeleteObject'],
+    linkSecret: true,
+    idempotency: true,
+    invokes: ['job'],
+  },
   // The batch writes the records of the items it counts as done (lib/documents/batch.ts), and
-  // joins their files into one when asked to merge (lib/documents/merge.ts).
-  batch: { table: ['GetItem', 'UpdateItem', 'PutItem'], index: ['Query'], objects: ['GetObject', 'PutObject'], linkSecret: true, invokes: ['render'], idempotency: true },
+  // joins their files into one when asked to merge (lib/documents/merge.ts). Jobs as generate.
+  batch: {
+    table: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
+    index: ['Query'],
+    objects: ['GetObject', 'PutObject'],
+    jobRequests: ['PutObject', 'DeleteObject'],
+    linkSecret: true,
+    invokes: ['render', 'job'],
+    idempotency: true,
+  },
   // Stores the item's file only; the batch writes its record.
   render: { chromium: true, objects: ['PutObject'] },
+  // Reads the job.
+  jobs: { table: ['GetItem'] },
+  // A job: a generate (rendered here) or a batch (fanned out to render, as the batch function
+  // does), records and the merged file written, the reservation settled, the job recorded, its
+  // webhook queued and tried (the key's secret read through the index, made if the key has none).
+  job: {
+    chromium: true,
+    runsJobs: true,
+    table: ['GetItem', 'PutItem', 'UpdateItem'],
+    index: ['Query'],
+    objects: ['GetObject', 'PutObject'],
+    jobRequests: ['GetObject', 'DeleteObject'],
+    linkSecret: true,
+    invokes: ['render'],
+  },
+  // Claims, reschedules and closes due deliveries; reads the keys' secrets through the index.
+  webhooks: { table: ['UpdateItem'], index: ['Query'], schedule: 'rate(1 minute)' },
   files: { table: ['GetItem'], objects: ['GetObject'], linkSecret: true },
   // Listing reads the key's PDFs through the index; deleting marks the record and removes the file.
   pdfs: { table: ['GetItem', 'UpdateItem'], index: ['Query'], objects: ['DeleteObject'], linkSecret: true },
@@ -98,7 +142,14 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   // The OpenAPI document, the reference docs and the playground: built from the code, touches no store.
   site: { siteAssets: true },
   // Reads the months' counters and a reservation's records through the index; repairs with one update.
-  reconcile: { table: ['UpdateItem'], index: ['Query'], schedule: 'rate(5 minutes)' },
+  // Ends the jobs no run could finish (lib/jobs/job-endings.ts) as the job function would.
+  reconcile: {
+    table: ['GetItem', 'PutItem', 'UpdateItem'],
+    index: ['Query'],
+    jobRequests: ['DeleteObject'],
+    linkSecret: true,
+    schedule: 'rate(5 minutes)',
+  },
 };
 
 export interface RouteMatch {

@@ -102,3 +102,46 @@ export const healthSchema = z
     checks: z.object({ browser: checkStatus, table: checkStatus, bucket: checkStatus }),
   })
   .meta({ id: 'Health' });
+
+const jobId = z.string().regex(/^job_[0-9A-Za-z]{20,}$/).meta({ description: 'The job’s id: `job_` and at least 20 random base62 characters.', example: 'job_4hTz8QmW2pLx6NvR0cYb5KsJ' });
+const jobStatus = z.enum(['queued', 'running', 'succeeded', 'failed']).meta({
+  description: '`queued` until a worker takes it, `running`, then `succeeded` or `failed` (a failed job costs nothing).',
+});
+
+export const jobAcceptedSchema = z
+  .object({
+    job_id: jobId,
+    status: z.literal('queued'),
+    status_url: z.url().meta({ description: 'Where to read the job: `GET /v1/jobs/{job_id}` (also in `Location`).' }),
+  })
+  .meta({ id: 'JobAccepted', description: 'An asynchronous job was accepted; its quota is reserved and charged only for the PDFs it stores.' });
+export type JobAcceptedView = z.infer<typeof jobAcceptedSchema>;
+
+export const jobSchema = z
+  .object({
+    job_id: jobId,
+    status: jobStatus,
+    created_at: timestamp,
+    completed_at: timestamp.optional().meta({ description: 'When it succeeded or failed.' }),
+    result: z
+      .union([pdfRecordSchema, batchResponseSchema, z.object({ error: z.record(z.string(), z.unknown()) }).meta({ id: 'JobError' })])
+      .optional()
+      .meta({
+        description:
+          'Once finished: exactly the body the synchronous call would have answered: a PdfRecord (generate), a BatchResponse (batch), or `{ error: { code, message } }` when it failed.',
+      }),
+  })
+  .meta({ id: 'Job', description: 'An asynchronous generate or batch (shared/spec/beyond.md, "Asynchronous jobs").' });
+export type JobView = z.infer<typeof jobSchema>;
+
+export const webhookEventSchema = z
+  .object({
+    type: z.enum(['pdf.job.completed', 'pdf.job.failed']),
+    timestamp: timestamp.meta({ description: 'When the event happened.' }),
+    data: jobSchema,
+  })
+  .meta({
+    id: 'WebhookEvent',
+    description:
+      'POSTed to `webhook_url` when a job ends, signed per Standard Webhooks with the key’s `whsec_` secret: headers `webhook-id` (the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`). Retried with backoff for about 27 hours until the receiver answers 2xx.',
+  });

@@ -4,7 +4,8 @@
 import { settings } from '#lib/settings.ts';
 import { signDownloadLink } from '#lib/storage/links.ts';
 import { downloadName, type PdfRecord } from '#lib/storage/pdfs.ts';
-import type { PdfRecordView } from './schemas.ts';
+import type { Job } from '#lib/jobs/job-records.ts';
+import type { JobView, PdfRecordView } from './schemas.ts';
 
 export function downloadUrl(record: PdfRecord, baseUrl: string): string {
   return signDownloadLink({
@@ -27,5 +28,16 @@ export function pdfRecordView(record: PdfRecord, baseUrl: string): PdfRecordView
     generation_time_ms: record.generationTimeMs,
     created_at: record.createdAt,
     expires_at: record.expiresAt,
+  };
+}
+
+/** A job as `GET /v1/jobs/{job_id}` shows it and its webhook carries it (shared/spec/beyond.md). */
+export function jobView(job: Job): JobView {
+  return {
+    job_id: job.id,
+    status: job.status,
+    created_at: job.createdAt,
+    ...(job.completedAt !== undefined && { completed_at: job.completedAt }),
+    ...(job.result !== undefined && { result: job.result as JobView['result'] }),
   };
 }

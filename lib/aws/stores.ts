@@ -5,6 +5,7 @@
 import type { KeyStore } from '#lib/accounts/keys.ts';
 import type { CounterStore } from '#lib/accounts/rate-limit.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
+import type { WebhookDeps } from '#lib/webhooks/deliveries.ts';
 import { settings } from '#lib/settings.ts';
 import { dynamo, s3 } from './clients.ts';
 
@@ -18,3 +19,11 @@ export const pdfStore = (): PdfStore => ({
 });
 
 export const counterStore = (): CounterStore => ({ client: dynamo(), tableName: settings.tableName });
+
+/** What sending webhooks needs: the table (deliveries, and the keys' signing secrets) and the settings. */
+export const webhookDeps = (): WebhookDeps => ({
+  store: { client: dynamo(), tableName: settings.tableName },
+  egress: { allowPrivateHosts: settings.allowPrivateHosts },
+  timeoutMs: settings.webhookTimeoutMs,
+  retryScheduleSeconds: settings.webhookRetryScheduleSeconds,
+});

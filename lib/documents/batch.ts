@@ -12,6 +12,7 @@ import type { PdfRecord } from '#lib/storage/pdfs.ts';
 import { quoteInput, type DocumentFailureCode } from '#lib/render/errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '#lib/json-depth.ts';
 import { sourceProblem } from './source.ts';
+import { asyncRequestShape } from './document-options.ts';
 
 /**
  * The item error codes of decisions.md "Batch", and three of our own: a document over the page limit
@@ -47,6 +48,7 @@ export const MAX_BATCH_SIZE = 100;
 export const batchBodySchema = z.strictObject({
   pdfs: z.array(z.unknown(), { error: 'pdfs is required and must be an array of items' }).min(1, { error: 'pdfs must not be empty' }),
   merge: z.boolean({ error: 'merge must be true or false' }).optional(),
+  ...asyncRequestShape,
 });
 
 /** How a document failure is reported in a batch item (an unreachable URL is a failed render). */
@@ -62,6 +64,10 @@ export interface RenderInvocation {
   readonly owner: Pick<ApiKey, 'keyId' | 'tier'>;
   /** The batch's quota reservation, which the item's record names (lib/accounts/quota.ts). */
   readonly reservationId: string;
+  /** The item's PDF id, when the batch decides it (an asynchronous job's, lib/jobs/jobs.ts). */
+  readonly pdfId?: string;
+  /** Longest the render may take (an asynchronous job's); the render timeout setting otherwise. */
+  readonly renderTimeoutMs?: number;
   readonly item: { readonly html?: unknown; readonly url?: string; readonly options?: unknown };
 }
 
@@ -138,6 +144,16 @@ export interface BatchRun {
   readonly itemTimeoutMs: number;
   /** When every unfinished item gives up, so the batch answers inside the gateway's limit. */
   readonly deadline: AbortSignal;
+  /**
+   * An asynchronous job's batch (lib/jobs/jobs.ts): the id of each item's PDF, and its record when
+   * an earlier run of the same job already made it (that item is not rendered again), plus the
+   * longer render time its items get.
+   */
+  readonly madeBefore?: {
+    readonly pdfIdOf: (index: number) => string;
+    readonly recordOf: (index: number) => Promise<PdfRecord | undefined>;
+    readonly renderTimeoutMs: number;
+  };
 }
 
 const failure = (code: BatchItemCode, message: string): BatchItemResult => ({ success: false, error: { code, message } });
@@ -146,6 +162,15 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
   const results: BatchItemResult[] = new Array(run.items.length);
   let next = 0;
 
+  const done = (record: PdfRecord, metadata: unknown): BatchItemResult => ({
+    success: true,
+    pdf_id: record.id,
+    download_url: run.linkFor(record),
+    pages: record.pages,
+    size_bytes: record.size,
+    metadata: metadata ?? {},
+  });
+
   const processItem = async (index: number): Promise<BatchItemResult> => {
     const item = run.items[index];
     const shapeProblem = checkItemShape(item);
@@ -153,10 +178,17 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
     if (run.deadline.aborted) return failure('RENDER_TIMEOUT', 'The batch ran out of time before this item could start');
 
     const { html, url, options, metadata } = item as Record<string, unknown>;
+    const made = await run.madeBefore?.recordOf(index);
+    if (made) return done(made, metadata);
     const signal = AbortSignal.any([AbortSignal.timeout(run.itemTimeoutMs), run.deadline]);
     try {
       const outcome = await run.invokeRender(
-        { owner: run.owner, reservationId: run.reservationId, item: { html, ...(url !== undefined && { url: url as string }), options } },
+        {
+          owner: run.owner,
+          reservationId: run.reservationId,
+          ...(run.madeBefore && { pdfId: run.madeBefore.pdfIdOf(index), renderTimeoutMs: run.madeBefore.renderTimeoutMs }),
+          item: { html, ...(url !== undefined && { url: url as string }), options },
+        },
         signal,
       );
       if (!outcome.ok) return failure(outcome.code, outcome.message);
@@ -168,14 +200,7 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
       } catch {
         return failure('RENDER_FAILED', 'The PDF could not be stored; nothing was charged for it');
       }
-      return {
-        success: true,
-        pdf_id: outcome.record.id,
-        download_url: run.linkFor(outcome.record),
-        pages: outcome.record.pages,
-        size_bytes: outcome.record.size,
-        metadata: metadata ?? {},
-      };
+      return done(outcome.record, metadata);
     } catch {
       if (signal.aborted) return failure('RENDER_TIMEOUT', 'Rendering this item took longer than its time limit');
       return failure('RENDER_FAILED', 'The render function failed for this item');

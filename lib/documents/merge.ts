@@ -34,12 +34,15 @@ export async function joinPdfs(files: readonly Uint8Array[]): Promise<Uint8Array
   return joined.save();
 }
 
-/** Joins the items' stored PDFs, in the order given, into one stored PDF of the same owner. */
+/**
+ * Joins the items' stored PDFs, in the order given, into one stored PDF of the same owner, under
+ * `id` when the caller decides it (an asynchronous job's, lib/jobs/jobs.ts).
+ */
 export async function storeMergedPdf(
   store: PdfStore,
   owner: Pick<ApiKey, 'keyId' | 'tier'>,
   items: readonly PdfRecord[],
-  now: () => Date = () => new Date(),
+  { id = newPdfId(), now = () => new Date() }: { id?: string; now?: () => Date } = {},
 ): Promise<PdfRecord> {
   const started = performance.now();
   const createdAt = now();
@@ -50,7 +53,7 @@ export async function storeMergedPdf(
   const bytes = await joinPdfs(files);
   const formats = new Set(items.map((item) => item.format));
   const record = describePdf({
-    id: newPdfId(),
+    id,
     keyId: owner.keyId,
     size: bytes.byteLength,
     pages: await countPages(bytes),

@@ -59,10 +59,13 @@ export async function prepareDocument(input: {
   return { source: { html: input.html as string, ...traits }, options, ...(filename !== undefined && { filename }) };
 }
 
-/** The limits every document renders under, from the settings. */
-export function renderLimits(): RenderLimits {
+/**
+ * The limits every document renders under, from the settings; an asynchronous job's documents get
+ * the job's longer render time (lib/jobs/jobs.ts).
+ */
+export function renderLimits({ timeoutMs = settings.renderTimeoutMs }: { timeoutMs?: number } = {}): RenderLimits {
   return {
-    timeoutMs: settings.renderTimeoutMs,
+    timeoutMs,
     maxPages: settings.maxPdfPages,
     maxPdfBytes: settings.maxPdfBytes,
     maxDownloadBytes: settings.maxDocumentDownloadBytes,
@@ -72,6 +75,18 @@ export function renderLimits(): RenderLimits {
     allowPrivateHosts: settings.allowPrivateHosts,
     workspaces: { prepared: settings.preparedWorkspaces },
   };
+}
+
+/** What a PDF is made under: the quota reservation it is charged to, and the id it is given. */
+export interface Making {
+  readonly reservationId: string;
+  /**
+   * The PDF's id when the caller decides it: an asynchronous job's PDFs have ids derived from the
+   * job (lib/jobs/jobs.ts), so a job run again after a crash finds what it already made. New otherwise.
+   */
+  readonly pdfId?: string;
+  /** Longest the render may take; the settings' render timeout by default. */
+  readonly renderTimeoutMs?: number;
 }
 
 /**
@@ -84,15 +99,16 @@ export async function renderToObject(
   store: PdfStore,
   owner: Pick<ApiKey, 'keyId' | 'tier'>,
   request: DocumentRequest,
-  reservationId: string,
+  making: Making,
   now: () => Date = () => new Date(),
 ): Promise<PdfRecord> {
   const started = performance.now();
   const createdAt = now();
-  const rendered = await renderPdf(request.source, request.options, renderLimits(), createdAt);
+  const limits = renderLimits(making.renderTimeoutMs !== undefined ? { timeoutMs: making.renderTimeoutMs } : {});
+  const rendered = await renderPdf(request.source, request.options, limits, createdAt);
   recordPdfGenerated({ renderMs: performance.now() - started, pages: rendered.pages, bytes: rendered.bytes.byteLength });
   const record = describePdf({
-    id: newPdfId(),
+    id: making.pdfId ?? newPdfId(),
     keyId: owner.keyId,
     size: rendered.bytes.byteLength,
     pages: rendered.pages,
@@ -100,7 +116,7 @@ export async function renderToObject(
     generationTimeMs: Math.round(performance.now() - started),
     createdAt: createdAt.toISOString(),
     retentionDays: TIERS[owner.tier].linkValidityDays,
-    reservationId,
+    reservationId: making.reservationId,
     ...(request.filename !== undefined && { filename: request.filename }),
   });
   await putPdfObject(store, record, rendered.bytes);
@@ -112,10 +128,10 @@ export async function producePdf(
   store: PdfStore,
   owner: Pick<ApiKey, 'keyId' | 'tier'>,
   request: DocumentRequest,
-  reservationId: string,
+  making: Making,
   now: () => Date = () => new Date(),
 ): Promise<PdfRecord> {
-  const record = await renderToObject(store, owner, request, reservationId, now);
+  const record = await renderToObject(store, owner, request, making, now);
   await putPdfRecord(store, record);
   return record;
 }

@@ -15,7 +15,9 @@ export async function renderItem(store: PdfStore, invocation: RenderInvocation):
   try {
     const { html, url, options } = invocation.item;
     const request = await prepareDocument({ html, url, options });
-    return { ok: true, record: await renderToObject(store, invocation.owner, request, invocation.reservationId) };
+    const { reservationId, pdfId, renderTimeoutMs } = invocation;
+    const making = { reservationId, ...(pdfId !== undefined && { pdfId }), ...(renderTimeoutMs !== undefined && { renderTimeoutMs }) };
+    return { ok: true, record: await renderToObject(store, invocation.owner, request, making) };
   } catch (error) {
     if (error instanceof DocumentError) {
       recordDocumentFailure(error.code);

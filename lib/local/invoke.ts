@@ -2,6 +2,12 @@
  * The Lambda Invoke API (`POST /2015-03-31/functions/{name}/invocations`) for functions run in this
  * process, so the batch function's AWS SDK call takes the same code path locally as in AWS.
  *
+ * Asynchronous invocations (`X-Amz-Invocation-Type: Event`, how generate and batch start a job) are
+ * answered 202 at once and run in the background as Lambda runs them: a run that throws is run
+ * again (`retryAttempts` times, after growing delays), and one that never succeeds is logged, where
+ * AWS would send it to the failure destination. Lambda's own queue is durable; here the jobs are:
+ * the stack resumes every unfinished job when it starts (lib/local/stack.ts).
+ *
  * In AWS every invocation gets its own container; here they share one machine and one browser:
  * render invocations run as batch items of their key, so their renders take their turns in this
  * process's render capacity (lib/render/capacity.ts) with the single requests, fairly. An item whose
@@ -30,11 +36,37 @@ function functionNameOf(pathSegment: string): string {
   return decoded.split(':function:').pop()?.split(':')[0] ?? decoded;
 }
 
-export function createInvokeEndpoint(
-  handlers: Readonly<Record<InternalFunctionName, InvokeHandler>>,
-  options: { timeoutMs: number },
-): Server {
-  return createServer(async (request, response) => {
+export interface InvokeEndpointOptions {
+  /** Each function's timeout (its context's remaining time). */
+  readonly timeoutMs: (name: InternalFunctionName) => number;
+  /** Retries of a failed asynchronous invocation. */
+  readonly retryAttempts: number;
+  /** Wait before the first retry; doubled for each next one (Lambda waits a minute, then two). */
+  readonly retryDelayMs: number;
+}
+
+export function createInvokeEndpoint(handlers: Readonly<Record<InternalFunctionName, InvokeHandler>>, options: InvokeEndpointOptions): Server {
+  let closed = false;
+  const retries = new Set<NodeJS.Timeout>();
+  /** Runs an asynchronous invocation, and again after a failure, until it succeeds or its retries run out. */
+  const runInBackground = (name: InternalFunctionName, handler: InvokeHandler, payload: unknown, attempt = 0): void => {
+    void Promise.resolve()
+      .then(() => handler(payload as never, lambdaContext(name, options.timeoutMs(name))))
+      .catch((error: unknown) => {
+        if (closed) return;
+        if (attempt >= options.retryAttempts) {
+          console.error(`Asynchronous invocation of ${name} failed ${attempt + 1} times and was given up: ${(error as Error)?.message ?? String(error)}`);
+          return;
+        }
+        const retry = setTimeout(() => {
+          retries.delete(retry);
+          if (!closed) runInBackground(name, handler, payload, attempt + 1);
+        }, options.retryDelayMs * 2 ** attempt);
+        retry.unref();
+        retries.add(retry);
+      });
+  };
+  const server = createServer(async (request, response) => {
     const match = INVOKE_PATH.exec(new URL(request.url ?? '/', 'http://local').pathname);
     const name = match ? functionNameOf(match[1] as string) : undefined;
     const handler = name ? handlers[name as InternalFunctionName] : undefined;
@@ -53,13 +85,19 @@ export function createInvokeEndpoint(
       response.end(JSON.stringify({ Type: 'User', message: 'Could not parse request body into json' }));
       return;
     }
+    if (String(request.headers['x-amz-invocation-type'] ?? '').toLowerCase() === 'event') {
+      runInBackground(name as InternalFunctionName, handler, payload);
+      response.writeHead(202, { 'Content-Type': 'application/json' });
+      response.end();
+      return;
+    }
     // The caller may give up (its per-item timeout): an item still waiting for a slot is dropped; a
     // function already running finishes anyway, as in AWS.
     const callerGone = new AbortController();
     response.once('close', () => {
       if (!response.writableFinished) callerGone.abort(new Error('the caller closed the connection'));
     });
-    const invoke = () => handler(payload as never, lambdaContext(name, options.timeoutMs));
+    const invoke = () => handler(payload as never, lambdaContext(name, options.timeoutMs(name as InternalFunctionName)));
     const outcome = await (name === 'render' ? asBatchItem(renderKeyOf(payload), callerGone.signal, invoke) : invoke()).then(
       (result) => ({ ok: true as const, result }),
       (error: unknown) => ({ ok: false as const, error }),
@@ -74,4 +112,11 @@ export function createInvokeEndpoint(
       response.end(JSON.stringify({ errorType: (outcome.error as Error)?.name ?? 'Error', errorMessage: 'Unhandled error' }));
     }
   });
+  // A stopped stack starts no more retries (the runs under way end with it).
+  server.once('close', () => {
+    closed = true;
+    for (const retry of retries) clearTimeout(retry);
+    retries.clear();
+  });
+  return server;
 }

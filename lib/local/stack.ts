@@ -14,7 +14,12 @@ import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { reconcileQuotas } from '#lib/accounts/reconcile.ts';
-import { counterStore, pdfStore } from '#lib/aws/stores.ts';
+import { FUNCTION_PROFILES } from '#lib/api/routes.ts';
+import { invokeJobFunction } from '#lib/aws/job-invoker.ts';
+import { counterStore, pdfStore, webhookDeps } from '#lib/aws/stores.ts';
+import { abandonExpiredJobs } from '#lib/jobs/job-endings.ts';
+import { JOB_ASYNC_INVOKE, pendingJobIds } from '#lib/jobs/job-records.ts';
+import { sendDueDeliveries } from '#lib/webhooks/deliveries.ts';
 import { prepareDocument, renderLimits } from '#lib/documents/produce-pdf.ts';
 import { registerHealthCheck } from '#lib/observability/health.ts';
 import { getBrowser } from '#lib/render/browser.ts';
@@ -38,6 +43,10 @@ const LOCAL_REGION = 'us-east-1';
 const RECONCILE_INTERVAL_MS = 60_000;
 /** API Gateway's integration timeout: no API answer takes longer. */
 const GATEWAY_TIMEOUT_MS = 29_000;
+/** Lambda's longest run: the job function's timeout (cdk/stack.ts). */
+const JOB_FUNCTION_TIMEOUT_MS = 15 * 60_000;
+/** Before the first retry of a failed job run (Lambda waits about a minute; a local stack need not). */
+const LOCAL_RETRY_DELAY_MS = 2_000;
 
 /** What a running stack writes to `<data dir>/stack.json` so tools (the key tool) can reach it. */
 export interface StackInfo {
@@ -144,14 +153,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     bucketName: LOCAL_BUCKET_NAME,
   };
   // The Lambda Invoke endpoint, for the batch function's fan-out to the render function.
+  // Job runs get Lambda's 15 minutes; the rest what they have in AWS at most.
   const invokeEndpoint = createInvokeEndpoint(INVOKED_HANDLERS, {
-    timeoutMs: GATEWAY_TIMEOUT_MS,
+    timeoutMs: (name) => (FUNCTION_PROFILES[name].runsJobs ? JOB_FUNCTION_TIMEOUT_MS : GATEWAY_TIMEOUT_MS),
+    retryAttempts: JOB_ASYNC_INVOKE.retryAttempts,
+    retryDelayMs: LOCAL_RETRY_DELAY_MS,
   });
   const lambdaEndpoint = `http://${host}:${await listen(invokeEndpoint, 0, host)}`;
   applyEnvironment({
     ...localAwsEnvironment(awsInfo),
     AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint,
     RENDER_FUNCTION_NAME: 'render',
+    JOB_FUNCTION_NAME: 'job',
     // Local invocations share this machine: a batch keeps no more in flight than it can run.
     BATCH_CONCURRENCY: process.env.BATCH_CONCURRENCY ?? String(settings.renderConcurrency),
     LINK_SIGNING_SECRET: await linkSigningSecret(dataDir),
@@ -171,11 +184,21 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const stores = { counters: counterStore(), pdfs: pdfStore() };
   const mended = await mendTornPdfRecords(stores.pdfs);
   if (mended.completed + mended.dropped > 0) console.info(`Mended PDF records half-written when the last run was killed: ${mended.completed} completed, ${mended.dropped} dropped.`);
-  const repaired = await reconcileQuotas(stores, new Date(), { everyReservationIsDead: true });
+  const repaired = await reconcileQuotas(stores, new Date(), { everyRequestIsDead: true });
   if (repaired.repaired > 0) console.info(`Settled ${repaired.repaired} reservations left by requests that died: ${repaired.returned} PDFs given back, ${repaired.charged} charged.`);
   // And while it runs, as the scheduled reconcile function does in AWS.
-  const reconciliation = setInterval(() => void reconcileQuotas(stores, new Date()).catch(() => undefined), RECONCILE_INTERVAL_MS);
+  const reconciliation = setInterval(
+    () => void abandonExpiredJobs(new Date()).then(() => reconcileQuotas(stores, new Date())).catch(() => undefined),
+    RECONCILE_INTERVAL_MS,
+  );
   reconciliation.unref();
+  // Webhook deliveries that are due, as the scheduled webhooks function does in AWS (every minute
+  // there; more often here, WEBHOOK_DISPATCH_INTERVAL_MS). One round at a time.
+  let sending: Promise<unknown> | undefined;
+  const webhookSender = setInterval(() => {
+    sending ??= sendDueDeliveries(webhookDeps()).catch(() => undefined).finally(() => (sending = undefined));
+  }, settings.webhookDispatchIntervalMs);
+  webhookSender.unref();
 
   // The API answers only once it can render: the first PDF pays Chromium's start-up here.
   const warmUp = await prepareDocument({ html: '<p>warm-up</p>', options: {} });
@@ -194,11 +217,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const info: StackInfo = { pid: process.pid, apiUrl, lambdaEndpoint, ...awsInfo };
   await writeFile(stackInfoPath(dataDir), JSON.stringify(info, null, 2) + '\n');
 
+  // Lambda keeps queued job events across anything; here the jobs themselves are the queue: every
+  // job not finished when the last run stopped is run again (a run finds what an earlier one made).
+  const unfinished = await pendingJobIds(stores.pdfs);
+  for (const job_id of unfinished) await invokeJobFunction({ job_id });
+  if (unfinished.length > 0) console.info(`Resumed ${unfinished.length} asynchronous jobs left unfinished by the last run.`);
+
   // Once only: the stand-ins' supervisor may stop the stack before its owner does.
   let stopping: Promise<void> | undefined;
   stopStack = () => (stopping ??= stop());
   async function stop() {
     clearInterval(reconciliation);
+    clearInterval(webhookSender);
     unregisterBrowserCheck();
     await rm(stackInfoPath(dataDir), { force: true });
     if (ownsBaseUrl) delete process.env.PUBLIC_BASE_URL;

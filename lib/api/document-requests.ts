@@ -1,0 +1,100 @@
+/**
+ * What `POST /v1/pdf/generate` and `POST /v1/pdf/batch` do once a request is valid and its quota
+ * reserved: the same whether the API function answers it at once or an asynchronous job runs it
+ * (lib/jobs/jobs.ts), so a job's `result` is exactly the body the synchronous call answers.
+ */
+import type { ApiKey } from '#lib/accounts/keys.ts';
+import type { QuotaReservation } from '#lib/accounts/quota.ts';
+import { invokeRenderFunction } from '#lib/aws/render-invoker.ts';
+import { pdfStore } from '#lib/aws/stores.ts';
+import { runBatch, type BatchRun } from '#lib/documents/batch.ts';
+import { MergeTooLongError, storeMergedPdf } from '#lib/documents/merge.ts';
+import { producePdf, type DocumentRequest, type Making } from '#lib/documents/produce-pdf.ts';
+import { errorFields, logger } from '#lib/observability/logger.ts';
+import { settings } from '#lib/settings.ts';
+import { putPdfRecord, type PdfRecord } from '#lib/storage/pdfs.ts';
+import { downloadUrl, pdfRecordView } from './views.ts';
+
+type Owner = Pick<ApiKey, 'keyId' | 'tier'>;
+
+/** What a request produced: the response body, and how many of its reserved PDFs it did not store. */
+export interface Produced<T> {
+  readonly result: T;
+  readonly failed: number;
+}
+
+/** One stored PDF, as generate answers it. */
+export async function generateDocument(owner: Owner, request: DocumentRequest, making: Making, baseUrl: string) {
+  return pdfRecordView(await producePdf(pdfStore(), owner, request, making), baseUrl);
+}
+
+export interface BatchRequest {
+  readonly owner: Owner;
+  /** The items, as sent: each is checked on its own. */
+  readonly items: readonly unknown[];
+  readonly merge: boolean;
+  readonly reservation: QuotaReservation;
+  readonly baseUrl: string;
+  /** When unfinished items give up. */
+  readonly deadline: AbortSignal;
+  /** Longest one item may take. */
+  readonly itemTimeoutMs: number;
+  /** An asynchronous job's batch: its PDF ids and what an earlier run of it made (lib/jobs/jobs.ts). */
+  readonly madeBefore?: BatchRun['madeBefore'] & { readonly mergedPdfId: string; readonly mergedRecord: () => Promise<PdfRecord | undefined> };
+}
+
+/** A batch's items rendered in parallel by the render function, and the body batch answers. */
+export async function runBatchRequest(batch: BatchRequest, started = performance.now()) {
+  const store = pdfStore();
+  const committed = new Map<string, PdfRecord>();
+  const results = await runBatch({
+    items: batch.items,
+    owner: batch.owner,
+    reservationId: batch.reservation.id,
+    invokeRender: invokeRenderFunction,
+    commit: async (record) => {
+      await putPdfRecord(store, record);
+      committed.set(record.id, record);
+    },
+    linkFor: (record) => downloadUrl(record, batch.baseUrl),
+    concurrency: settings.batchConcurrency,
+    itemTimeoutMs: batch.itemTimeoutMs,
+    deadline: batch.deadline,
+    ...(batch.madeBefore && { madeBefore: batch.madeBefore }),
+  });
+  // Items an earlier run of a job made are done too: their records are read back, not committed.
+  const done: PdfRecord[] = [];
+  for (const [index, result] of results.entries()) {
+    if (!result.success) continue;
+    done.push(committed.get(result.pdf_id) ?? ((await batch.madeBefore?.recordOf(index)) as PdfRecord));
+  }
+  const successful = done.length;
+  const body = {
+    success: true,
+    results,
+    total: results.length,
+    successful,
+    failed: results.length - successful,
+    ...(batch.merge && (await mergedResult(batch, done))),
+    processing_time_ms: Math.round(performance.now() - started),
+  };
+  return { result: body, failed: results.length - successful } satisfies Produced<unknown>;
+}
+
+/**
+ * `merged`: the items that succeeded, joined in input order (lib/documents/merge.ts), or null when
+ * none did. The items are charged and stored whether or not joining them works; when it fails,
+ * `merge_error` says so and the items' own files are there to download.
+ */
+async function mergedResult(batch: BatchRequest, done: readonly PdfRecord[]) {
+  if (done.length === 0) return { merged: null };
+  try {
+    const made = await batch.madeBefore?.mergedRecord();
+    const merged = made ?? (await storeMergedPdf(pdfStore(), batch.owner, done, batch.madeBefore ? { id: batch.madeBefore.mergedPdfId } : {}));
+    return { merged: pdfRecordView(merged, batch.baseUrl) };
+  } catch (error) {
+    if (error instanceof MergeTooLongError) return { merged: null, merge_error: { code: 'TOO_MANY_PAGES', message: error.message } };
+    logger.error('merging a batch failed', errorFields(error));
+    return { merged: null, merge_error: { code: 'MERGE_FAILED', message: 'The PDFs could not be joined into one file; each item is stored on its own.' } };
+  }
+}

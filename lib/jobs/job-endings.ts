@@ -1,0 +1,84 @@
+/**
+ * How an asynchronous job ends (lib/jobs/jobs.ts runs it): settled, reported and recorded once,
+ * whichever run gets there, or abandoned when no run could finish it. Kept apart from running
+ * jobs so that the reconcile function, which abandons them, does not carry the renderer.
+ */
+import { settleReservation } from '#lib/accounts/quota.ts';
+import type { Produced } from '#lib/api/document-requests.ts';
+import { ApiError, errorBody } from '#lib/api/errors.ts';
+import { jobView, pdfRecordView } from '#lib/api/views.ts';
+import { counterStore, pdfStore, webhookDeps } from '#lib/aws/stores.ts';
+import { errorFields, logger } from '#lib/observability/logger.ts';
+import { countRecordsOf, getPdfRecord } from '#lib/storage/pdfs.ts';
+import { attemptDelivery, enqueueDelivery } from '#lib/webhooks/deliveries.ts';
+import {
+  deleteJobRequest,
+  finishJob,
+  getJob,
+  jobPdfId,
+  jobWebhookId,
+  JOB_RESERVATION_LIFETIME_MS,
+  pendingJobIds,
+  type Job,
+} from './job-records.ts';
+
+/** How a run ended: what the job's `result` is, and how many reserved PDFs it did not store. */
+export type Ending = Produced<unknown> & { readonly status: 'succeeded' | 'failed' };
+
+/**
+ * Records how a job ended: its quota settled (the PDFs not stored given back), its webhook queued,
+ * then the job marked finished, its request removed, and the webhook's first try made at once.
+ * Each step may be repeated by another run without effect.
+ */
+export async function endJob(job: Job, ending: Ending): Promise<void> {
+  const store = pdfStore();
+  await settleReservation(counterStore(), job.reservation, ending.failed);
+  const completedAt = new Date();
+  const finished: Job = { ...job, status: ending.status, result: ending.result, completedAt: completedAt.toISOString() };
+  const delivery = job.webhookUrl
+    ? await enqueueDelivery(webhookDeps().store, {
+        id: jobWebhookId(job),
+        keyId: job.keyId,
+        jobId: job.id,
+        url: job.webhookUrl,
+        type: ending.status === 'succeeded' ? 'pdf.job.completed' : 'pdf.job.failed',
+        data: jobView(finished),
+        now: completedAt,
+      })
+    : undefined;
+  if (!(await finishJob(store, job.id, { status: ending.status, result: ending.result, completedAt }))) return;
+  logger.info('job finished', { status: ending.status, failed: ending.failed });
+  await deleteJobRequest(store, job.requestKey).catch((error: unknown) => logger.warn('job request not removed', errorFields(error)));
+  if (delivery) await attemptDelivery(webhookDeps(), delivery).catch((error: unknown) => logger.error('webhook delivery failed', errorFields(error)));
+}
+
+/**
+ * Ends a job no run could finish: it costs exactly the PDFs stored under its reservation (a
+ * generate job that stored its PDF succeeded after all), and fails with `message` otherwise.
+ */
+export async function abandonJob(jobId: string, message: string): Promise<void> {
+  const job = await getJob(pdfStore(), jobId);
+  if (!job || job.status === 'succeeded' || job.status === 'failed') return;
+  const made = job.kind === 'generate' ? await getPdfRecord(pdfStore(), jobPdfId(job, 'document')) : undefined;
+  if (made) return endJob(job, { status: 'succeeded', result: pdfRecordView(made, job.baseUrl), failed: 0 });
+  const created = Date.parse(job.createdAt);
+  const stored = await countRecordsOf(pdfStore(), job.keyId, job.reservation.id, {
+    from: new Date(created - 60_000),
+    to: new Date(created + JOB_RESERVATION_LIFETIME_MS + 60_000),
+  });
+  logger.warn('job abandoned', { job_id: job.id, stored });
+  const error = new ApiError('render_failed', stored > 0 ? `${message} The ${stored} PDFs it stored are in your list and charged.` : message);
+  await endJob(job, { status: 'failed', result: errorBody(error), failed: job.reservation.count - stored });
+}
+
+/** Abandons every unfinished job whose reservation has expired: no run of it can still be going. */
+export async function abandonExpiredJobs(now: Date): Promise<number> {
+  let abandoned = 0;
+  for (const id of await pendingJobIds(pdfStore())) {
+    const job = await getJob(pdfStore(), id);
+    if (!job || now.getTime() - Date.parse(job.createdAt) < JOB_RESERVATION_LIFETIME_MS) continue;
+    await abandonJob(id, 'The job could not be completed. Nothing was charged for PDFs it did not store; please submit it again.');
+    abandoned++;
+  }
+  return abandoned;
+}

@@ -1,0 +1,198 @@
+/**
+ * Asynchronous jobs as stored: the job's item in the one table, and the request it runs as an
+ * object in the bucket (a body may be 5 MB, far over an item's 400 KB).
+ *
+ *   JOB#<job id> / JOB   the job: whose, what kind, its state, its quota reservation, its result
+ *
+ * A job waiting or running is listed in the entity index under `JOB_PENDING` by creation time, so
+ * the local stack can resume every unfinished job when it starts (lib/local/stack.ts); a finished
+ * job leaves the index. Finished jobs stay readable for JOB_RETENTION_DAYS, then expire by TTL.
+ */
+import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteCommand, GetCommand, paginateQuery, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { QuotaReservation } from '#lib/accounts/quota.ts';
+import type { TierName } from '#lib/accounts/tiers.ts';
+import { derivedBase62 } from '#lib/random.ts';
+import type { PdfStore } from '#lib/storage/pdfs.ts';
+import { ENTITY_INDEX } from '#lib/storage/table.ts';
+
+const ENTITY = 'JOB';
+const PENDING = 'JOB_PENDING';
+const DAY_MS = 86_400_000;
+/** How long a job's status and result can be read after it was submitted. */
+export const JOB_RETENTION_DAYS = 30;
+/** Where job requests wait in the bucket; a lifecycle rule removes any a job did not (cdk/constructs/storage.ts). */
+export const JOB_REQUEST_PREFIX = 'jobs/';
+
+/**
+ * How long a job's quota reservation lives: past it the job is presumed dead and settled by its
+ * records (lib/jobs/jobs.ts). It outlives every way a job can still run: Lambda's queue keeps the
+ * event up to JOB_ASYNC_INVOKE.maxEventAgeSeconds, and a run started in time has 15 minutes.
+ */
+export const JOB_RESERVATION_LIFETIME_MS = 2 * 3_600_000;
+/**
+ * How Lambda treats the job function's asynchronous invocations (cdk/stack.ts, and the local
+ * Invoke endpoint): a run that died is tried again twice, and an event is kept queued an hour at most.
+ */
+export const JOB_ASYNC_INVOKE = { retryAttempts: 2, maxEventAgeSeconds: 3_600 } as const;
+
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed';
+export type JobKind = 'generate' | 'batch';
+
+export interface Job {
+  readonly id: string;
+  readonly keyId: string;
+  /** The key's tier at submission: how long the job's PDFs are kept. */
+  readonly tier: TierName;
+  readonly kind: JobKind;
+  readonly status: JobStatus;
+  readonly createdAt: string;
+  readonly completedAt?: string;
+  /** Runs started: more than one when a run died and the job was run again. */
+  readonly attempts: number;
+  /** The quota reserved at submission, settled when the job finishes. */
+  readonly reservation: QuotaReservation;
+  /** The request's object in the bucket, until the job finishes. */
+  readonly requestKey: string;
+  /** The base URL links in the result point at: the one the job was submitted through. */
+  readonly baseUrl: string;
+  readonly webhookUrl?: string;
+  /** Secret that the job's PDF ids are derived from, so a run again finds what an earlier run made. */
+  readonly seed: string;
+  /** The body the synchronous call would have answered, once finished (an error body when it failed). */
+  readonly result?: unknown;
+}
+
+/** The id of a job's PDF (`document`, `item-<n>`, `merged`): derived from the job's seed, the same on every run. */
+export const jobPdfId = (job: Pick<Job, 'seed'>, label: string) => 'pdf_' + derivedBase62(job.seed, label, 24);
+/** The `webhook-id` of a job's one webhook event. */
+export const jobWebhookId = (job: Pick<Job, 'seed'>) => 'msg_' + derivedBase62(job.seed, 'webhook', 24);
+
+const jobKey = (id: string) => ({ pk: `${ENTITY}#${id}`, sk: ENTITY });
+
+export const jobRequestKey = (keyId: string, jobId: string) => `${JOB_REQUEST_PREFIX}${keyId}/${jobId}.json`;
+
+function asJob(item: Record<string, unknown>): Job {
+  const { pk: _pk, sk: _sk, ttl: _ttl, [ENTITY_INDEX.partitionKey]: _p, [ENTITY_INDEX.sortKey]: _s, ...job } = item;
+  return job as unknown as Job;
+}
+
+export async function putJobRequest(store: PdfStore, key: string, body: unknown): Promise<void> {
+  await store.s3.send(
+    new PutObjectCommand({ Bucket: store.bucketName, Key: key, Body: JSON.stringify(body), ContentType: 'application/json' }),
+  );
+}
+
+export async function readJobRequest(store: PdfStore, key: string): Promise<Record<string, unknown>> {
+  const { Body } = await store.s3.send(new GetObjectCommand({ Bucket: store.bucketName, Key: key }));
+  return JSON.parse(await (Body as { transformToString(): Promise<string> }).transformToString()) as Record<string, unknown>;
+}
+
+export async function deleteJobRequest(store: PdfStore, key: string): Promise<void> {
+  await store.s3.send(new DeleteObjectCommand({ Bucket: store.bucketName, Key: key }));
+}
+
+/** Writes a new job, queued and listed as pending. */
+export async function putJob(store: PdfStore, job: Job): Promise<void> {
+  await store.dynamo.send(
+    new PutCommand({
+      TableName: store.tableName,
+      Item: {
+        ...jobKey(job.id),
+        [ENTITY_INDEX.partitionKey]: PENDING,
+        [ENTITY_INDEX.sortKey]: `${job.createdAt}#${job.id}`,
+        ...job,
+        ttl: Math.ceil((Date.parse(job.createdAt) + JOB_RETENTION_DAYS * DAY_MS) / 1000),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+}
+
+export async function getJob(store: PdfStore, id: string): Promise<Job | undefined> {
+  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: jobKey(id), ConsistentRead: true }));
+  return Item ? asJob(Item) : undefined;
+}
+
+/** Removes a job whose submission failed: nothing of it is left. */
+export async function deleteJob(store: PdfStore, id: string): Promise<void> {
+  await store.dynamo.send(new DeleteCommand({ TableName: store.tableName, Key: jobKey(id) }));
+}
+
+/** Marks a job running, counting the run; undefined when it is already finished (nothing to run). */
+export async function startJobRun(store: PdfStore, id: string): Promise<Job | undefined> {
+  try {
+    const { Attributes } = await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: jobKey(id),
+        UpdateExpression: 'SET #status = :running ADD #attempts :one',
+        ConditionExpression: '#status IN (:queued, :running)',
+        ExpressionAttributeNames: { '#status': 'status', '#attempts': 'attempts' },
+        ExpressionAttributeValues: { ':running': 'running', ':queued': 'queued', ':one': 1 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return Attributes ? asJob(Attributes) : undefined;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Records how a job ended, once: returns false when it had already ended (another run of it, or
+ * its abandonment, got there first). The job leaves the pending list.
+ */
+export async function finishJob(
+  store: PdfStore,
+  id: string,
+  end: { status: 'succeeded' | 'failed'; result: unknown; completedAt: Date },
+): Promise<boolean> {
+  try {
+    await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: jobKey(id),
+        UpdateExpression: 'SET #status = :status, #result = :result, #completedAt = :completedAt REMOVE #p, #s',
+        ConditionExpression: '#status IN (:queued, :running)',
+        ExpressionAttributeNames: {
+          '#status': 'status',
+          '#result': 'result',
+          '#completedAt': 'completedAt',
+          '#p': ENTITY_INDEX.partitionKey,
+          '#s': ENTITY_INDEX.sortKey,
+        },
+        ExpressionAttributeValues: {
+          ':status': end.status,
+          ':result': end.result,
+          ':completedAt': end.completedAt.toISOString(),
+          ':queued': 'queued',
+          ':running': 'running',
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** Every job not finished yet, oldest first. */
+export async function pendingJobIds(store: PdfStore): Promise<string[]> {
+  const ids: string[] = [];
+  const pages = paginateQuery(
+    { client: store.dynamo },
+    {
+      TableName: store.tableName,
+      IndexName: ENTITY_INDEX.name,
+      KeyConditionExpression: '#p = :pending',
+      ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey },
+      ExpressionAttributeValues: { ':pending': PENDING },
+    },
+  );
+  for await (const page of pages) ids.push(...(page.Items ?? []).map((item) => String(item.id)));
+  return ids;
+}

@@ -1,0 +1,201 @@
+/**
+ * Asynchronous jobs (shared/spec/beyond.md): `async: true` on generate or batch.
+ *
+ * Submission decides everything a synchronous call decides before it renders (authentication,
+ * rate limit, validation, the batch size, and the quota, reserved here), stores the request and
+ * the job, and queues a run of the job function with an asynchronous Lambda invoke
+ * (lib/aws/job-invoker.ts). Why Lambda's own async queue and not SQS: the job function is invoked
+ * once per job anyway, Lambda keeps the event durably, retries a run that died (twice) and sends
+ * what it gave up on to a failure destination, with no queue to poll or size; a job needs up to
+ * 15 minutes, which SQS visibility handling would only complicate.
+ *
+ * Runs are idempotent: a job's PDF ids derive from a secret seed of the job, so a run that starts
+ * again after a crash finds the PDFs an earlier run stored and renders only what is missing; the
+ * quota reserved at submission is settled once, with exactly the PDFs stored. A job that fails
+ * costs nothing. When it ends, its webhook (if any) is queued for delivery before the job is marked
+ * finished, so a crash in between loses no webhook (its id also derives from the seed: one delivery).
+ *
+ * A job nobody finishes (every run died, or the event expired in Lambda's queue) is abandoned by
+ * the reconcile function once its reservation would expire: charged for what it stored, failed.
+ */
+import type { Context } from 'aws-lambda';
+import { limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
+import { reserveOrRefuse, settleReservation } from '#lib/accounts/quota.ts';
+import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
+import { documentErrorToApiError } from '#lib/api/document-errors.ts';
+import { generateDocument, runBatchRequest, type Produced } from '#lib/api/document-requests.ts';
+import { ApiError, errorBody, invalidRequest } from '#lib/api/errors.ts';
+import type { JobAcceptedView } from '#lib/api/schemas.ts';
+import { jobView, pdfRecordView } from '#lib/api/views.ts';
+import { invokeJobFunction } from '#lib/aws/job-invoker.ts';
+import { counterStore, pdfStore, webhookDeps } from '#lib/aws/stores.ts';
+import { batchBodySchema } from '#lib/documents/batch.ts';
+import { ASYNC_REQUEST_FIELDS } from '#lib/documents/document-options.ts';
+import { prepareDocument } from '#lib/documents/produce-pdf.ts';
+import { errorFields, logger } from '#lib/observability/logger.ts';
+import { derivedBase62, randomBase62 } from '#lib/random.ts';
+import { DocumentError } from '#lib/render/errors.ts';
+import { settings } from '#lib/settings.ts';
+import { countRecordsOf, getPdfRecord } from '#lib/storage/pdfs.ts';
+import { attemptDelivery, enqueueDelivery } from '#lib/webhooks/deliveries.ts';
+import { checkWebhookUrl } from '#lib/webhooks/send.ts';
+import {
+  deleteJob,
+  deleteJobRequest,
+  finishJob,
+  getJob,
+  jobRequestKey,
+  pendingJobIds,
+  putJob,
+  putJobRequest,
+  readJobRequest,
+  startJobRun,
+  jobPdfId,
+  JOB_RESERVATION_LIFETIME_MS,
+  type Job,
+  type JobKind,
+} from './job-records.ts';
+import { abandonJob, endJob, type Ending } from './job-endings.ts';
+
+/** A run that starts later than this after submission fails the job instead: it could outlive the reservation. */
+const JOB_START_DEADLINE_MS = JOB_RESERVATION_LIFETIME_MS - 30 * 60_000;
+/** What a job function keeps back from its own time limit to record how the job ended. */
+const FINISHING_MS = 30_000;
+
+export const statusUrl = (baseUrl: string, jobId: string) => `${baseUrl}/v1/jobs/${jobId}`;
+
+/**
+ * Whether a request asks for a job (`async: true`), and where its webhook goes: checked now, with
+ * the rest of the request, so that a refused webhook URL is a 400 (`url_not_allowed`) before
+ * anything is charged.
+ */
+export async function asyncRequestOf(body: { async?: boolean | undefined; webhook_url?: string | undefined }): Promise<{ async: boolean; webhookUrl?: string }> {
+  if (body.webhook_url === undefined) return { async: body.async === true };
+  if (body.async !== true) throw invalidRequest('webhook_url needs "async": true: a synchronous request answers with its result instead');
+  const checked = await checkWebhookUrl(body.webhook_url, { allowPrivateHosts: settings.allowPrivateHosts });
+  if ('problem' in checked) throw new ApiError('url_not_allowed', checked.problem);
+  return { async: true, webhookUrl: body.webhook_url };
+}
+
+/** The 202 answer to an accepted job. */
+export function jobAccepted(job: Job): JobAcceptedView {
+  return { job_id: job.id, status: 'queued', status_url: statusUrl(job.baseUrl, job.id) };
+}
+
+/**
+ * Accepts a validated request as a job: reserves its quota (402 when it does not fit), stores the
+ * request and the job, and queues its run. When any step fails, nothing is left and nothing charged.
+ */
+export async function submitJob(input: {
+  apiKey: ApiKey;
+  kind: JobKind;
+  /** The request as sent (its async fields are dropped: the job runs it as a synchronous request). */
+  body: Record<string, unknown>;
+  /** PDFs to reserve: 1, or a batch's items. */
+  count: number;
+  webhookUrl?: string;
+  baseUrl: string;
+}): Promise<Job> {
+  const { apiKey } = input;
+  const now = new Date();
+  const counters = counterStore();
+  const store = pdfStore();
+  const reservation = await reserveOrRefuse(
+    counters,
+    { keyId: apiKey.keyId, monthlyQuota: limitsFor(apiKey).monthlyQuota, count: input.count, now, lifetimeMs: JOB_RESERVATION_LIFETIME_MS },
+    (keyId, at) => repairDeadRequestsOf({ counters, pdfs: store }, keyId, at),
+  );
+  const id = 'job_' + randomBase62(24);
+  const request = Object.fromEntries(Object.entries(input.body).filter(([name]) => !(ASYNC_REQUEST_FIELDS as string[]).includes(name)));
+  const job: Job = {
+    id,
+    keyId: apiKey.keyId,
+    tier: apiKey.tier,
+    kind: input.kind,
+    status: 'queued',
+    createdAt: now.toISOString(),
+    attempts: 0,
+    reservation,
+    requestKey: jobRequestKey(apiKey.keyId, id),
+    baseUrl: input.baseUrl,
+    seed: randomBase62(32),
+    ...(input.webhookUrl !== undefined && { webhookUrl: input.webhookUrl }),
+  };
+  let stored = false;
+  try {
+    await putJobRequest(store, job.requestKey, request);
+    await putJob(store, job);
+    stored = true;
+    await invokeJobFunction({ job_id: id });
+    return job;
+  } catch (error) {
+    // Not queued: the job never happened. Undo in reverse, and give the quota back.
+    await Promise.allSettled([stored ? deleteJob(store, id) : Promise.resolve(), deleteJobRequest(store, job.requestKey)]);
+    await settleReservation(counters, reservation, input.count);
+    throw error;
+  }
+}
+
+
+/**
+ * One run of a job (the job function). A run that meets a passing failure (the render failed,
+ * this process was busy, a store did not answer) throws, so that Lambda runs the job again; a
+ * document that cannot be made (bad HTML, a url that answers 404, too many pages) fails the job.
+ */
+export async function runJob(jobId: string, context: Pick<Context, 'getRemainingTimeInMillis' | 'awsRequestId'>): Promise<void> {
+  const store = pdfStore();
+  const job = await startJobRun(store, jobId);
+  if (!job) return; // finished already (a duplicate event), or never accepted
+  logger.appendKeys({ job_id: job.id, key_id: job.keyId });
+  if (Date.now() - Date.parse(job.createdAt) > JOB_START_DEADLINE_MS) {
+    await abandonJob(jobId, 'The job waited too long to start and was given up. Nothing was charged; please submit it again.');
+    return;
+  }
+  const body = await readJobRequest(store, job.requestKey);
+  const ending = job.kind === 'generate' ? await runGenerate(job, body, context) : await runBatch(job, body, context);
+  await endJob(job, ending);
+}
+
+async function runGenerate(job: Job, body: Record<string, unknown>, context: Pick<Context, 'awsRequestId'>): Promise<Ending> {
+  const store = pdfStore();
+  const pdfId = jobPdfId(job, 'document');
+  const made = await getPdfRecord(store, pdfId);
+  if (made) return { status: 'succeeded', result: pdfRecordView(made, job.baseUrl), failed: 0 };
+  const { html, url, ...options } = body;
+  try {
+    const request = await prepareDocument({ html, url: url as string | undefined, options });
+    const making = { reservationId: job.reservation.id, pdfId, renderTimeoutMs: settings.jobRenderTimeoutMs };
+    return { status: 'succeeded', result: await generateDocument(job, request, making, job.baseUrl), failed: 0 };
+  } catch (error) {
+    // A failed render may pass: the run is tried again. Anything else about the document is final.
+    if (!(error instanceof DocumentError) || error.code === 'RENDER_FAILED') throw error;
+    const apiError = documentErrorToApiError(error);
+    if (apiError.status >= 500) apiError.extra.request_id = context.awsRequestId;
+    return { status: 'failed', result: errorBody(apiError), failed: 1 };
+  }
+}
+
+async function runBatch(job: Job, body: Record<string, unknown>, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<Ending> {
+  const store = pdfStore();
+  const { pdfs: items, merge = false } = batchBodySchema.parse(body);
+  const pdfIdOf = (index: number) => jobPdfId(job, `item-${index}`);
+  const mergedPdfId = jobPdfId(job, 'merged');
+  const produced = await runBatchRequest({
+    owner: job,
+    items,
+    merge,
+    reservation: job.reservation,
+    baseUrl: job.baseUrl,
+    deadline: AbortSignal.timeout(Math.max(1, context.getRemainingTimeInMillis() - FINISHING_MS)),
+    itemTimeoutMs: settings.jobRenderTimeoutMs + 5_000,
+    madeBefore: {
+      pdfIdOf,
+      recordOf: (index) => getPdfRecord(store, pdfIdOf(index)),
+      renderTimeoutMs: settings.jobRenderTimeoutMs,
+      mergedPdfId,
+      mergedRecord: () => getPdfRecord(store, mergedPdfId),
+    },
+  });
+  // A batch is answered whatever its items did, so the job succeeds; each item says how it went.
+  return { status: 'succeeded', ...produced };
+}

@@ -1,0 +1,240 @@
+/**
+ * Webhook deliveries, per Standard Webhooks: each event is one delivery with one `webhook-id`,
+ * signed with the key's `whsec_` secret (the `standardwebhooks` package) at every try, and tried
+ * until the receiver answers 2xx or the retry schedule runs out (settings.webhookRetryScheduleSeconds:
+ * about 27.6 hours by default).
+ *
+ * Durable: a delivery is an item of the one table before its first try, so a crash or a restart
+ * loses none. While it waits it is listed in the entity index under `WEBHOOK_DUE` by the time of its
+ * next try; whatever sends due deliveries (the scheduled webhooks function in AWS, a timer in the
+ * local stack, and the job itself right after it finishes) claims each one with a conditional write
+ * before trying it, so two senders never try the same delivery at once.
+ *
+ *   WEBHOOK#<webhook id> / WEBHOOK   one delivery: where, what, how many tries, what happened
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { Webhook } from 'standardwebhooks';
+import { webhookSecretOf, type KeyStore } from '#lib/accounts/keys.ts';
+import { logger } from '#lib/observability/logger.ts';
+import { randomBase62 } from '#lib/random.ts';
+import { ENTITY_INDEX } from '#lib/storage/table.ts';
+import type { EgressPolicy } from '#lib/egress/destinations.ts';
+import { sendWebhook, type SendOutcome } from './send.ts';
+
+const ENTITY = 'WEBHOOK';
+const DUE = 'WEBHOOK_DUE';
+const DAY_MS = 86_400_000;
+/** Deliveries are kept this long after they were made, for support, then expire. */
+const DELIVERY_RETENTION_DAYS = 7;
+/**
+ * How long a claimed delivery is held by its sender: past it, a sender that died while trying is
+ * presumed gone and the delivery is due again (same webhook-id). Longer than any one try.
+ */
+const CLAIM_MS = 60_000;
+
+export type WebhookEventType = 'pdf.job.completed' | 'pdf.job.failed';
+
+export interface Delivery {
+  /** The `webhook-id`: the same on every try. */
+  readonly id: string;
+  readonly keyId: string;
+  readonly jobId: string;
+  readonly url: string;
+  /** The body, exactly as signed and sent on every try. */
+  readonly payload: string;
+  readonly status: 'pending' | 'delivered' | 'failed';
+  /** Tries made so far. */
+  readonly attempts: number;
+  readonly createdAt: string;
+  /** When it is due next (pending only): its place in the index. */
+  readonly nextAttemptAt?: string;
+  /** What the last try came to. */
+  readonly lastOutcome?: string;
+}
+
+export interface WebhookDeps {
+  readonly store: KeyStore;
+  readonly egress: EgressPolicy;
+  readonly timeoutMs: number;
+  /** Seconds between tries; given up after the last. */
+  readonly retryScheduleSeconds: readonly number[];
+}
+
+const deliveryKey = (id: string) => ({ pk: `${ENTITY}#${id}`, sk: ENTITY });
+const dueSortKey = (at: string, id: string) => `${at}#${id}`;
+
+function asDelivery(item: Record<string, unknown>): Delivery {
+  const { pk: _pk, sk: _sk, ttl: _ttl, [ENTITY_INDEX.partitionKey]: _p, [ENTITY_INDEX.sortKey]: _s, ...delivery } = item;
+  return delivery as unknown as Delivery;
+}
+
+/**
+ * Records an event for delivery to `url`, due at once. Under an `id` the caller decides, recording
+ * it again does nothing: one event, one delivery.
+ */
+export async function enqueueDelivery(
+  store: KeyStore,
+  event: { id?: string; keyId: string; jobId: string; url: string; type: WebhookEventType; data: unknown; now: Date },
+): Promise<Delivery> {
+  const id = event.id ?? 'msg_' + randomBase62(24);
+  const createdAt = event.now.toISOString();
+  const delivery: Delivery = {
+    id,
+    keyId: event.keyId,
+    jobId: event.jobId,
+    url: event.url,
+    payload: JSON.stringify({ type: event.type, timestamp: createdAt, data: event.data }),
+    status: 'pending',
+    attempts: 0,
+    createdAt,
+    nextAttemptAt: createdAt,
+  };
+  try {
+    await store.client.send(
+      new PutCommand({
+        TableName: store.tableName,
+        Item: {
+          ...deliveryKey(id),
+          [ENTITY_INDEX.partitionKey]: DUE,
+          [ENTITY_INDEX.sortKey]: dueSortKey(createdAt, id),
+          ...delivery,
+          ttl: Math.ceil((event.now.getTime() + DELIVERY_RETENTION_DAYS * DAY_MS) / 1000),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  } catch (error) {
+    // Recorded before (a run of the job that died after it): that one is sent, and this is not.
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+  return delivery;
+}
+
+/** Deliveries due by `now`, soonest first, at most `limit`. */
+export async function dueDeliveries(store: KeyStore, now: Date, limit = 100): Promise<Delivery[]> {
+  const { Items } = await store.client.send(
+    new QueryCommand({
+      TableName: store.tableName,
+      IndexName: ENTITY_INDEX.name,
+      KeyConditionExpression: '#p = :due AND #s <= :now',
+      ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey, '#s': ENTITY_INDEX.sortKey },
+      // Sort keys are `<time>#<id>`: '~' sorts after every character of an id.
+      ExpressionAttributeValues: { ':due': DUE, ':now': `${now.toISOString()}~` },
+      Limit: limit,
+    }),
+  );
+  return (Items ?? []).map(asDelivery);
+}
+
+/**
+ * Moves a pending delivery's next try to `at`, only if nobody moved it since it was read (its
+ * `nextAttemptAt` is still `expected`): the one conditional write that claims it.
+ */
+async function reschedule(store: KeyStore, delivery: Delivery, at: Date, set: { attempts?: number; lastOutcome?: string } = {}): Promise<boolean> {
+  const next = at.toISOString();
+  try {
+    await store.client.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: deliveryKey(delivery.id),
+        UpdateExpression: `SET #next = :next, #s = :sortKey${set.attempts !== undefined ? ', #attempts = :attempts' : ''}${set.lastOutcome !== undefined ? ', #last = :last' : ''}`,
+        ConditionExpression: '#status = :pending AND #next = :expected',
+        ExpressionAttributeNames: {
+          '#next': 'nextAttemptAt',
+          '#s': ENTITY_INDEX.sortKey,
+          '#status': 'status',
+          ...(set.attempts !== undefined && { '#attempts': 'attempts' }),
+          ...(set.lastOutcome !== undefined && { '#last': 'lastOutcome' }),
+        },
+        ExpressionAttributeValues: {
+          ':next': next,
+          ':sortKey': dueSortKey(next, delivery.id),
+          ':pending': 'pending',
+          ':expected': delivery.nextAttemptAt,
+          ...(set.attempts !== undefined && { ':attempts': set.attempts }),
+          ...(set.lastOutcome !== undefined && { ':last': set.lastOutcome }),
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** Ends a delivery (delivered, or given up): it leaves the due list. */
+async function closeDelivery(store: KeyStore, delivery: Delivery, end: { status: 'delivered' | 'failed'; attempts: number; lastOutcome: string }) {
+  await store.client.send(
+    new UpdateCommand({
+      TableName: store.tableName,
+      Key: deliveryKey(delivery.id),
+      UpdateExpression: 'SET #status = :status, #attempts = :attempts, #last = :last REMOVE #next, #p, #s',
+      ConditionExpression: '#status = :pending',
+      ExpressionAttributeNames: {
+        '#status': 'status',
+        '#attempts': 'attempts',
+        '#last': 'lastOutcome',
+        '#next': 'nextAttemptAt',
+        '#p': ENTITY_INDEX.partitionKey,
+        '#s': ENTITY_INDEX.sortKey,
+      },
+      ExpressionAttributeValues: { ':status': end.status, ':attempts': end.attempts, ':last': end.lastOutcome, ':pending': 'pending' },
+    }),
+  );
+}
+
+/** The Standard Webhooks headers of one try: the same id every time, this try's time and signature. */
+export function signDelivery(secret: string, delivery: Pick<Delivery, 'id' | 'payload'>, at: Date): Record<string, string> {
+  const timestamp = Math.floor(at.getTime() / 1000);
+  return {
+    'webhook-id': delivery.id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': new Webhook(secret).sign(delivery.id, new Date(timestamp * 1000), delivery.payload),
+  };
+}
+
+/**
+ * One try of a due delivery, if this sender wins its claim: signed, sent through the egress rules,
+ * and then closed (2xx, or the schedule ran out) or put back for its next try.
+ */
+export async function attemptDelivery(deps: WebhookDeps, delivery: Delivery, now = new Date()): Promise<SendOutcome | undefined> {
+  const claimedUntil = new Date(now.getTime() + CLAIM_MS);
+  if (!(await reschedule(deps.store, delivery, claimedUntil))) return undefined;
+  const claimed = { ...delivery, nextAttemptAt: claimedUntil.toISOString() };
+  const secret = await webhookSecretOf(deps.store, delivery.keyId);
+  const outcome: SendOutcome = secret
+    ? await sendWebhook(delivery.url, signDelivery(secret, delivery, now), delivery.payload, { ...deps.egress, timeoutMs: deps.timeoutMs })
+    : { delivered: false, reason: 'the API key no longer exists' };
+  const attempts = delivery.attempts + 1;
+  const lastOutcome = outcome.delivered ? `delivered: ${outcome.status}` : outcome.reason;
+  const wait = deps.retryScheduleSeconds[attempts - 1];
+  if (outcome.delivered || wait === undefined || !secret) {
+    await closeDelivery(deps.store, claimed, { status: outcome.delivered ? 'delivered' : 'failed', attempts, lastOutcome });
+    if (!outcome.delivered) logger.warn('webhook delivery given up', { webhook_id: delivery.id, job_id: delivery.jobId, attempts, outcome: lastOutcome });
+  } else {
+    await reschedule(deps.store, claimed, new Date(Date.now() + wait * 1000), { attempts, lastOutcome });
+    logger.info('webhook delivery failed; will retry', { webhook_id: delivery.id, job_id: delivery.jobId, attempts, retry_in_s: wait, outcome: lastOutcome });
+  }
+  return outcome;
+}
+
+/** Tries every delivery due by `now` (a few at a time); returns how many were tried. */
+export async function sendDueDeliveries(deps: WebhookDeps, now = new Date(), concurrency = 8): Promise<number> {
+  const due = await dueDeliveries(deps.store, now);
+  let next = 0;
+  let tried = 0;
+  const worker = async () => {
+    while (next < due.length) {
+      const delivery = due[next++] as Delivery;
+      try {
+        if (await attemptDelivery(deps, delivery, new Date())) tried++;
+      } catch (error) {
+        logger.error('webhook delivery could not be recorded', { webhook_id: delivery.id, error: (error as Error).message });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, due.length) }, worker));
+  return tried;
+}

@@ -1,0 +1,87 @@
+/**
+ * Where webhooks may go, and sending one: through the same egress rules as documents
+ * (lib/egress/destinations.ts), checked when the job is submitted and again at every delivery.
+ *
+ * A delivery connects to the very address that was checked (the name is resolved once, and the
+ * connection is pinned to that answer), so a name that turns into an internal address between the
+ * check and the connection (DNS rebinding) cannot get through. TLS is still verified against the
+ * URL's host name. Redirects are not followed: a 3xx is a failed delivery, like any non-2xx.
+ */
+import type { LookupFunction } from 'node:net';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { hostPortOf, portOf, resolveDestination, type EgressPolicy } from '#lib/egress/destinations.ts';
+
+/**
+ * Whether a webhook URL may be called now: the address to connect to, or why not, in words a
+ * caller can act on.
+ */
+export async function checkWebhookUrl(raw: string, policy: EgressPolicy): Promise<{ url: URL; address: string } | { problem: string }> {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { problem: 'webhook_url is not a valid absolute URL' };
+  }
+  const allowListed = policy.allowPrivateHosts.has(hostPortOf(url));
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowListed)) return { problem: 'webhook_url must be an https URL' };
+  const destination = await resolveDestination(url.hostname, portOf(url), policy);
+  if (destination.allowed) return { url, address: destination.address };
+  if (destination.reason === 'unresolvable') return { problem: `webhook_url's host ${JSON.stringify(url.hostname)} does not resolve` };
+  return { problem: 'webhook_url must point to a publicly reachable host, not a private, loopback or link-local address' };
+}
+
+export type SendOutcome =
+  | { readonly delivered: true; readonly status: number }
+  | { readonly delivered: false; /** The receiver's status, when it answered. */ readonly status?: number; readonly reason: string };
+
+/** Most of a receiver's answer that is read (and thrown away): a receiver cannot make us hold more. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/** POSTs `body` to `url` with `headers`, pinned to the address the egress rules allowed. */
+export async function sendWebhook(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  options: EgressPolicy & { timeoutMs: number },
+): Promise<SendOutcome> {
+  const checked = await checkWebhookUrl(url, options);
+  if ('problem' in checked) return { delivered: false, reason: checked.problem };
+  const { url: target, address } = checked;
+  const pinned: LookupFunction = (_host, lookupOptions, callback) => {
+    const family = isIP(address);
+    if ((lookupOptions as { all?: boolean }).all) callback(null, [{ address, family }]);
+    else callback(null, address, family);
+  };
+  const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<SendOutcome>((resolve) => {
+    const outgoing = request(
+      target,
+      {
+        method: 'POST',
+        headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), 'User-Agent': 'pdf-api-webhooks/1' },
+        lookup: pinned,
+        timeout: options.timeoutMs,
+        // One connection per delivery: a kept-alive socket could outlive the check of its address.
+        agent: false,
+      },
+      (response) => {
+        let read = 0;
+        response.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > MAX_ANSWER_BYTES) response.destroy();
+        });
+        const status = response.statusCode ?? 0;
+        const settle = () =>
+          resolve(status >= 200 && status < 300 ? { delivered: true, status } : { delivered: false, status, reason: `the receiver answered ${status}` });
+        response.once('end', settle);
+        response.once('close', settle);
+        response.once('error', settle);
+      },
+    );
+    outgoing.once('timeout', () => outgoing.destroy(new Error(`no answer within ${options.timeoutMs} ms`)));
+    outgoing.once('error', (error) => resolve({ delivered: false, reason: `the receiver could not be reached: ${error.message}` }));
+    outgoing.end(body);
+  });
+}
