@@ -15,12 +15,14 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct, Node } from 'constructs';
 import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS, type FunctionName, type FunctionProfile } from '#lib/api/routes.ts';
 import { retentionPrefix } from '#lib/storage/pdfs.ts';
 import { IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
+import { JOB_ASYNC_INVOKE, JOB_REQUEST_PREFIX } from '#lib/jobs/job-records.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
 import { Alarms } from './constructs/alarms.ts';
@@ -60,6 +62,8 @@ export const LIGHT_MEMORY_MB = 512;
 export const API_LONG_TIMEOUT = Duration.seconds(28);
 export const LIGHT_TIMEOUT = Duration.seconds(10);
 export const RENDER_FUNCTION_EXTRA = Duration.seconds(10);
+/** The job function: Lambda's longest run, for documents and batches that outlast the gateway's 29 s. */
+export const JOB_TIMEOUT = Duration.minutes(15);
 /** Cold start, validation and storing around a render, inside API_LONG_TIMEOUT. */
 const RENDER_HEADROOM_MS = 8_000;
 
@@ -131,6 +135,8 @@ export class PdfApiStack extends Stack {
   readonly restApi: PdfRestApi;
   readonly alarms: Alarms;
   readonly chromiumLayer: ChromiumLayer;
+  /** The job function's failure destination (lib/jobs/jobs.ts). */
+  readonly jobFailures: Queue;
 
   constructor(scope: Construct, id: string, props: PdfApiStackProps) {
     super(scope, id, props);
@@ -159,6 +165,7 @@ export class PdfApiStack extends Stack {
 
     const sizing = (name: AnyFunctionName, profile: FunctionProfile) => {
       const apiFacing = (API_FUNCTIONS as readonly string[]).includes(name);
+      if (profile.runsJobs) return { memorySize: CHROMIUM_MEMORY_MB, ephemeralStorage: CHROMIUM_TMP, timeout: JOB_TIMEOUT };
       // A function that invokes others waits for them (batch waits for its renders).
       if (!profile.chromium) return { memorySize: LIGHT_MEMORY_MB, timeout: profile.invokes?.length ? API_LONG_TIMEOUT : LIGHT_TIMEOUT };
       return {
@@ -195,6 +202,19 @@ export class PdfApiStack extends Stack {
     // table, its queries of the entity index, its object operations under the retention prefixes
     // only, the health probes, the secret if it signs links, and invoking exactly the functions it calls.
     const objectArns = RETENTION_DAYS.map((days) => bucket.arnForObjects(`${retentionPrefix(days)}*`));
+    const bucketId = this.getLogicalId(bucket.node.defaultChild as CfnBucket);
+    // Job events Lambda gave up on (every run failed, or too old): kept 14 days for the operator,
+    // and alarmed on. The jobs themselves are ended by the reconcile function (lib/jobs/job-endings.ts).
+    this.jobFailures = new Queue(this, 'JobFailures', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy,
+    });
+    Validations.of(this.jobFailures).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is itself the failure destination of the job function; nothing consumes it but the operator.',
+    });
     for (const name of allFunctionNames) {
       const profile = FUNCTION_PROFILES[name];
       const fn = functions[name];
@@ -215,13 +235,32 @@ export class PdfApiStack extends Stack {
       }
       if (profile.objects?.length) {
         fn.addToRolePolicy(new PolicyStatement({ actions: profile.objects.map((op) => `s3:${op}`), resources: objectArns }));
-        const bucketId = this.getLogicalId(bucket.node.defaultChild as CfnBucket);
         for (const days of RETENTION_DAYS) {
           Validations.of(fn.role!).acknowledge({
             id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${retentionPrefix(days)}*]`,
             reason: `PDF object keys are generated per document (${retentionPrefix(days)}<key id>/<pdf id>.pdf); the retention prefix is as narrow as they allow.`,
           });
         }
+      }
+      if (profile.jobRequests?.length) {
+        fn.addToRolePolicy(
+          new PolicyStatement({ actions: profile.jobRequests.map((op) => `s3:${op}`), resources: [bucket.arnForObjects(`${JOB_REQUEST_PREFIX}*`)] }),
+        );
+        Validations.of(fn.role!).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${JOB_REQUEST_PREFIX}*]`,
+          reason: `Job requests are stored per job (${JOB_REQUEST_PREFIX}<key id>/<job id>.json); the prefix is as narrow as they allow.`,
+        });
+      }
+      if (profile.runsJobs) {
+        // The destination by its ARN with SendMessage alone (SqsDestination would also grant
+        // GetQueueAttributes and GetQueueUrl, which Lambda does not call).
+        const failureQueue = this.jobFailures.queueArn;
+        fn.configureAsyncInvoke({
+          retryAttempts: JOB_ASYNC_INVOKE.retryAttempts,
+          maxEventAge: Duration.seconds(JOB_ASYNC_INVOKE.maxEventAgeSeconds),
+          onFailure: { bind: () => ({ destination: failureQueue }) },
+        });
+        fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [failureQueue] }));
       }
       if (profile.healthProbes) {
         // Only the probe key and the empty probe prefix: the health check can read nothing stored.
@@ -250,7 +289,7 @@ export class PdfApiStack extends Stack {
         );
         fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:GetObject', 's3:PutObject'], resources: [bucket.arnForObjects(`${IDEMPOTENT_BODY_PREFIX}*`)] }));
         Validations.of(fn.role!).acknowledge({
-          id: `AwsSolutions-IAM5[Resource::<${this.getLogicalId(bucket.node.defaultChild as CfnBucket)}.Arn>/${IDEMPOTENT_BODY_PREFIX}*]`,
+          id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${IDEMPOTENT_BODY_PREFIX}*]`,
           reason: `Idempotent responses too large for their record are kept as ${IDEMPOTENT_BODY_PREFIX}<key id>/<random>.json; the prefix is as narrow as they allow.`,
         });
       }
@@ -283,6 +322,7 @@ export class PdfApiStack extends Stack {
       functions,
       renderLogGroups: allFunctionNames.filter((name) => FUNCTION_PROFILES[name].chromium).map((name) => functions[name].logGroup),
       metricsNamespace: METRICS_NAMESPACE,
+      jobFailures: this.jobFailures,
       ...(props.alarmEmail && { email: props.alarmEmail }),
     });
 

@@ -10,6 +10,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { FilterPattern, MetricFilter, type ILogGroup } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
 
@@ -27,6 +28,8 @@ export interface AlarmsProps {
   readonly renderLogGroups: readonly ILogGroup[];
   /** CloudWatch namespace of the service's own metrics (also Powertools' metrics namespace). */
   readonly metricsNamespace: string;
+  /** Where the job function's given-up events land: any message there is a job that never ran to its end. */
+  readonly jobFailures?: IQueue;
   readonly email?: string;
 }
 
@@ -99,5 +102,18 @@ export class Alarms extends Construct {
         treatMissingData: TreatMissingData.NOT_BREACHING,
       }),
     );
+
+    if (props.jobFailures) {
+      add(
+        new Alarm(this, 'JobFailures', {
+          alarmDescription: 'An asynchronous job event was given up by Lambda (every run failed, or it waited too long): see the job failures queue.',
+          metric: props.jobFailures.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
   }
 }

@@ -12,6 +12,7 @@ import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
 import { DOWNLOAD_CORS_RULE, retentionPrefix } from '#lib/storage/pdfs.ts';
 import { IDEMPOTENCY_TABLE, IDEMPOTENCY_WINDOW_SECONDS, IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { ENTITY_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
+import { JOB_REQUEST_PREFIX } from '#lib/jobs/job-records.ts';
 
 /**
  * One rule per retention prefix. S3 counts `Days` from the object's creation and rounds up to the
@@ -31,6 +32,9 @@ export function pdfLifecycleRules(): LifecycleRule[] {
     // Idempotent responses too large for their record (lib/api/idempotency.ts): kept as long as
     // the record (a day), rounded up to S3's next midnight.
     { id: 'expire-idempotent-responses', prefix: IDEMPOTENT_BODY_PREFIX, expiration: Duration.days(Math.ceil(IDEMPOTENCY_WINDOW_SECONDS / 86_400)) },
+    // Job requests (lib/jobs/job-records.ts): removed by the job when it ends; this rule catches
+    // any a job could not remove. A job ends within hours (JOB_RESERVATION_LIFETIME_MS).
+    { id: 'expire-job-requests', prefix: JOB_REQUEST_PREFIX, expiration: Duration.days(2) },
     { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
   ];
 }

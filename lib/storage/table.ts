@@ -6,8 +6,11 @@
  *   PDF#<pdf id>            / PDF      a generated PDF's record
  *   QUOTA#<key id>          / YYYY-MM  a key's month counter and its open reservations
  *   RATE#<key id>           / <epoch>  a key's rate-limit window
+ *   JOB#<job id>            / JOB      an asynchronous job (lib/jobs/job-records.ts)
+ *   WEBHOOK#<webhook id>    / WEBHOOK  a webhook delivery (lib/webhooks/deliveries.ts)
  * Index `byEntity` (gsi1pk / gsi1sk) lists one kind of item: API keys by key id (APIKEY), a key's
- * PDFs by creation time (PDF#<key id>), the month counters by month (QUOTA).
+ * PDFs by creation time (PDF#<key id>), the month counters by month (QUOTA), unfinished jobs by
+ * creation time (JOB_PENDING), webhook deliveries by when they are due (WEBHOOK_DUE).
  * Items that should disappear by themselves carry `ttl` (epoch seconds).
  */
 export const TABLE_KEYS = { partitionKey: 'pk', sortKey: 'sk' } as const;

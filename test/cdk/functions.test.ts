@@ -92,10 +92,12 @@ describe('Lambda functions', () => {
     }
   });
 
-  test('batch finds the render function by name; nothing else does', () => {
-    expect(fn('batch').Environment.Variables.RENDER_FUNCTION_NAME).toEqual({ Ref: functionId('render') });
-    for (const name of ALL_FUNCTIONS.filter((n) => n !== 'batch')) {
-      expect(fn(name).Environment.Variables).not.toHaveProperty('RENDER_FUNCTION_NAME');
+  test('batch and job find the render function by name, generate and batch the job function; nothing else does', () => {
+    const callers = { RENDER_FUNCTION_NAME: ['batch', 'job'], JOB_FUNCTION_NAME: ['generate', 'batch'] };
+    for (const [variable, names] of Object.entries(callers)) {
+      const target = variable === 'RENDER_FUNCTION_NAME' ? 'render' : 'job';
+      for (const name of names) expect(fn(name).Environment.Variables[variable]).toEqual({ Ref: functionId(target) });
+      for (const name of ALL_FUNCTIONS.filter((n) => !names.includes(n))) expect(fn(name).Environment.Variables).not.toHaveProperty(variable);
     }
   });
 

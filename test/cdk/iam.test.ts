@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
 import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
 import { IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
+import { JOB_REQUEST_PREFIX } from '#lib/jobs/job-records.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { retentionPrefix } from '#lib/storage/pdfs.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
@@ -66,36 +67,42 @@ describe('IAM', () => {
     ]);
   });
 
+  /** Every (action, resource) pair granted for a service, however CDK merged them into statements. */
+  const pairs = (name: string, service: string) =>
+    grants(name, service)
+      .flatMap((grant) => grant.actions.flatMap((action) => grant.resources.map((resource) => `${action} ${JSON.stringify(resource)}`)))
+      .sort();
+
   test.each(ALL_FUNCTIONS)('%s: exactly its profile’s table operations on the table, and its queries on the entity index only', (name) => {
-    const wanted = (FUNCTION_PROFILES[name].table ?? []).map((op) => `dynamodb:${op}`).sort();
-    const queries = (FUNCTION_PROFILES[name].index ?? []).map((op) => `dynamodb:${op}`).sort();
     const table = { 'Fn::GetAtt': [idOf('AWS::DynamoDB::Table', 'StorageTable'), 'Arn'] };
     const index = { 'Fn::Join': ['', [table, `/index/${ENTITY_INDEX.name}`]] };
     const idempotencyTable = { 'Fn::GetAtt': [idOf('AWS::DynamoDB::Table', 'StorageIdempotencyTable'), 'Arn'] };
-    expect(grants(name, 'dynamodb')).toEqual([
-      ...(wanted.length ? [{ actions: wanted, resources: [table] }] : []),
-      ...(queries.length ? [{ actions: queries, resources: [index] }] : []),
-      ...(FUNCTION_PROFILES[name].idempotency
-        ? [{ actions: ['dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], resources: [idempotencyTable] }]
-        : []),
-    ]);
+    const on = (resource: unknown) => (op: string) => `dynamodb:${op} ${JSON.stringify(resource)}`;
+    expect(pairs(name, 'dynamodb')).toEqual(
+      [
+        ...(FUNCTION_PROFILES[name].table ?? []).map(on(table)),
+        ...(FUNCTION_PROFILES[name].index ?? []).map(on(index)),
+        ...(FUNCTION_PROFILES[name].idempotency ? ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'].map(on(idempotencyTable)) : []),
+      ].sort(),
+    );
   });
 
-  test('the reconciliation runs every five minutes, on its one rule', () => {
+  test('the reconciliation runs every five minutes and the webhook sender every minute, each on its one rule', () => {
     const rules = resourcesOfType(resources, 'AWS::Events::Rule').map(([, rule]) => rule.Properties as Record<string, any>);
-    expect(rules).toHaveLength(1);
-    expect(rules[0]).toMatchObject({ ScheduleExpression: 'rate(5 minutes)', State: 'ENABLED' });
-    expect(JSON.stringify(rules[0]!.Targets)).toContain(functionId('reconcile'));
+    expect(rules).toHaveLength(2);
+    const ruleOf = (name: string) => rules.find((rule) => JSON.stringify(rule.Targets).includes(functionId(name)));
+    expect(ruleOf('reconcile')).toMatchObject({ ScheduleExpression: 'rate(5 minutes)', State: 'ENABLED' });
+    expect(ruleOf('webhooks')).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
   });
 
-  test.each(ALL_FUNCTIONS)('%s: exactly its profile’s object operations, under the retention prefixes only (and idempotent responses under theirs)', (name) => {
+  test.each(ALL_FUNCTIONS)('%s: exactly its profile’s object operations, under the retention prefixes only (idempotent responses and job requests under theirs)', (name) => {
     const bucketArn = { 'Fn::GetAtt': [idOf('AWS::S3::Bucket', 'StoragePdfs'), 'Arn'] };
     const under = (prefix: string) => JSON.stringify({ 'Fn::Join': ['', [bucketArn, `/${prefix}*`]] });
-    // Every (action, resource) pair granted, however CDK merged them into statements.
-    const granted = grants(name, 's3').flatMap((grant) => grant.actions.flatMap((action) => grant.resources.map((resource) => `${action} ${JSON.stringify(resource)}`)));
+    const granted = pairs(name, 's3');
     const wanted = [
       ...(FUNCTION_PROFILES[name].objects ?? []).flatMap((op) => RETENTION_DAYS.map((days) => `s3:${op} ${under(retentionPrefix(days))}`)),
       ...(FUNCTION_PROFILES[name].idempotency ? ['s3:GetObject', 's3:PutObject'].map((action) => `${action} ${under(IDEMPOTENT_BODY_PREFIX)}`) : []),
+      ...(FUNCTION_PROFILES[name].jobRequests ?? []).map((op) => `s3:${op} ${under(JOB_REQUEST_PREFIX)}`),
     ];
     expect(granted.sort()).toEqual(wanted.sort());
   });
@@ -132,13 +139,38 @@ describe('IAM', () => {
 
   test.each(ALL_FUNCTIONS)('%s: touches no service it has no business with', (name) => {
     const services = new Set(statementsOf(name).flatMap((s) => asArray(s.Action).map((a) => a.split(':')[0])));
-    const allowed = new Set(['logs', 'xray', 'dynamodb', 's3', 'secretsmanager', 'lambda']);
+    const allowed = new Set(['logs', 'xray', 'dynamodb', 's3', 'secretsmanager', 'lambda', ...(FUNCTION_PROFILES[name].runsJobs ? ['sqs'] : [])]);
     for (const service of services) expect(allowed).toContain(service);
   });
 
-  test('only batch may invoke render, and it may invoke nothing else', () => {
-    expect(grants('batch', 'lambda')).toEqual([{ actions: ['lambda:InvokeFunction'], resources: [{ 'Fn::GetAtt': [functionId('render'), 'Arn'] }] }]);
-    for (const name of ALL_FUNCTIONS.filter((n) => n !== 'batch')) expect(grants(name, 'lambda')).toEqual([]);
+  test('the job function may send to its failure queue, and nothing else of SQS; no other function touches SQS', () => {
+    const queue = { 'Fn::GetAtt': [idOf('AWS::SQS::Queue', 'JobFailures'), 'Arn'] };
+    expect(grants('job', 'sqs')).toEqual([{ actions: ['sqs:SendMessage'], resources: [queue] }]);
+    for (const name of ALL_FUNCTIONS.filter((n) => n !== 'job')) expect(grants(name, 'sqs')).toEqual([]);
+  });
+
+  test('each function invokes exactly the functions its profile names: render by batch and job, job by generate and batch', () => {
+    const arn = (name: string) => ({ 'Fn::GetAtt': [functionId(name), 'Arn'] });
+    const invoked = (name: string) => grants(name, 'lambda').flatMap((grant) => (expect(grant.actions).toEqual(['lambda:InvokeFunction']), grant.resources));
+    expect(invoked('batch')).toEqual(expect.arrayContaining([arn('render'), arn('job')]));
+    expect(invoked('batch')).toHaveLength(2);
+    expect(invoked('job')).toEqual([arn('render')]);
+    expect(invoked('generate')).toEqual([arn('job')]);
+    for (const name of ALL_FUNCTIONS.filter((n) => !['batch', 'job', 'generate'].includes(n))) expect(grants(name, 'lambda')).toEqual([]);
+  });
+
+  test('the job function runs up to 15 minutes, retried twice by Lambda, events kept an hour, given-up ones to its failure queue', () => {
+    const configs = resourcesOfType(resources, 'AWS::Lambda::EventInvokeConfig').map(([, config]) => config.Properties as Record<string, any>);
+    expect(configs).toEqual([
+      {
+        FunctionName: { Ref: functionId('job') },
+        Qualifier: '$LATEST',
+        MaximumRetryAttempts: 2,
+        MaximumEventAgeInSeconds: 3600,
+        DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [idOf('AWS::SQS::Queue', 'JobFailures'), 'Arn'] } } },
+      },
+    ]);
+    expect((resources[functionId('job')]?.Properties as Record<string, any>).Timeout).toBe(900);
   });
 
   test('no resource-based permission opens render to anyone; API Gateway may invoke only the API functions', () => {
@@ -146,9 +178,12 @@ describe('IAM', () => {
     const scheduled = permissions.filter((p) => p.Principal === 'events.amazonaws.com');
     const invoked = new Set(permissions.filter((p) => p.Principal !== 'events.amazonaws.com').map((p) => p.FunctionName['Fn::GetAtt'][0]));
     expect(invoked).not.toContain(functionId('render'));
-    // EventBridge may invoke the reconciliation, from its one rule only.
-    expect(scheduled.map((p) => p.FunctionName['Fn::GetAtt'][0])).toEqual([functionId('reconcile')]);
-    expect(JSON.stringify(scheduled[0]!.SourceArn)).toContain('ReconcileSchedule');
+    // EventBridge may invoke the scheduled functions, each from its one rule only.
+    expect(scheduled.map((p) => p.FunctionName['Fn::GetAtt'][0]).sort()).toEqual([functionId('reconcile'), functionId('webhooks')].sort());
+    for (const permission of scheduled) {
+      const name = String(permission.FunctionName['Fn::GetAtt'][0]).replace(/Function$/, '');
+      expect(JSON.stringify(permission.SourceArn)).toContain(`${name}Schedule`);
+    }
     for (const permission of permissions.filter((p) => p.Principal !== 'events.amazonaws.com')) {
       expect(permission).toMatchObject({ Action: 'lambda:InvokeFunction', Principal: 'apigateway.amazonaws.com' });
       // Scoped to this API's stage, not to any API in the account.
