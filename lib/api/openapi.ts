@@ -12,9 +12,18 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponse
 import { TIERS, TIER_NAMES } from '#lib/accounts/tiers.ts';
 import { API_ERRORS, type ApiErrorCode } from '#lib/api/errors.ts';
 import { IDEMPOTENCY_HEADER, idempotencyKeySchema, REPLAYED_HEADER } from '#lib/api/idempotency-key.ts';
-import { batchResponseSchema, healthSchema, pdfListSchema, pdfRecordSchema, usageSchema } from '#lib/api/schemas.ts';
+import {
+  batchResponseSchema,
+  healthSchema,
+  jobAcceptedSchema,
+  jobSchema,
+  pdfListSchema,
+  pdfRecordSchema,
+  usageSchema,
+  webhookEventSchema,
+} from '#lib/api/schemas.ts';
 import { batchBodySchema, MAX_BATCH_SIZE, MAX_METADATA_BYTES, metadataSchema } from '#lib/documents/batch.ts';
-import { documentOptionsShape } from '#lib/documents/document-options.ts';
+import { asyncRequestShape, documentOptionsShape } from '#lib/documents/document-options.ts';
 import { FORMAT_NAMES } from '#lib/render/options.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '#lib/storage/pdfs.ts';
 
@@ -101,8 +110,21 @@ const documentOptions = z.strictObject(documented(documentOptionsShape)).meta({
   description: 'How a document is printed and finished. The same options as the single endpoint’s, nested under `options` in a batch item.',
 });
 
+/** `async` and `webhook_url` (lib/jobs/jobs.ts), the same on generate and batch. */
+const asyncFields = {
+  async: asyncRequestShape.async.meta({
+    description:
+      'True: answer at once with 202 and a job (`GET /v1/jobs/{job_id}`) instead of the result (false when absent): for documents and batches that take longer than the 29 seconds a synchronous call has (a job has 15 minutes). Quota and rate limits are decided now, as for a synchronous call; a job that fails costs nothing.',
+  }),
+  webhook_url: asyncRequestShape.webhook_url.meta({
+    description:
+      'With `async`: where to POST the job when it ends (`pdf.job.completed` or `pdf.job.failed`, see the webhooks of this document), signed per Standard Webhooks with your key’s `whsec_` secret and retried for about 27 hours until you answer 2xx. Must be https and a publicly reachable host (400 `url_not_allowed` otherwise).',
+    example: 'https://example.com/hooks/pdf',
+  }),
+};
+
 const generateRequest = z
-  .strictObject({ html: htmlField.optional(), url: urlField.optional(), ...documented(documentOptionsShape) })
+  .strictObject({ html: htmlField.optional(), url: urlField.optional(), ...documented(documentOptionsShape), ...asyncFields })
   .meta({
     id: 'GenerateRequest',
     description: 'One document: `html` or `url`, and its options side by side.',
@@ -132,6 +154,7 @@ const batchRequest = batchBodySchema
       description: `The documents, rendered in parallel; at most ${TIER_NAMES.map((tier) => `${TIERS[tier].maxBatchSize} (${tier})`).join(', ')}.`,
     }),
     merge: batchBodySchema.shape.merge.meta({ description: 'Also join the successful items, in order, into one more PDF (`merged`), not charged.', default: false }),
+    ...asyncFields,
   })
   .meta({
     id: 'BatchRequest',
@@ -209,6 +232,10 @@ function json(schema: z.ZodType, description: string, extraHeaders?: z.ZodObject
 }
 
 const keyed = { security: [{ bearerAuth: [] }] };
+/** The answer to `async: true`. */
+const jobAccepted = json(jobAcceptedSchema, 'With `async: true`: the job was accepted and its quota reserved. Read it at `status_url`.', z.object({
+  Location: z.url().meta({ description: 'The job’s `status_url`.' }),
+}));
 const pdfIdPath = z.object({ id: pdfRecordSchema.shape.id });
 
 const operation = (op: ZodOpenApiOperationObject): ZodOpenApiOperationObject => op;
@@ -219,7 +246,7 @@ const html = (description: string) => ({ description, content: { 'text/html': { 
  * The contract's version (`info.version`): the path's `v1`, then additions that break no client.
  * Raise the minor when an option, field or route is added; a breaking change is a new path prefix.
  */
-export const API_VERSION = '1.2.0';
+export const API_VERSION = '1.3.0';
 
 /**
  * The OpenAPI document, with `serverUrl` (where the caller reached the API) as its server.
@@ -241,6 +268,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
     servers: [{ url: serverUrl }],
     tags: [
       { name: 'PDFs', description: 'Generate, list, fetch and delete PDFs.' },
+      { name: 'Jobs', description: 'Asynchronous generate and batch (`async: true`), and their webhooks.' },
       { name: 'Account', description: 'The calling key’s limits and usage.' },
       { name: 'Service', description: 'Health, this document, the docs and the playground.' },
     ],
@@ -250,6 +278,26 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
       },
       // Every error code, including the ones no single operation lists (405 from any path).
       schemas: Object.fromEntries(Object.entries(errorSchemas).map(([code, schema]) => [`${pascal(code)}Error`, schema])),
+    },
+    webhooks: {
+      jobEnded: {
+        post: operation({
+          operationId: 'jobEnded',
+          summary: 'A job ended',
+          description:
+            'Sent to a job’s `webhook_url` when it succeeds (`pdf.job.completed`) or fails (`pdf.job.failed`). Verify `webhook-signature` with your key’s `whsec_` secret (any Standard Webhooks library; the README shows how) and answer 2xx; anything else is retried with backoff for about 27 hours, with the same `webhook-id`, which you can use to ignore repeats.',
+          tags: ['Jobs'],
+          requestParams: {
+            header: z.object({
+              'webhook-id': z.string().meta({ description: 'The event’s id: the same on every retry.' }),
+              'webhook-timestamp': z.string().meta({ description: 'When this try was signed, in seconds since the epoch.' }),
+              'webhook-signature': z.string().meta({ description: '`v1,` and the base64 HMAC-SHA256 of `<id>.<timestamp>.<body>` with the secret.' }),
+            }),
+          },
+          requestBody: { required: true, content: { 'application/json': { schema: webhookEventSchema } } },
+          responses: { 200: { description: 'Received; any 2xx will do. Anything else is retried.' } },
+        }),
+      },
     },
     paths: {
       '/v1/pdf/generate': {
@@ -263,8 +311,9 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
           requestBody: { required: true, content: { 'application/json': { schema: generateRequest } } },
           responses: {
             200: json(pdfRecordSchema, 'The stored PDF.', replayedHeader),
+            202: jobAccepted,
             ...errorResponses(
-              [...WITH_BODY, ...KEYED, ...IDEMPOTENT, 'quota_exceeded', 'url_fetch_failed', 'too_many_pages', 'pdf_too_large', 'service_busy', 'render_timeout'],
+              [...WITH_BODY, 'url_not_allowed', ...KEYED, ...IDEMPOTENT, 'quota_exceeded', 'url_fetch_failed', 'too_many_pages', 'pdf_too_large', 'service_busy', 'render_timeout'],
               { rateLimited: true },
             ),
           },
@@ -281,7 +330,8 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
           requestBody: { required: true, content: { 'application/json': { schema: batchRequest } } },
           responses: {
             200: json(batchResponseSchema, 'One result per item.', replayedHeader),
-            ...errorResponses([...WITH_BODY, 'batch_too_large', ...KEYED, ...IDEMPOTENT, 'quota_exceeded', 'service_busy', 'render_timeout'], { rateLimited: true }),
+            202: jobAccepted,
+            ...errorResponses([...WITH_BODY, 'url_not_allowed', 'batch_too_large', ...KEYED, ...IDEMPOTENT, 'quota_exceeded', 'service_busy', 'render_timeout'], { rateLimited: true }),
           },
         }),
       },
@@ -344,6 +394,17 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
             },
             ...errorResponses(['not_found', 'link_expired', ...ALWAYS], { rateLimited: false }),
           },
+        }),
+      },
+      '/v1/jobs/{job_id}': {
+        get: operation({
+          operationId: 'getJob',
+          summary: 'Get an asynchronous job',
+          description: 'The job’s state and, once it ended, `result`: exactly the body the synchronous call would have answered. Another key’s job reads as missing.',
+          tags: ['Jobs'],
+          ...keyed,
+          requestParams: { path: z.object({ job_id: jobSchema.shape.job_id }) },
+          responses: { 200: json(jobSchema, 'The job.'), ...errorResponses(['not_found', ...KEYED], { rateLimited: true }) },
         }),
       },
       '/v1/usage': {

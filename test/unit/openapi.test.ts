@@ -10,7 +10,7 @@ import { API_ERRORS, type ApiErrorCode } from '#lib/api/errors.ts';
 import { OPTION_DOCS, openApiDocument } from '#lib/api/openapi.ts';
 import { FUNCTION_PROFILES, ROUTES } from '#lib/api/routes.ts';
 import { BATCH_ITEM_ERRORS, ITEM_FIELDS } from '#lib/documents/batch.ts';
-import { documentOptionsShape } from '#lib/documents/document-options.ts';
+import { ASYNC_REQUEST_FIELDS, documentOptionsShape } from '#lib/documents/document-options.ts';
 
 // Prepare: the document as a client would fetch it (a JSON round trip drops nothing it needs).
 const document = JSON.parse(JSON.stringify(openApiDocument({ serverUrl: 'https://api.example.com/prod' })));
@@ -41,7 +41,7 @@ describe('the OpenAPI document', () => {
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     const keyed = operations.filter(({ operation }) => operation.security).map(({ method, path }) => `${method} ${path}`);
     expect(keyed.sort()).toEqual(
-      ROUTES.filter((route) => ['generate', 'batch', 'pdfs', 'usage'].includes(route.handler)).map(({ method, path }) => `${method} ${path}`).sort(),
+      ROUTES.filter((route) => ['generate', 'batch', 'pdfs', 'jobs', 'usage'].includes(route.handler)).map(({ method, path }) => `${method} ${path}`).sort(),
     );
     for (const { operation } of operations.filter(({ operation }) => operation.security)) {
       expect(Object.keys(operation.responses)).toContain('401');
@@ -68,7 +68,11 @@ describe('the OpenAPI document', () => {
   test('gives every option of a document, with a description, on the single endpoint and in batch items', () => {
     const optionNames = Object.keys(documentOptionsShape).sort();
     expect(Object.keys(OPTION_DOCS).sort()).toEqual(optionNames);
-    expect(Object.keys(schemas.GenerateRequest!.properties).sort()).toEqual([...optionNames, 'html', 'url'].sort());
+    expect(Object.keys(schemas.GenerateRequest!.properties).sort()).toEqual([...optionNames, 'html', 'url', ...ASYNC_REQUEST_FIELDS].sort());
+    for (const name of ASYNC_REQUEST_FIELDS) {
+      expect(schemas.GenerateRequest!.properties[name].description, name).toBeTruthy();
+      expect(schemas.BatchRequest!.properties[name].description, name).toBeTruthy();
+    }
     expect(Object.keys(schemas.DocumentOptions!.properties).sort()).toEqual(optionNames);
     for (const name of optionNames) expect(schemas.GenerateRequest!.properties[name].description, name).toBeTruthy();
     expect(Object.keys(schemas.BatchItem!.properties).sort()).toEqual([...ITEM_FIELDS].sort());
@@ -103,5 +107,29 @@ describe('the OpenAPI document', () => {
   test('lists every batch item error code', () => {
     const failure = schemas.BatchItemFailure!.properties.error.properties.code;
     expect(failure.enum.sort()).toEqual(Object.keys(BATCH_ITEM_ERRORS).sort());
+  });
+});
+
+describe('the OpenAPI document: asynchronous jobs', () => {
+  const document = openApiDocument({ serverUrl: 'https://api.example.com' }) as any;
+
+  test('generate and batch answer 202 with a job and its Location, refuse a bad webhook_url with 400 url_not_allowed', () => {
+    for (const path of ['/v1/pdf/generate', '/v1/pdf/batch']) {
+      const responses = document.paths[path].post.responses;
+      expect(responses['202'].content['application/json'].schema.$ref).toBe('#/components/schemas/JobAccepted');
+      expect(Object.keys(responses['202'].headers)).toContain('Location');
+      expect(JSON.stringify(responses['400'])).toContain('UrlNotAllowedError');
+    }
+  });
+
+  test('GET /v1/jobs/{job_id} needs a key and answers the Job; the signed webhook is described with its Standard Webhooks headers', () => {
+    const get = document.paths['/v1/jobs/{job_id}'].get;
+    expect(get.security).toEqual([{ bearerAuth: [] }]);
+    expect(get.responses['200'].content['application/json'].schema.$ref).toMatch(/^#\/components\/schemas\/Job(Output)?$/);
+    expect(Object.keys(get.responses)).toEqual(expect.arrayContaining(['401', '404']));
+    const hook = document.webhooks.jobEnded.post;
+    expect(hook.parameters.map((parameter: { name: string }) => parameter.name).sort()).toEqual(['webhook-id', 'webhook-signature', 'webhook-timestamp']);
+    expect(hook.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/WebhookEvent');
+    expect(document.components.schemas.WebhookEvent.properties.type.enum).toEqual(['pdf.job.completed', 'pdf.job.failed']);
   });
 });

@@ -23,6 +23,8 @@ export type PdfRecord = Schemas['PdfRecord'];
 export type PdfList = Schemas['PdfList'];
 export type Usage = Schemas['Usage'];
 export type Health = Schemas['Health'];
+export type JobAccepted = Schemas['JobAccepted'];
+export type Job = Schemas['JobOutput'];
 export type { components, paths };
 
 export interface PdfApiClientOptions {
@@ -86,8 +88,15 @@ export interface CreateOptions {
 export interface PdfApiClient {
   /** The openapi-fetch client itself, for anything the helpers below do not cover. */
   readonly raw: Client<paths>;
-  generate(request: GenerateRequest, options?: CreateOptions): Promise<PdfRecord>;
-  batch(request: BatchRequest, options?: CreateOptions): Promise<BatchResponse>;
+  generate(request: GenerateRequest & { async?: false }, options?: CreateOptions): Promise<PdfRecord>;
+  /** `async: true`: a job, accepted; read it with `job` or wait for it with `waitForJob`. */
+  generate(request: GenerateRequest & { async: true }, options?: CreateOptions): Promise<JobAccepted>;
+  batch(request: BatchRequest & { async?: false }, options?: CreateOptions): Promise<BatchResponse>;
+  batch(request: BatchRequest & { async: true }, options?: CreateOptions): Promise<JobAccepted>;
+  /** An asynchronous job: its state, and its `result` once it ended. */
+  job(id: string): Promise<Job>;
+  /** Reads the job every `intervalMs` (1 s) until it succeeded or failed, for at most `timeoutMs` (16 minutes). */
+  waitForJob(id: string, options?: { intervalMs?: number; timeoutMs?: number }): Promise<Job>;
   list(page?: { limit?: number; cursor?: string }): Promise<PdfList>;
   get(id: string): Promise<PdfRecord>;
   delete(id: string): Promise<void>;
@@ -109,11 +118,24 @@ export function createPdfApiClient({ baseUrl, apiKey, fetch = globalThis.fetch }
     raw.use(bearer);
   }
 
+  const job = async (id: string) => unwrap(await raw.GET('/v1/jobs/{job_id}', { params: { path: { job_id: id } } }));
   return {
     raw,
-    generate: async (body, { idempotencyKey } = {}) =>
-      unwrap(await raw.POST('/v1/pdf/generate', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } })),
-    batch: async (body, { idempotencyKey } = {}) => unwrap(await raw.POST('/v1/pdf/batch', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } })),
+    // One implementation for both overloads: the answer is whichever the request asked for.
+    generate: (async (body: GenerateRequest, { idempotencyKey }: CreateOptions = {}) =>
+      unwrap(await raw.POST('/v1/pdf/generate', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } }))) as PdfApiClient['generate'],
+    batch: (async (body: BatchRequest, { idempotencyKey }: CreateOptions = {}) =>
+      unwrap(await raw.POST('/v1/pdf/batch', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } }))) as PdfApiClient['batch'],
+    job,
+    waitForJob: async (id, { intervalMs = 1_000, timeoutMs = 16 * 60_000 } = {}) => {
+      const giveUpAt = Date.now() + timeoutMs;
+      for (;;) {
+        const current = await job(id);
+        if (current.status === 'succeeded' || current.status === 'failed') return current;
+        if (Date.now() + intervalMs > giveUpAt) throw new PdfApiError(0, 'job_wait_timeout', `Job ${id} is still ${current.status} after ${timeoutMs} ms.`);
+        await new Promise((resolve) => setTimeout(resolve, intervalMs));
+      }
+    },
     list: async (query = {}) => unwrap(await raw.GET('/v1/pdf', { params: { query } })),
     get: async (id) => unwrap(await raw.GET('/v1/pdf/{id}', { params: { path: { id } } })),
     delete: async (id) => {

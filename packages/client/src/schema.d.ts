@@ -108,6 +108,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an asynchronous job
+         * @description The job’s state and, once it ended, `result`: exactly the body the synchronous call would have answered. Another key’s job reads as missing.
+         */
+        get: operations["getJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/usage": {
         parameters: {
             query?: never;
@@ -214,7 +234,28 @@ export type paths = {
         trace?: never;
     };
 };
-export type webhooks = Record<string, never>;
+export type webhooks = {
+    jobEnded: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A job ended
+         * @description Sent to a job’s `webhook_url` when it succeeds (`pdf.job.completed`) or fails (`pdf.job.failed`). Verify `webhook-signature` with your key’s `whsec_` secret (any Standard Webhooks library; the README shows how) and answer 2xx; anything else is retried with backoff for about 27 hours, with the same `webhook-id`, which you can use to ignore repeats.
+         */
+        post: operations["jobEnded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+};
 export type components = {
     schemas: {
         /**
@@ -448,6 +489,13 @@ export type components = {
              * @example invoice-2026-001.pdf
              */
             filename?: string;
+            /** @description True: answer at once with 202 and a job (`GET /v1/jobs/{job_id}`) instead of the result (false when absent): for documents and batches that take longer than the 29 seconds a synchronous call has (a job has 15 minutes). Quota and rate limits are decided now, as for a synchronous call; a job that fails costs nothing. */
+            async?: boolean;
+            /**
+             * @description With `async`: where to POST the job when it ends (`pdf.job.completed` or `pdf.job.failed`, see the webhooks of this document), signed per Standard Webhooks with your key’s `whsec_` secret and retried for about 27 hours until you answer 2xx. Must be https and a publicly reachable host (400 `url_not_allowed` otherwise).
+             * @example https://example.com/hooks/pdf
+             */
+            webhook_url?: string;
         };
         /**
          * @example {
@@ -475,6 +523,13 @@ export type components = {
              * @default false
              */
             merge: boolean;
+            /** @description True: answer at once with 202 and a job (`GET /v1/jobs/{job_id}`) instead of the result (false when absent): for documents and batches that take longer than the 29 seconds a synchronous call has (a job has 15 minutes). Quota and rate limits are decided now, as for a synchronous call; a job that fails costs nothing. */
+            async?: boolean;
+            /**
+             * @description With `async`: where to POST the job when it ends (`pdf.job.completed` or `pdf.job.failed`, see the webhooks of this document), signed per Standard Webhooks with your key’s `whsec_` secret and retried for about 27 hours until you answer 2xx. Must be https and a publicly reachable host (400 `url_not_allowed` otherwise).
+             * @example https://example.com/hooks/pdf
+             */
+            webhook_url?: string;
         };
         /** @description One document of a batch. A bad item fails alone, with an item error code. */
         BatchItem: {
@@ -708,6 +763,39 @@ export type components = {
              */
             filename?: string;
         };
+        /** @description POSTed to `webhook_url` when a job ends, signed per Standard Webhooks with the key’s `whsec_` secret: headers `webhook-id` (the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`). Retried with backoff for about 27 hours until the receiver answers 2xx. */
+        WebhookEvent: {
+            /** @enum {string} */
+            type: "pdf.job.completed" | "pdf.job.failed";
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            timestamp: string;
+            data: components["schemas"]["Job"];
+        };
+        /** @description An asynchronous generate or batch (shared/spec/beyond.md, "Asynchronous jobs"). */
+        Job: {
+            /**
+             * @description The job’s id: `job_` and at least 20 random base62 characters.
+             * @example job_4hTz8QmW2pLx6NvR0cYb5KsJ
+             */
+            job_id: string;
+            /**
+             * @description `queued` until a worker takes it, `running`, then `succeeded` or `failed` (a failed job costs nothing).
+             * @enum {string}
+             */
+            status: "queued" | "running" | "succeeded" | "failed";
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When it succeeded or failed.
+             */
+            completed_at?: string;
+            /** @description Once finished: exactly the body the synchronous call would have answered: a PdfRecord (generate), a BatchResponse (batch), or `{ error: { code, message } }` when it failed. */
+            result?: components["schemas"]["PdfRecord"] | components["schemas"]["BatchResponse"] | components["schemas"]["JobError"];
+        };
         /** @description A stored PDF (spec 2.1). */
         PdfRecord: {
             /**
@@ -814,9 +902,29 @@ export type components = {
                 message: string;
             };
         };
+        JobError: {
+            error: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description An asynchronous job was accepted; its quota is reserved and charged only for the PDFs it stores. */
+        JobAccepted: {
+            /**
+             * @description The job’s id: `job_` and at least 20 random base62 characters.
+             * @example job_4hTz8QmW2pLx6NvR0cYb5KsJ
+             */
+            job_id: string;
+            /** @constant */
+            status: "queued";
+            /**
+             * Format: uri
+             * @description Where to read the job: `GET /v1/jobs/{job_id}` (also in `Location`).
+             */
+            status_url: string;
+        };
         PdfList: {
             /** @description The key’s PDFs that can still be downloaded, newest first. */
-            data: components["schemas"]["PdfRecord"][];
+            data: components["schemas"]["PdfRecordOutput"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
@@ -856,6 +964,15 @@ export type components = {
             error: {
                 /** @constant */
                 code: "invalid_request";
+                /** @description What went wrong, in words meant for the caller; never internals. */
+                message: string;
+            };
+        };
+        /** @description 400: The `webhook_url` is refused: not https, or not a publicly reachable host (private, loopback and link-local addresses are refused, as for documents). Nothing was charged. */
+        UrlNotAllowedError: {
+            error: {
+                /** @constant */
+                code: "url_not_allowed";
                 /** @description What went wrong, in words meant for the caller; never internals. */
                 message: string;
             };
@@ -1018,6 +1135,139 @@ export type components = {
                 request_id: string;
             };
         };
+        /** @description A stored PDF (spec 2.1). */
+        PdfRecordOutput: {
+            /**
+             * @description The PDF’s id: `pdf_` and at least 20 random base62 characters.
+             * @example pdf_7fKq2LmN9xRt4VwY1bZc3DeF
+             */
+            id: string;
+            /**
+             * Format: uri
+             * @description The download link: valid until `expires_at`, it redirects to the file for a minute at a time.
+             */
+            url: string;
+            /** @description File size in bytes. */
+            size: number;
+            /** @description Number of pages. */
+            pages: number;
+            /**
+             * @description The page format used: A4, A3, A5, Letter, Legal or Tabloid; `custom` for `width` and `height`; `mixed` for a merged file of several.
+             * @example A4
+             */
+            format: string;
+            /**
+             * @description The name it downloads under (`filename`, or `<id>.pdf`).
+             * @example invoice-2026-001.pdf
+             */
+            filename: string;
+            /** @description Time spent producing it, in milliseconds. */
+            generation_time_ms: number;
+            /**
+             * Format: date-time
+             * @description Creation time, ISO 8601 UTC.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the link and the file expire: 7 to 365 days after creation, by tier.
+             */
+            expires_at: string;
+        };
+        /** @description The batch envelope (spec 2.4): total = successful + failed. */
+        BatchResponseOutput: {
+            /**
+             * @description The batch was processed; each item says whether it succeeded.
+             * @constant
+             */
+            success: true;
+            /** @description One result per item, in input order. */
+            results: (components["schemas"]["BatchItemSuccessOutput"] | components["schemas"]["BatchItemFailureOutput"])[];
+            total: number;
+            successful: number;
+            failed: number;
+            /** @description With `merge: true`: the successful items joined in input order into one more PDF (not charged); null when none succeeded or joining failed. */
+            merged?: components["schemas"]["PdfRecordOutput"] | null;
+            /** @description Why `merged` is null although items succeeded. */
+            merge_error?: {
+                /**
+                 * @description - `TOO_MANY_PAGES`: The items together are longer than the page limit of one PDF.
+                 *     - `MERGE_FAILED`: The PDFs could not be joined into one file.
+                 * @enum {string}
+                 */
+                code: "TOO_MANY_PAGES" | "MERGE_FAILED";
+                message: string;
+            };
+            processing_time_ms: number;
+        };
+        BatchItemSuccessOutput: {
+            /** @constant */
+            success: true;
+            /**
+             * @description The PDF’s id: `pdf_` and at least 20 random base62 characters.
+             * @example pdf_7fKq2LmN9xRt4VwY1bZc3DeF
+             */
+            pdf_id: string;
+            /**
+             * Format: uri
+             * @description The download link, as `url` in a PDF record.
+             */
+            download_url: string;
+            pages: number;
+            size_bytes: number;
+            /** @description The item’s `metadata`, exactly as sent (`{}` when none). */
+            metadata: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description An item that produced no PDF; it is not charged. */
+        BatchItemFailureOutput: {
+            /** @constant */
+            success: false;
+            error: {
+                /**
+                 * @description - `INVALID_HTML`: html is missing, empty, not a string or malformed, or the item is not an object.
+                 *     - `INVALID_OPTIONS`: An option, metadata or item field is unknown or out of range; the message names it.
+                 *     - `URL_NOT_ALLOWED`: The url is refused by the egress rules (not http(s), or a private address).
+                 *     - `TOO_MANY_PAGES`: The document is longer than the page limit.
+                 *     - `PDF_TOO_LARGE`: The PDF would be larger than the size limit.
+                 *     - `URL_FETCH_FAILED`: The url answered with an HTTP error status (4xx or 5xx).
+                 *     - `RENDER_TIMEOUT`: Rendering took too long, a readiness condition never held, or the batch ran out of time.
+                 *     - `RENDER_FAILED`: The document could not be rendered (or its url could not be reached); retrying may work.
+                 * @enum {string}
+                 */
+                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED";
+                /** @description What went wrong, in words meant for the caller. */
+                message: string;
+            };
+        };
+        /** @description An asynchronous generate or batch (shared/spec/beyond.md, "Asynchronous jobs"). */
+        JobOutput: {
+            /**
+             * @description The job’s id: `job_` and at least 20 random base62 characters.
+             * @example job_4hTz8QmW2pLx6NvR0cYb5KsJ
+             */
+            job_id: string;
+            /**
+             * @description `queued` until a worker takes it, `running`, then `succeeded` or `failed` (a failed job costs nothing).
+             * @enum {string}
+             */
+            status: "queued" | "running" | "succeeded" | "failed";
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When it succeeded or failed.
+             */
+            completed_at?: string;
+            /** @description Once finished: exactly the body the synchronous call would have answered: a PdfRecord (generate), a BatchResponse (batch), or `{ error: { code, message } }` when it failed. */
+            result?: components["schemas"]["PdfRecordOutput"] | components["schemas"]["BatchResponseOutput"] | components["schemas"]["JobErrorOutput"];
+        };
+        JobErrorOutput: {
+            error: {
+                [key: string]: unknown;
+            };
+        };
         /** @description 405: The path exists, but not with this method; `Allow` lists the methods it takes. */
         MethodNotAllowedError: {
             error: {
@@ -1065,10 +1315,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PdfRecord"];
+                    "application/json": components["schemas"]["PdfRecordOutput"];
                 };
             };
-            /** @description `invalid_request`: The request is not valid: no html or url, both, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, or a body that is not a JSON object. */
+            /** @description With `async: true`: the job was accepted and its quota reserved. Read it at `status_url`. */
+            202: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    /** @description The job’s `status_url`. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobAccepted"];
+                };
+            };
+            /**
+             * @description `invalid_request`: The request is not valid: no html or url, both, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, or a body that is not a JSON object.
+             *
+             *     `url_not_allowed`: The `webhook_url` is refused: not https, or not a publicly reachable host (private, loopback and link-local addresses are refused, as for documents). Nothing was charged.
+             */
             400: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1077,7 +1348,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["UrlNotAllowedError"];
                 };
             };
             /** @description `unauthorized`: The API key is missing, unknown or revoked. */
@@ -1228,11 +1499,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BatchResponse"];
+                    "application/json": components["schemas"]["BatchResponseOutput"];
+                };
+            };
+            /** @description With `async: true`: the job was accepted and its quota reserved. Read it at `status_url`. */
+            202: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    /** @description The job’s `status_url`. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             /**
              * @description `invalid_request`: The request is not valid: no html or url, both, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, or a body that is not a JSON object.
+             *
+             *     `url_not_allowed`: The `webhook_url` is refused: not https, or not a publicly reachable host (private, loopback and link-local addresses are refused, as for documents). Nothing was charged.
              *
              *     `batch_too_large`: More items than the key's tier allows in one batch (at most 100). Nothing was rendered or charged.
              */
@@ -1244,7 +1534,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["BatchTooLargeError"];
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["UrlNotAllowedError"] | components["schemas"]["BatchTooLargeError"];
                 };
             };
             /** @description `unauthorized`: The API key is missing, unknown or revoked. */
@@ -1460,7 +1750,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PdfRecord"];
+                    "application/json": components["schemas"]["PdfRecordOutput"];
                 };
             };
             /** @description `unauthorized`: The API key is missing, unknown or revoked. */
@@ -1644,6 +1934,82 @@ export interface operations {
             /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    getJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job’s id: `job_` and at least 20 random base62 characters. */
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobOutput"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `not_found`: No such route, PDF or download link (another key’s PDF reads as missing). */
+            404: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1894,6 +2260,35 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["RenderFailedError"];
                 };
+            };
+        };
+    };
+    jobEnded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event’s id: the same on every retry. */
+                "webhook-id": string;
+                /** @description When this try was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `<id>.<timestamp>.<body>` with the secret. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; any 2xx will do. Anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
