@@ -1,0 +1,60 @@
+/**
+ * Webhook deliveries go through the egress rules at every try: a name that resolves to a private
+ * address by the time of the delivery (DNS rebinding) is refused before any connection is made,
+ * and a delivery connects to the very address that was checked.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { checkWebhookUrl, sendWebhook } from '#lib/webhooks/send.ts';
+
+describe('sending a webhook', () => {
+  let server: Server;
+  let port: number;
+  const seen: string[] = [];
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      seen.push(`${request.method} ${request.headers.host} ${request.url}`);
+      response.writeHead(request.url === '/fail' ? 500 : 204).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => server.close());
+
+  test('a name that now resolves to a private address is refused, and nothing is sent', async () => {
+    const outcome = await sendWebhook(`https://hooks.example.com:${port}/in`, {}, '{}', {
+      allowPrivateHosts: new Set(),
+      resolve: async () => ['127.0.0.1'],
+      timeoutMs: 2_000,
+    });
+    expect(outcome).toEqual({ delivered: false, reason: expect.stringContaining('publicly reachable') });
+    expect(seen).toEqual([]);
+  });
+
+  test('an allow-listed host gets the POST at the address that was checked, with the URL’s own Host', async () => {
+    const outcome = await sendWebhook(`http://receiver.test:${port}/in`, { 'webhook-id': 'msg_1' }, '{"a":1}', {
+      allowPrivateHosts: new Set([`receiver.test:${port}`]),
+      resolve: async () => ['127.0.0.1'],
+      timeoutMs: 2_000,
+    });
+    expect(outcome).toEqual({ delivered: true, status: 204 });
+    expect(seen.at(-1)).toBe(`POST receiver.test:${port} /in`);
+    const failed = await sendWebhook(`http://receiver.test:${port}/fail`, {}, '{}', {
+      allowPrivateHosts: new Set([`receiver.test:${port}`]),
+      resolve: async () => ['127.0.0.1'],
+      timeoutMs: 2_000,
+    });
+    expect(failed).toEqual({ delivered: false, status: 500, reason: 'the receiver answered 500' });
+  });
+
+  test('only https, or http to an allow-listed host; names that do not resolve say so', async () => {
+    const policy = { allowPrivateHosts: new Set<string>(), resolve: async () => ['93.184.216.34'] };
+    expect(await checkWebhookUrl('http://example.com/hook', policy)).toEqual({ problem: 'webhook_url must be an https URL' });
+    expect(await checkWebhookUrl('not a url', policy)).toEqual({ problem: 'webhook_url is not a valid absolute URL' });
+    expect(await checkWebhookUrl('https://example.com/hook', policy)).toMatchObject({ address: '93.184.216.34' });
+    const unresolvable = { allowPrivateHosts: new Set<string>(), resolve: async () => Promise.reject(new Error('ENOTFOUND')) };
+    expect(await checkWebhookUrl('https://nowhere.invalid/hook', unresolvable)).toEqual({ problem: expect.stringContaining('does not resolve') });
+  });
+});
