@@ -53,8 +53,9 @@ export async function runBatchRequest(batch: BatchRequest, started = performance
     reservationId: batch.reservation.id,
     invokeRender: invokeRenderFunction,
     commit: async (record) => {
-      await putPdfRecord(store, record);
-      committed.set(record.id, record);
+      const stored = await putPdfRecord(store, record);
+      committed.set(stored.id, stored);
+      return stored;
     },
     linkFor: (record) => downloadUrl(record, batch.baseUrl),
     concurrency: settings.batchConcurrency,

@@ -119,7 +119,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   // Stores the item's file only; the batch writes its record.
   render: { chromium: true, objects: ['PutObject'] },
   // Reads the job.
-  jobs: { table: ['GetItem'] },
+  jobs: { table: ['GetItem', 'UpdateItem'] },
   // A job: a generate (rendered here) or a batch (fanned out to render, as the batch function
   // does), records and the merged file written, the reservation settled, the job recorded, its
   // webhook queued and tried (the key's secret read through the index, made if the key has none).

@@ -134,8 +134,8 @@ export interface BatchRun {
   readonly reservationId: string;
   /** Invokes the render function for one item; must honour the signal. */
   readonly invokeRender: (invocation: RenderInvocation, signal: AbortSignal) => Promise<RenderOutcome>;
-  /** Writes a done item's record: from then on its PDF exists, is listed and is charged. */
-  readonly commit: (record: PdfRecord) => Promise<void>;
+  /** Writes a done item's record: from then on its PDF exists, is listed and is charged. Answers the record stored. */
+  readonly commit: (record: PdfRecord) => Promise<PdfRecord>;
   /** The item's download link, from its stored record. */
   readonly linkFor: (record: PdfRecord) => string;
   /** Render invocations in flight at once. */
@@ -195,12 +195,13 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
       // An item that came back after its time is reported as timed out; without its record its
       // file is never linked, listed or charged (and expires with its retention prefix).
       if (signal.aborted) return failure('RENDER_TIMEOUT', 'Rendering this item took longer than its time limit');
+      let stored: PdfRecord;
       try {
-        await run.commit(outcome.record);
+        stored = await run.commit(outcome.record);
       } catch {
         return failure('RENDER_FAILED', 'The PDF could not be stored; nothing was charged for it');
       }
-      return done(outcome.record, metadata);
+      return done(stored, metadata);
     } catch {
       if (signal.aborted) return failure('RENDER_TIMEOUT', 'Rendering this item took longer than its time limit');
       return failure('RENDER_FAILED', 'The render function failed for this item');

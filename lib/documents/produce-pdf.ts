@@ -132,6 +132,5 @@ export async function producePdf(
   now: () => Date = () => new Date(),
 ): Promise<PdfRecord> {
   const record = await renderToObject(store, owner, request, making, now);
-  await putPdfRecord(store, record);
-  return record;
+  return putPdfRecord(store, record);
 }

@@ -13,6 +13,7 @@
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { GetCommand, paginateQuery, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { ENTITY_INDEX } from './table.ts';
 import { attachmentDisposition } from './filenames.ts';
 
@@ -98,8 +99,25 @@ export async function readPdfObject(store: PdfStore, record: PdfRecord): Promise
   return Body.transformToByteArray();
 }
 
-/** Writes the PDF's record, once its object is stored: from then on the PDF exists for its owner. */
-export async function putPdfRecord(store: PdfStore, record: PdfRecord): Promise<void> {
+/**
+ * Writes the PDF's record, once its object is stored: from then on the PDF exists for its owner.
+ * Returns the record as stored: when the id is taken already by the same owner's PDF made under the
+ * same reservation (an asynchronous job's ids repeat across its runs, lib/jobs/jobs.ts, and two runs
+ * can race), that record, which is the one charged.
+ */
+export async function putPdfRecord(store: PdfStore, record: PdfRecord): Promise<PdfRecord> {
+  try {
+    await writeRecord(store, record);
+    return record;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const existing = await getPdfRecord(store, record.id);
+    if (!existing || existing.keyId !== record.keyId || existing.reservationId !== record.reservationId) throw error;
+    return existing;
+  }
+}
+
+async function writeRecord(store: PdfStore, record: PdfRecord): Promise<void> {
   await store.dynamo.send(
     new PutCommand({
       TableName: store.tableName,
@@ -116,11 +134,10 @@ export async function putPdfRecord(store: PdfStore, record: PdfRecord): Promise<
   );
 }
 
-/** Stores a PDF whole: its object, then its record. */
+/** Stores a PDF whole: its object, then its record (the one stored, see putPdfRecord). */
 export async function storePdf(store: PdfStore, record: PdfRecord, bytes: Uint8Array): Promise<PdfRecord> {
   await putPdfObject(store, record, bytes);
-  await putPdfRecord(store, record);
-  return record;
+  return putPdfRecord(store, record);
 }
 
 type StoredItem = PdfRecord & { readonly deletedAt?: string };

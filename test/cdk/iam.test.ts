@@ -4,7 +4,8 @@
  * the health function reads one probe key and lists one empty prefix, and nothing else.
  */
 import { beforeAll, describe, expect, test } from 'vitest';
-import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
+import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS, ROUTES } from '#lib/api/routes.ts';
+import { openApiDocument } from '#lib/api/openapi.ts';
 import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
 import { IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { JOB_REQUEST_PREFIX } from '#lib/jobs/job-records.ts';
@@ -85,6 +86,13 @@ describe('IAM', () => {
         ...(FUNCTION_PROFILES[name].idempotency ? ['DeleteItem', 'GetItem', 'PutItem', 'UpdateItem'].map(on(idempotencyTable)) : []),
       ].sort(),
     );
+  });
+
+  test('every function behind a keyed route may read the key (GetItem) and count the request (UpdateItem)', () => {
+    const document = openApiDocument({ serverUrl: 'https://api.example.com' }) as any;
+    const keyed = ROUTES.filter((route) => document.paths[route.path]?.[route.method.toLowerCase()]?.security).map((route) => route.handler);
+    expect(new Set(keyed)).toEqual(new Set(['generate', 'batch', 'pdfs', 'jobs', 'usage']));
+    for (const name of keyed) expect(FUNCTION_PROFILES[name].table, name).toEqual(expect.arrayContaining(['GetItem', 'UpdateItem']));
   });
 
   test('the reconciliation runs every five minutes and the webhook sender every minute, each on its one rule', () => {

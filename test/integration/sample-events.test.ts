@@ -58,6 +58,7 @@ describe('sample events (events/*.json)', () => {
       LINK_SIGNING_SECRET: readFileSync(join(dataDir, 'link-signing-secret'), 'utf8').trim(),
       AWS_ENDPOINT_URL_LAMBDA: info.lambdaEndpoint,
       RENDER_FUNCTION_NAME: 'render',
+      JOB_FUNCTION_NAME: 'job',
       RENDER_TIMEOUT_MS: String(inject('renderTimeoutMs')),
       PUBLIC_BASE_URL: '',
     };
@@ -102,7 +103,7 @@ describe('sample events (events/*.json)', () => {
     expect(bodyOf(result).error.code).toBe('not_found');
   });
 
-  test.each(['generate', 'batch', 'pdfs', 'usage'])('%s with the placeholder key: 401', async (name) => {
+  test.each(['generate', 'batch', 'pdfs', 'jobs', 'usage'])('%s with the placeholder key: 401', async (name) => {
     const event = readEvent(name);
     expect(event.headers.Authorization).toBe(`Bearer ${PLACEHOLDER_KEY}`);
     const result = await run(name, event);
@@ -153,7 +154,26 @@ describe('sample events (events/*.json)', () => {
 
   test('reconcile, invoked with the sample scheduled event: a report of what it repaired', async () => {
     const report = await handlers.reconcile!(readEvent('reconcile'), context('reconcile'));
-    expect(report).toEqual({ repaired: expect.any(Number), returned: expect.any(Number), charged: expect.any(Number) });
+    expect(report).toEqual({ repaired: expect.any(Number), returned: expect.any(Number), charged: expect.any(Number), abandonedJobs: expect.any(Number) });
+  });
+
+  test('webhooks, invoked with the sample scheduled event: how many due deliveries it tried', async () => {
+    expect(await handlers.webhooks!(readEvent('webhooks'), context('webhooks'))).toEqual({ tried: expect.any(Number) });
+  });
+
+  test('job: the sample payload names no job and runs nothing; a job submitted by generate runs to its end, read back by jobs', async () => {
+    expect(await handlers.job!(readEvent('job'), context('job'))).toBeUndefined();
+    const asyncEvent = withKey(readEvent('generate'), key.apiKey);
+    const submitted = await run('generate', { ...asyncEvent, body: JSON.stringify({ ...JSON.parse(asyncEvent.body!), async: true }) });
+    expect(submitted.statusCode).toBe(202);
+    const { job_id: jobId, status_url: statusUrl } = bodyOf(submitted);
+    expect(statusUrl).toBe(`https://abc123defg.execute-api.us-east-1.amazonaws.com/prod/v1/jobs/${jobId}`);
+    // The stack's Invoke endpoint runs it too: a job is run to its end once, whichever run gets there.
+    await handlers.job!({ job_id: jobId }, context('job'));
+    const jobEvent = withKey(readEvent('jobs'), key.apiKey);
+    const read = await run('jobs', { ...jobEvent, path: `/v1/jobs/${jobId}`, pathParameters: { job_id: jobId } });
+    expect(read.statusCode).toBe(200);
+    expect(bodyOf(read)).toMatchObject({ job_id: jobId, status: 'succeeded', result: { pages: 1, format: 'A4' } });
   });
 
   test('render, invoked with the sample payload for a real key: a stored PDF file and the record the batch would write', async () => {

@@ -34,7 +34,7 @@ function batch(items: unknown[], invokeRender: BatchRun['invokeRender'], overrid
     owner: { keyId: 'key_x', tier: 'pro' },
     reservationId: 'res_x',
     invokeRender,
-    commit: async () => undefined,
+    commit: async (record) => record,
     linkFor: (r) => `https://api.example/v1/files/${r.id}`,
     concurrency: 4,
     itemTimeoutMs: 1_000,
@@ -200,7 +200,7 @@ describe('runBatch', () => {
     // Act
     const results = (await batch([{ html: 'on time' }, { html: 'late' }], invoke, {
       itemTimeoutMs: 100,
-      commit: async (r) => void committed.push(r.id),
+      commit: async (r) => (committed.push(r.id), r),
     })) as { success: boolean; error?: { code: string } }[];
 
     // Assess
@@ -218,5 +218,35 @@ describe('runBatch', () => {
 
     // Assess
     expect(results).toEqual([{ success: false, error: { code: 'RENDER_FAILED', message: 'The PDF could not be stored; nothing was charged for it' } }]);
+  });
+
+  it('an asynchronous job run again renders only what an earlier run did not store, under the ids the job decides', async () => {
+    // Prepare: item 1 was stored by a run that died; every item's id comes from the job.
+    const invoked: { pdfId?: string; renderTimeoutMs?: number }[] = [];
+    const invoke = async (inv: RenderInvocation): Promise<RenderOutcome> => {
+      invoked.push({ ...(inv.pdfId && { pdfId: inv.pdfId }), ...(inv.renderTimeoutMs && { renderTimeoutMs: inv.renderTimeoutMs }) });
+      return { ok: true, record: record(inv.pdfId ?? 'pdf_random') };
+    };
+    const items = [0, 1, 2].map((i) => ({ html: `<p>${i}</p>` }));
+
+    // Act
+    const results = (await batch(items, invoke, {
+      madeBefore: {
+        pdfIdOf: (index) => `pdf_job_${index}`,
+        recordOf: async (index) => (index === 1 ? record('pdf_job_1', 3) : undefined),
+        renderTimeoutMs: 600_000,
+      },
+    })) as { success: boolean; pdf_id: string; pages: number }[];
+
+    // Assess: item 1 reused as it was (3 pages), items 0 and 2 rendered under their job ids.
+    expect(results.map((r) => [r.success, r.pdf_id, r.pages])).toEqual([
+      [true, 'pdf_job_0', 1],
+      [true, 'pdf_job_1', 3],
+      [true, 'pdf_job_2', 1],
+    ]);
+    expect(invoked).toEqual([
+      { pdfId: 'pdf_job_0', renderTimeoutMs: 600_000 },
+      { pdfId: 'pdf_job_2', renderTimeoutMs: 600_000 },
+    ]);
   });
 });
