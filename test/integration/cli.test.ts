@@ -127,6 +127,40 @@ describe('pdfapi generate', () => {
     expect(await quotaUsed(key)).toBe(usedBefore + 1);
   });
 
+  it('with --async, submits a job and prints its id; job --wait -o fetches the PDF; --async --wait acts as without --async', async () => {
+    // Arrange
+    const usedBefore = await quotaUsed(key);
+    const output = join(workDir, 'async.pdf');
+
+    // Act: submit, then wait for it with job
+    const submitted = await pdfapi(['generate', '--async', '--json', '--format', 'A5'], { key, input: '<h1>Queued report</h1>' });
+    const jobId = JSON.parse(submitted.stdout).job_id as string;
+    const waited = await pdfapi(['job', jobId, '--wait', '-o', output], { key });
+    const inOne = await pdfapi(['generate', '--async', '--wait', '--json'], { key, input: '<h1>Waited for</h1>' });
+
+    // Assess
+    expect(submitted.code).toBe(0);
+    expect(jobId).toMatch(/^job_\w{20,}$/);
+    expect(waited.code).toBe(0);
+    expect(waited.stdout).toContain(`${jobId}: succeeded`);
+    const pdf = await readPdf(await readFile(output));
+    expect(pdf.text).toContain('Queued report');
+    expect(Math.round(pdf.pages[0]!.width)).toBe(420);
+    expect(inOne.code).toBe(0);
+    expect(JSON.parse(inOne.stdout)).toMatchObject({ id: expect.stringMatching(/^pdf_/), pages: 1 });
+    expect(await quotaUsed(key)).toBe(usedBefore + 2);
+  });
+
+  it('a failed job prints the API’s error and exits 1; --wait without --async is a usage error', async () => {
+    const failed = await pdfapi(['generate', '--async', '--wait', '--url', `${inject('publicSite')}/not-found`], { key });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/^error url_fetch_failed: .*404/m);
+    expectNoStackTrace(failed);
+    const misuse = await pdfapi(['generate', '--wait'], { key, input: '<p>x</p>' });
+    expect(misuse.code).toBe(2);
+    expect(misuse.stderr).toContain('--webhook-url and --wait go with --async');
+  });
+
   it('prints the API’s error code and message for a refused option, exits 1 and charges nothing', async () => {
     // Arrange
     const usedBefore = await quotaUsed(key);

@@ -12,7 +12,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, extname, join } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { Presets, SingleBar } from 'cli-progress';
-import { createPdfApiClient, PdfApiError, type BatchItem, type DocumentOptions, type PdfApiClient, type PdfRecord } from '@pdf-api/client';
+import { createPdfApiClient, PdfApiError, type BatchItem, type DocumentOptions, type Job, type PdfApiClient, type PdfRecord } from '@pdf-api/client';
 import apiDocument from '@pdf-api/client/openapi.json' with { type: 'json' };
 import cliPackage from '../package.json' with { type: 'json' };
 
@@ -34,7 +34,7 @@ interface JsonSchema {
 const OPTION_SCHEMAS = apiDocument.components.schemas.DocumentOptions.properties as Record<string, JsonSchema>;
 
 /** The CLI's own flags; a document option by one of these names would be unreachable. */
-const OWN_FLAGS = ['url', 'output', 'json', 'progress', 'merge', 'idempotency-key', 'api-key', 'base-url', 'limit', 'cursor'];
+const OWN_FLAGS = ['url', 'output', 'json', 'progress', 'merge', 'idempotency-key', 'api-key', 'base-url', 'limit', 'cursor', 'async', 'webhook-url', 'wait'];
 
 /** `@path` reads the value from a file, as curl does: templates and JSON options are easier kept in files. */
 function fromFileIfAt(value: string): string {
@@ -173,8 +173,27 @@ async function save(bytes: Uint8Array, output: string): Promise<void> {
   await writeFile(output, bytes);
 }
 
-async function generate(file: string | undefined, flags: { url?: string; output?: string; json?: boolean; idempotencyKey?: string }, command: Command): Promise<void> {
+interface GenerateFlags {
+  url?: string;
+  output?: string;
+  json?: boolean;
+  idempotencyKey?: string;
+  async?: boolean;
+  webhookUrl?: string;
+  wait?: boolean;
+}
+
+/** A finished job's PDF record, or its error as the synchronous call would have thrown it. */
+function jobRecord(job: Job): PdfRecord {
+  const result = job.result as PdfRecord | { error: { code: string; message: string } } | undefined;
+  if (job.status === 'succeeded' && result && !('error' in result)) return result;
+  const error = result && 'error' in result ? result.error : { code: 'job_failed', message: `job ${job.job_id} failed` };
+  throw new PdfApiError(0, String(error.code), String(error.message));
+}
+
+async function generate(file: string | undefined, flags: GenerateFlags, command: Command): Promise<void> {
   if (file !== undefined && flags.url !== undefined) throw new UsageError('give an HTML file or --url, not both');
+  if ((flags.webhookUrl !== undefined || flags.wait) && !flags.async) throw new UsageError('--webhook-url and --wait go with --async');
   let source: { html: string } | { url: string };
   if (flags.url !== undefined) source = { url: flags.url };
   else if (file !== undefined && file !== '-') source = { html: await readFile(file, 'utf8') };
@@ -182,7 +201,22 @@ async function generate(file: string | undefined, flags: { url?: string; output?
   else throw new UsageError('give an HTML file, - to read standard input, or --url');
 
   const api = client(command);
-  const record = await api.generate({ ...source, ...documentOptions(command) }, { idempotencyKey: flags.idempotencyKey });
+  const request = { ...source, ...documentOptions(command) };
+  let record: PdfRecord;
+  if (flags.async) {
+    const accepted = await api.generate(
+      { ...request, async: true, ...(flags.webhookUrl !== undefined && { webhook_url: flags.webhookUrl }) },
+      { idempotencyKey: flags.idempotencyKey },
+    );
+    if (!flags.wait) {
+      if (flags.json) printJson(accepted);
+      else console.log(`${accepted.job_id} queued: pdfapi job ${accepted.job_id} --wait${flags.output !== undefined ? ` -o ${flags.output}` : ''}`);
+      return;
+    }
+    record = jobRecord(await api.waitForJob(accepted.job_id));
+  } else {
+    record = await api.generate(request, { idempotencyKey: flags.idempotencyKey });
+  }
   if (flags.output !== undefined) await save(await api.download(record), flags.output);
   // With the PDF on stdout, the record goes to stderr so a pipe gets the file alone.
   const log = flags.output === '-' ? console.error : console.log;
@@ -380,6 +414,30 @@ async function download(id: string, flags: { output?: string }, command: Command
   if (output !== '-') console.log(`saved ${output}`);
 }
 
+async function job(id: string, flags: { wait?: boolean; output?: string; json?: boolean }, command: Command): Promise<void> {
+  const api = client(command);
+  const current = flags.wait ? await api.waitForJob(id) : await api.job(id);
+  if (flags.json) printJson(current);
+  else console.log(`${current.job_id}: ${current.status}${current.completed_at ? ` at ${current.completed_at}` : ''}`);
+  if (current.status === 'failed') {
+    // The job's error, as the synchronous call would have answered it.
+    jobRecord(current);
+  }
+  if (flags.output === undefined || current.status !== 'succeeded') return;
+  const result = current.result as PdfRecord | { results: { success: boolean; download_url?: string }[] };
+  if (!('results' in result)) {
+    await save(await api.download(result), flags.output);
+    if (flags.output !== '-') console.log(`saved ${flags.output}`);
+    return;
+  }
+  // A batch job: its PDFs in input order, into the directory.
+  await mkdir(flags.output, { recursive: true });
+  for (const [index, item] of result.results.entries()) {
+    if (item.success && item.download_url) await writeFile(join(flags.output, `${index + 1}.pdf`), await api.download(item.download_url));
+  }
+  console.log(`saved ${result.results.filter((item) => item.success).length} PDFs to ${flags.output}`);
+}
+
 async function remove(ids: string[], _flags: unknown, command: Command): Promise<void> {
   const api = client(command);
   for (const id of ids) {
@@ -411,7 +469,10 @@ function program(): Command {
       .option('--url <url>', 'print this public URL instead')
       .option('-o, --output <file>', 'download the PDF to this file (- for standard output)')
       .option('--json', 'print the PDF record as JSON')
-      .option('--idempotency-key <key>', 'safe to run again: the same key and request within 24 hours answer the first PDF, charged once'),
+      .option('--idempotency-key <key>', 'safe to run again: the same key and request within 24 hours answer the first PDF, charged once')
+      .option('--async', 'as a job (up to 15 minutes): print its id, or wait for it with --wait')
+      .option('--webhook-url <url>', 'with --async: POST the job here when it ends, signed with your key’s webhook secret')
+      .option('--wait', 'with --async: wait for the job, then act as without --async'),
   ).action(generate);
 
   withDocumentFlags(
@@ -436,6 +497,14 @@ function program(): Command {
     .action(list);
   root.command('get').description('One PDF’s record.').argument('<id>', 'pdf_…').option('--json', 'print as JSON').action(get);
   root.command('download').description('Download a PDF you made.').argument('<id>', 'pdf_…').option('-o, --output <file>', 'where to (default: its filename; - for standard output)').action(download);
+  root
+    .command('job')
+    .description('An asynchronous job’s state; with --wait, once it ended; with -o, its PDF (a file, or a directory for a batch).')
+    .argument('<id>', 'job_…')
+    .option('--wait', 'wait until it succeeded or failed')
+    .option('-o, --output <path>', 'download its PDF here (a batch: into this directory)')
+    .option('--json', 'print as JSON')
+    .action(job);
   root.command('delete').description('Delete PDFs: their files and links stop working.').argument('<id...>', 'pdf_…').action(remove);
   return root;
 }
