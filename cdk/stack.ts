@@ -51,8 +51,10 @@ export const API_GATEWAY_TIMEOUT = Duration.seconds(29);
  *   function stops before the gateway answers 504 for it. A render is capped at RENDER_TIMEOUT_MS
  *   (20 s), leaving 8 s for a cold start, validation and storing; batch stops waiting for items
  *   at BATCH_DEADLINE_MS (27 s) and answers with what it has.
- * - The render function (invoked by batch, not the gateway): RENDER_TIMEOUT_MS + 10 s, room for a
- *   cold start and the upload after the longest allowed render.
+ * - The render function (invoked by batch and by batch jobs, not the gateway) and the job function:
+ *   15 minutes, Lambda's longest. A batch job's items render for up to JOB_RENDER_TIMEOUT_MS
+ *   (14 minutes) plus a cold start and the upload; a synchronous batch's items stop at their own
+ *   RENDER_TIMEOUT_MS, whatever the function's timeout.
  * - Everything else: 512 MB, 10 s. They make one to three DynamoDB/S3 calls of a few milliseconds;
  *   512 MB buys the CPU for a quick cold start of the bundled SDK, 10 s bounds a stuck call.
  */
@@ -61,8 +63,7 @@ export const CHROMIUM_TMP = Size.mebibytes(1024);
 export const LIGHT_MEMORY_MB = 512;
 export const API_LONG_TIMEOUT = Duration.seconds(28);
 export const LIGHT_TIMEOUT = Duration.seconds(10);
-export const RENDER_FUNCTION_EXTRA = Duration.seconds(10);
-/** The job function: Lambda's longest run, for documents and batches that outlast the gateway's 29 s. */
+/** The job and render functions: Lambda's longest run, for documents and batches that outlast the gateway's 29 s. */
 export const JOB_TIMEOUT = Duration.minutes(15);
 /** Cold start, validation and storing around a render, inside API_LONG_TIMEOUT. */
 const RENDER_HEADROOM_MS = 8_000;
@@ -163,16 +164,11 @@ export class PdfApiStack extends Stack {
       ...(props.publicBaseUrl && { PUBLIC_BASE_URL: props.publicBaseUrl }),
     };
 
-    const sizing = (name: AnyFunctionName, profile: FunctionProfile) => {
-      const apiFacing = (API_FUNCTIONS as readonly string[]).includes(name);
-      if (profile.runsJobs) return { memorySize: CHROMIUM_MEMORY_MB, ephemeralStorage: CHROMIUM_TMP, timeout: JOB_TIMEOUT };
+    const sizing = (profile: FunctionProfile) => {
       // A function that invokes others waits for them (batch waits for its renders).
       if (!profile.chromium) return { memorySize: LIGHT_MEMORY_MB, timeout: profile.invokes?.length ? API_LONG_TIMEOUT : LIGHT_TIMEOUT };
-      return {
-        memorySize: CHROMIUM_MEMORY_MB,
-        ephemeralStorage: CHROMIUM_TMP,
-        timeout: apiFacing ? API_LONG_TIMEOUT : Duration.millis(props.renderTimeoutMs).plus(RENDER_FUNCTION_EXTRA),
-      };
+      const longest = profile.runsJobs || profile.rendersJobItems;
+      return { memorySize: CHROMIUM_MEMORY_MB, ephemeralStorage: CHROMIUM_TMP, timeout: longest ? JOB_TIMEOUT : API_LONG_TIMEOUT };
     };
 
     const functions = {} as Record<AnyFunctionName, NodejsFunction>;
@@ -186,7 +182,7 @@ export class PdfApiStack extends Stack {
         readsSecrets: Boolean(profile.linkSecret),
         siteAssets: Boolean(profile.siteAssets),
         ...(profile.chromium && { layers: [this.chromiumLayer.layer] }),
-        ...sizing(name, profile),
+        ...sizing(profile),
         environment: {
           ...commonEnvironment,
           ...(profile.linkSecret && { LINK_SIGNING_SECRET_ARN: linkSigningSecret.secretArn }),

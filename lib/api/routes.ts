@@ -74,6 +74,8 @@ export interface FunctionProfile {
    * JOB_ASYNC_INVOKE, a failure destination for what it gave up on) with up to 15 minutes a run.
    */
   readonly runsJobs?: boolean;
+  /** Renders the items of batch jobs too, each for up to JOB_RENDER_TIMEOUT_MS: gets the job function's 15 minutes. */
+  readonly rendersJobItems?: boolean;
   /** Signs or verifies download links, so it reads the link-signing secret. */
   readonly linkSecret?: boolean;
   /** Internal functions it invokes through the Lambda API; each arrives as `<NAME>_FUNCTION_NAME`. */
@@ -117,7 +119,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     idempotency: true,
   },
   // Stores the item's file only; the batch writes its record.
-  render: { chromium: true, objects: ['PutObject'] },
+  render: { chromium: true, rendersJobItems: true, objects: ['PutObject'] },
   // Reads the job.
   jobs: { table: ['GetItem', 'UpdateItem'] },
   // A job: a generate (rendered here) or a batch (fanned out to render, as the batch function

@@ -23,35 +23,31 @@ import { limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
 import { reserveOrRefuse, settleReservation } from '#lib/accounts/quota.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
 import { documentErrorToApiError } from '#lib/api/document-errors.ts';
-import { generateDocument, runBatchRequest, type Produced } from '#lib/api/document-requests.ts';
+import { generateDocument, runBatchRequest } from '#lib/api/document-requests.ts';
 import { ApiError, errorBody, invalidRequest } from '#lib/api/errors.ts';
 import type { JobAcceptedView } from '#lib/api/schemas.ts';
-import { jobView, pdfRecordView } from '#lib/api/views.ts';
+import { pdfRecordView } from '#lib/api/views.ts';
 import { invokeJobFunction } from '#lib/aws/job-invoker.ts';
-import { counterStore, pdfStore, webhookDeps } from '#lib/aws/stores.ts';
+import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { batchBodySchema } from '#lib/documents/batch.ts';
 import { ASYNC_REQUEST_FIELDS } from '#lib/documents/document-options.ts';
 import { prepareDocument } from '#lib/documents/produce-pdf.ts';
-import { errorFields, logger } from '#lib/observability/logger.ts';
-import { derivedBase62, randomBase62 } from '#lib/random.ts';
+import { logger } from '#lib/observability/logger.ts';
+import { randomBase62 } from '#lib/random.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 import { settings } from '#lib/settings.ts';
-import { countRecordsOf, getPdfRecord } from '#lib/storage/pdfs.ts';
-import { attemptDelivery, enqueueDelivery } from '#lib/webhooks/deliveries.ts';
+import { getPdfRecord } from '#lib/storage/pdfs.ts';
 import { checkWebhookUrl } from '#lib/webhooks/send.ts';
 import {
   deleteJob,
   deleteJobRequest,
-  finishJob,
-  getJob,
+  jobPdfId,
   jobRequestKey,
-  pendingJobIds,
+  JOB_RESERVATION_LIFETIME_MS,
   putJob,
   putJobRequest,
   readJobRequest,
   startJobRun,
-  jobPdfId,
-  JOB_RESERVATION_LIFETIME_MS,
   type Job,
   type JobKind,
 } from './job-records.ts';
@@ -135,7 +131,6 @@ export async function submitJob(input: {
     throw error;
   }
 }
-
 
 /**
  * One run of a job (the job function). A run that meets a passing failure (the render failed,

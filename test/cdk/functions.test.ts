@@ -4,6 +4,7 @@
  */
 import { beforeAll, describe, expect, test } from 'vitest';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
+import { settings } from '#lib/settings.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
 import { API_GATEWAY_TIMEOUT, SERVICE_NAME, METRICS_NAMESPACE } from '../../cdk/stack.ts';
 import { resourcesOfType, synthStack, type CfnResource } from './stack-fixture.ts';
@@ -62,9 +63,12 @@ describe('Lambda functions', () => {
     expect(fn(name).Timeout).toBeLessThan(API_GATEWAY_TIMEOUT.toSeconds());
   });
 
-  test('the render function outlives the longest render it is allowed', () => {
-    const render = fn('render');
-    expect(render.Timeout * 1000).toBeGreaterThan(Number(render.Environment.Variables.RENDER_TIMEOUT_MS));
+  test('the render and job functions outlive the longest render they are allowed: a batch job item’s, 14 minutes', () => {
+    for (const name of ['render', 'job']) {
+      expect(fn(name).Timeout).toBe(900);
+      expect(fn(name).Timeout * 1000).toBeGreaterThan(settings.jobRenderTimeoutMs + 30_000);
+      expect(fn(name).Timeout * 1000).toBeGreaterThan(Number(fn(name).Environment.Variables.RENDER_TIMEOUT_MS));
+    }
   });
 
   test('functions that render or wait for renders get the long API timeout; the rest a short one', () => {
@@ -101,11 +105,11 @@ describe('Lambda functions', () => {
     }
   });
 
-  test('context switches: renderTimeoutMs reaches every function and the render timeout; too long is refused', () => {
+  test('context switches: renderTimeoutMs reaches every function; too long is refused', () => {
     const { resources: custom } = synthStack({ renderTimeoutMs: '15000' });
     const render = custom[functionId('render')]?.Properties as Record<string, any>;
     expect(render.Environment.Variables.RENDER_TIMEOUT_MS).toBe('15000');
-    expect(render.Timeout).toBe(25);
+    expect(render.Timeout).toBe(900);
     expect(() => synthStack({ renderTimeoutMs: '25000' })).toThrow(/renderTimeoutMs/);
     expect(() => synthStack({ deletionProtection: 'maybe' })).toThrow(/deletionProtection/);
   });
