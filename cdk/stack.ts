@@ -166,6 +166,7 @@ export class PdfApiStack extends Stack {
 
     const sizing = (profile: FunctionProfile) => {
       // A function that invokes others waits for them (batch waits for its renders).
+      if (profile.timeoutSeconds) return { memorySize: LIGHT_MEMORY_MB, timeout: Duration.seconds(profile.timeoutSeconds) };
       if (!profile.chromium) return { memorySize: LIGHT_MEMORY_MB, timeout: profile.invokes?.length ? API_LONG_TIMEOUT : LIGHT_TIMEOUT };
       const longest = profile.runsJobs || profile.rendersJobItems;
       return { memorySize: CHROMIUM_MEMORY_MB, ephemeralStorage: CHROMIUM_TMP, timeout: longest ? JOB_TIMEOUT : API_LONG_TIMEOUT };

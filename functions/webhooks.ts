@@ -10,4 +10,4 @@ import { sendDueDeliveries } from '#lib/webhooks/deliveries.ts';
  */
 export const handler = middy<unknown, { tried: number }>()
   .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
-  .handler(async () => ({ tried: await sendDueDeliveries(webhookDeps()) }));
+  .handler(async (_event, context) => ({ tried: await sendDueDeliveries(webhookDeps(), { remainingMs: () => context.getRemainingTimeInMillis() }) }));

@@ -60,6 +60,8 @@ export interface FunctionProfile {
   readonly siteAssets?: boolean;
   /** Runs on a schedule (an EventBridge rule), not through the API. */
   readonly schedule?: string;
+  /** Its timeout when it is neither an API function nor a renderer: it waits for webhook receivers. */
+  readonly timeoutSeconds?: number;
   /**
    * Honours Idempotency-Key (lib/api/idempotency.ts): reads and writes the idempotency table, and
    * puts and gets the responses too large for it under their own prefix of the bucket.
@@ -136,7 +138,8 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     invokes: ['render'],
   },
   // Claims, reschedules and closes due deliveries; reads the keys' secrets through the index.
-  webhooks: { table: ['UpdateItem'], index: ['Query'], schedule: 'rate(1 minute)' },
+  // A round stops taking deliveries in time to finish the tries under way (WEBHOOK_TIMEOUT_MS each).
+  webhooks: { table: ['UpdateItem'], index: ['Query'], schedule: 'rate(1 minute)', timeoutSeconds: 55 },
   files: { table: ['GetItem'], objects: ['GetObject'], linkSecret: true },
   // Listing reads the key's PDFs through the index; deleting marks the record and removes the file.
   pdfs: { table: ['GetItem', 'UpdateItem'], index: ['Query'], objects: ['DeleteObject'], linkSecret: true },
@@ -151,6 +154,8 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     jobRequests: ['DeleteObject'],
     linkSecret: true,
     schedule: 'rate(5 minutes)',
+    // An abandoned job's webhook gets its first try at once, as the job function would give it.
+    timeoutSeconds: 60,
   },
 };
 

@@ -220,13 +220,17 @@ export async function attemptDelivery(deps: WebhookDeps, delivery: Delivery, now
   return outcome;
 }
 
-/** Tries every delivery due by `now` (a few at a time); returns how many were tried. */
-export async function sendDueDeliveries(deps: WebhookDeps, now = new Date(), concurrency = 8): Promise<number> {
+/**
+ * Tries every delivery due by `now` (a few at a time); returns how many were tried. With
+ * `remainingMs` (a function's time left), no try starts that could outlast it: the rest stay due.
+ */
+export async function sendDueDeliveries(deps: WebhookDeps, { now = new Date(), concurrency = 8, remainingMs }: { now?: Date; concurrency?: number; remainingMs?: () => number } = {}): Promise<number> {
   const due = await dueDeliveries(deps.store, now);
   let next = 0;
   let tried = 0;
+  const timeLeft = () => (remainingMs ? remainingMs() > deps.timeoutMs + 5_000 : true);
   const worker = async () => {
-    while (next < due.length) {
+    while (next < due.length && timeLeft()) {
       const delivery = due[next++] as Delivery;
       try {
         if (await attemptDelivery(deps, delivery, new Date())) tried++;

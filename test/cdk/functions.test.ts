@@ -71,6 +71,12 @@ describe('Lambda functions', () => {
     }
   });
 
+  test('the scheduled functions that wait for webhook receivers outlast one try, and end before their next run', () => {
+    expect(fn('webhooks').Timeout * 1000).toBeGreaterThan(settings.webhookTimeoutMs + 5_000);
+    expect(fn('webhooks').Timeout).toBeLessThan(60); // every minute: one round at a time
+    expect(fn('reconcile').Timeout * 1000).toBeGreaterThan(settings.webhookTimeoutMs + 5_000);
+  });
+
   test('functions that render or wait for renders get the long API timeout; the rest a short one', () => {
     expect(fn('generate').Timeout).toBe(28);
     expect(fn('batch').Timeout).toBe(28);
