@@ -22,7 +22,7 @@ import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS, type FunctionName, type FunctionProfile } from '#lib/api/routes.ts';
 import { retentionPrefix } from '#lib/storage/pdfs.ts';
 import { IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
-import { JOB_ASYNC_INVOKE, JOB_REQUEST_PREFIX } from '#lib/jobs/job-records.ts';
+import { JOB_ASYNC_INVOKE, JOB_REQUEST_PREFIX, JOB_RESULT_PREFIX } from '#lib/jobs/job-records.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
 import { Alarms } from './constructs/alarms.ts';
@@ -239,13 +239,15 @@ export class PdfApiStack extends Stack {
           });
         }
       }
-      if (profile.jobRequests?.length) {
-        fn.addToRolePolicy(
-          new PolicyStatement({ actions: profile.jobRequests.map((op) => `s3:${op}`), resources: [bucket.arnForObjects(`${JOB_REQUEST_PREFIX}*`)] }),
-        );
+      for (const [operations, prefix, what] of [
+        [profile.jobRequests, JOB_REQUEST_PREFIX, `Job requests are stored per job (${JOB_REQUEST_PREFIX}<key id>/<job id>.json)`],
+        [profile.jobResults, JOB_RESULT_PREFIX, `Large job results are stored per job and run (${JOB_RESULT_PREFIX}<key id>/<job id>/<run>.json)`],
+      ] as const) {
+        if (!operations?.length) continue;
+        fn.addToRolePolicy(new PolicyStatement({ actions: operations.map((op) => `s3:${op}`), resources: [bucket.arnForObjects(`${prefix}*`)] }));
         Validations.of(fn.role!).acknowledge({
-          id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${JOB_REQUEST_PREFIX}*]`,
-          reason: `Job requests are stored per job (${JOB_REQUEST_PREFIX}<key id>/<job id>.json); the prefix is as narrow as they allow.`,
+          id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}*]`,
+          reason: `${what}; the prefix is as narrow as they allow.`,
         });
       }
       if (profile.runsJobs) {

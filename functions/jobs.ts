@@ -3,7 +3,7 @@ import { json } from '#lib/api/http.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
 import { jobView } from '#lib/api/views.ts';
 import { pdfStore } from '#lib/aws/stores.ts';
-import { getJob } from '#lib/jobs/job-records.ts';
+import { getJob, withResult } from '#lib/jobs/job-records.ts';
 
 /**
  * GET /v1/jobs/{job_id}: an asynchronous job's state and, once finished, its result (exactly the
@@ -13,5 +13,5 @@ export const handler = apiHandler({ auth: true, body: false }, async ({ event, a
   const id = event.pathParameters?.job_id ?? '';
   const job = /^job_[0-9A-Za-z]{1,64}$/.test(id) ? await getJob(pdfStore(), id) : undefined;
   if (!job || job.keyId !== apiKey.keyId) throw notFound(`No job with id ${JSON.stringify(id.slice(0, 80))}.`);
-  return json(200, jobView(job));
+  return json(200, jobView(await withResult(pdfStore(), job)));
 });

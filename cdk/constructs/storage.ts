@@ -12,7 +12,7 @@ import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
 import { DOWNLOAD_CORS_RULE, retentionPrefix } from '#lib/storage/pdfs.ts';
 import { IDEMPOTENCY_TABLE, IDEMPOTENCY_WINDOW_SECONDS, IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { ENTITY_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
-import { JOB_REQUEST_PREFIX } from '#lib/jobs/job-records.ts';
+import { JOB_REQUEST_PREFIX, JOB_RESULT_PREFIX, JOB_RETENTION_DAYS } from '#lib/jobs/job-records.ts';
 
 /**
  * One rule per retention prefix. S3 counts `Days` from the object's creation and rounds up to the
@@ -35,6 +35,9 @@ export function pdfLifecycleRules(): LifecycleRule[] {
     // Job requests (lib/jobs/job-records.ts): removed by the job when it ends; this rule catches
     // any a job could not remove. A job ends within hours (JOB_RESERVATION_LIFETIME_MS).
     { id: 'expire-job-requests', prefix: JOB_REQUEST_PREFIX, expiration: Duration.days(2) },
+    // Job results too large for the job's item: kept as long as the job (JOB_RETENTION_DAYS from
+    // submission, and a job ends within hours of it), plus S3's rounding to the next midnight.
+    { id: 'expire-job-results', prefix: JOB_RESULT_PREFIX, expiration: Duration.days(JOB_RETENTION_DAYS + 1) },
     { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
   ];
 }

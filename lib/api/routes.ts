@@ -71,6 +71,8 @@ export interface FunctionProfile {
   readonly objects?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
   /** S3 operations it performs on the requests of asynchronous jobs (lib/jobs/job-records.ts), under their own prefix. */
   readonly jobRequests?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
+  /** S3 operations it performs on the results too large for their job's item (lib/jobs/job-records.ts), under their own prefix. */
+  readonly jobResults?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
   /**
    * Runs asynchronous jobs: invoked asynchronously (Lambda's retries and event age from
    * JOB_ASYNC_INVOKE, a failure destination for what it gave up on) with up to 15 minutes a run.
@@ -122,11 +124,13 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   },
   // Stores the item's file only; the batch writes its record.
   render: { chromium: true, rendersJobItems: true, objects: ['PutObject'] },
-  // Reads the job.
-  jobs: { table: ['GetItem', 'UpdateItem'] },
+  // Reads the job, and its result where it is too large for the item.
+  jobs: { table: ['GetItem', 'UpdateItem'], jobResults: ['GetObject'] },
   // A job: a generate (rendered here) or a batch (fanned out to render, as the batch function
   // does), records and the merged file written, the reservation settled, the job recorded, its
   // webhook queued and tried (the key's secret read through the index, made if the key has none).
+  // A result too large for the job's item is put in the bucket (removed again by a run that finds
+  // the job already finished), and read back for the webhook.
   job: {
     chromium: true,
     runsJobs: true,
@@ -134,12 +138,14 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     index: ['Query'],
     objects: ['GetObject', 'PutObject'],
     jobRequests: ['GetObject', 'DeleteObject'],
+    jobResults: ['GetObject', 'PutObject', 'DeleteObject'],
     linkSecret: true,
     invokes: ['render'],
   },
-  // Claims, reschedules and closes due deliveries; reads the keys' secrets through the index.
+  // Claims, reschedules and closes due deliveries; reads the keys' secrets through the index, and
+  // the finished jobs the deliveries report (with their results where the item could not hold them).
   // A round stops taking deliveries in time to finish the tries under way (WEBHOOK_TIMEOUT_MS each).
-  webhooks: { table: ['UpdateItem'], index: ['Query'], schedule: 'rate(1 minute)', timeoutSeconds: 55 },
+  webhooks: { table: ['GetItem', 'UpdateItem'], index: ['Query'], jobResults: ['GetObject'], schedule: 'rate(1 minute)', timeoutSeconds: 55 },
   files: { table: ['GetItem'], objects: ['GetObject'], linkSecret: true },
   // Listing reads the key's PDFs through the index; deleting marks the record and removes the file.
   pdfs: { table: ['GetItem', 'UpdateItem'], index: ['Query'], objects: ['DeleteObject'], linkSecret: true },
@@ -147,7 +153,8 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   // The OpenAPI document, the reference docs and the playground: built from the code, touches no store.
   site: { siteAssets: true },
   // Reads the months' counters and a reservation's records through the index; repairs with one update.
-  // Ends the jobs no run could finish (lib/jobs/job-endings.ts) as the job function would.
+  // Ends the jobs no run could finish (lib/jobs/job-endings.ts) as the job function would (their
+  // result, an error or the one PDF stored, always fits the job's item: no job results).
   reconcile: {
     table: ['GetItem', 'PutItem', 'UpdateItem'],
     index: ['Query'],

@@ -5,6 +5,7 @@ import { settings } from '#lib/settings.ts';
 import { signDownloadLink } from '#lib/storage/links.ts';
 import { downloadName, type PdfRecord } from '#lib/storage/pdfs.ts';
 import type { Job } from '#lib/jobs/job-records.ts';
+import type { WebhookEvent } from '#lib/webhooks/deliveries.ts';
 import type { JobView, PdfRecordView } from './schemas.ts';
 
 export function downloadUrl(record: PdfRecord, baseUrl: string): string {
@@ -40,4 +41,10 @@ export function jobView(job: Job): JobView {
     ...(job.completedAt !== undefined && { completed_at: job.completedAt }),
     ...(job.result !== undefined && { result: job.result as JobView['result'] }),
   };
+}
+
+/** The webhook event reporting a finished job; undefined while it is not finished. */
+export function jobEndedEvent(job: Job | undefined): WebhookEvent | undefined {
+  if (!job?.completedAt || (job.status !== 'succeeded' && job.status !== 'failed')) return undefined;
+  return { type: job.status === 'succeeded' ? 'pdf.job.completed' : 'pdf.job.failed', timestamp: job.completedAt, data: jobView(job) };
 }

@@ -6,7 +6,7 @@
 import { settleReservation } from '#lib/accounts/quota.ts';
 import type { Produced } from '#lib/api/document-requests.ts';
 import { ApiError, errorBody } from '#lib/api/errors.ts';
-import { jobView, pdfRecordView } from '#lib/api/views.ts';
+import { pdfRecordView } from '#lib/api/views.ts';
 import { counterStore, pdfStore, webhookDeps } from '#lib/aws/stores.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { countRecordsOf, getPdfRecord } from '#lib/storage/pdfs.ts';
@@ -34,19 +34,10 @@ export async function endJob(job: Job, ending: Ending): Promise<void> {
   const store = pdfStore();
   await settleReservation(counterStore(), job.reservation, ending.failed);
   const completedAt = new Date();
-  const finished: Job = { ...job, status: ending.status, result: ending.result, completedAt: completedAt.toISOString() };
   const delivery = job.webhookUrl
-    ? await enqueueDelivery(webhookDeps().store, {
-        id: jobWebhookId(job),
-        keyId: job.keyId,
-        jobId: job.id,
-        url: job.webhookUrl,
-        type: ending.status === 'succeeded' ? 'pdf.job.completed' : 'pdf.job.failed',
-        data: jobView(finished),
-        now: completedAt,
-      })
+    ? await enqueueDelivery(webhookDeps().store, { id: jobWebhookId(job), keyId: job.keyId, jobId: job.id, url: job.webhookUrl, now: completedAt })
     : undefined;
-  if (!(await finishJob(store, job.id, { status: ending.status, result: ending.result, completedAt }))) return;
+  if (!(await finishJob(store, job, { status: ending.status, result: ending.result, completedAt }))) return;
   logger.info('job finished', { status: ending.status, failed: ending.failed });
   await deleteJobRequest(store, job.requestKey).catch((error: unknown) => logger.warn('job request not removed', errorFields(error)));
   if (delivery) await attemptDelivery(webhookDeps(), delivery).catch((error: unknown) => logger.error('webhook delivery failed', errorFields(error)));

@@ -7,13 +7,16 @@
  * A job waiting or running is listed in the entity index under `JOB_PENDING` by creation time, so
  * the local stack can resume every unfinished job when it starts (lib/local/stack.ts); a finished
  * job leaves the index. Finished jobs stay readable for JOB_RETENTION_DAYS, then expire by TTL.
+ *
+ * A result too large for the item (a batch of 100 items, each with up to 16 KB of metadata, is
+ * megabytes as JSON) is kept in the bucket under JOB_RESULT_PREFIX and the item names it.
  */
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, GetCommand, paginateQuery, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { QuotaReservation } from '#lib/accounts/quota.ts';
 import type { TierName } from '#lib/accounts/tiers.ts';
-import { derivedBase62 } from '#lib/random.ts';
+import { derivedBase62, randomBase62 } from '#lib/random.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 
@@ -24,6 +27,11 @@ const DAY_MS = 86_400_000;
 export const JOB_RETENTION_DAYS = 30;
 /** Where job requests wait in the bucket; a lifecycle rule removes any a job did not (cdk/constructs/storage.ts). */
 export const JOB_REQUEST_PREFIX = 'jobs/';
+
+/** Where results too large for their job's item are kept; a lifecycle rule removes them after the job's retention. */
+export const JOB_RESULT_PREFIX = 'job-results/';
+/** A result larger than this as JSON goes to the bucket: an item holds 400 KB at most, names and all. */
+export const MAX_ITEM_RESULT_BYTES = 256 * 1024;
 
 /**
  * How long a job's quota reservation lives: past it the job is presumed dead and settled by its
@@ -62,6 +70,8 @@ export interface Job {
   readonly seed: string;
   /** The body the synchronous call would have answered, once finished (an error body when it failed). */
   readonly result?: unknown;
+  /** Where `result` is kept instead when it is too large for the item (read with readJob). */
+  readonly resultKey?: string;
 }
 
 /** The id of a job's PDF (`document`, `item-<n>`, `merged`): derived from the job's seed, the same on every run. */
@@ -110,9 +120,23 @@ export async function putJob(store: PdfStore, job: Job): Promise<void> {
   );
 }
 
+/** A job's item: its `result` may be in the bucket (`resultKey`); readJob fetches it too. */
 export async function getJob(store: PdfStore, id: string): Promise<Job | undefined> {
   const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: jobKey(id), ConsistentRead: true }));
   return Item ? asJob(Item) : undefined;
+}
+
+/** The job with its result, fetched from the bucket when it is kept there. */
+export async function withResult(store: PdfStore, job: Job): Promise<Job> {
+  if (!job.resultKey) return job;
+  const { Body } = await store.s3.send(new GetObjectCommand({ Bucket: store.bucketName, Key: job.resultKey }));
+  return { ...job, result: JSON.parse(await (Body as { transformToString(): Promise<string> }).transformToString()) as unknown };
+}
+
+/** A job with its result, wherever the result is kept. */
+export async function readJob(store: PdfStore, id: string): Promise<Job | undefined> {
+  const job = await getJob(store, id);
+  return job && withResult(store, job);
 }
 
 /** Removes a job whose submission failed: nothing of it is left. */
@@ -147,26 +171,33 @@ export async function startJobRun(store: PdfStore, id: string): Promise<Job | un
  */
 export async function finishJob(
   store: PdfStore,
-  id: string,
+  job: Pick<Job, 'id' | 'keyId'>,
   end: { status: 'succeeded' | 'failed'; result: unknown; completedAt: Date },
 ): Promise<boolean> {
+  const json = JSON.stringify(end.result);
+  // Each run keeps a large result under a name of its own: a run that loses the race below can
+  // never overwrite the result of the run that won it.
+  const resultKey = Buffer.byteLength(json) > MAX_ITEM_RESULT_BYTES ? `${JOB_RESULT_PREFIX}${job.keyId}/${job.id}/${randomBase62(16)}.json` : undefined;
+  if (resultKey) {
+    await store.s3.send(new PutObjectCommand({ Bucket: store.bucketName, Key: resultKey, Body: json, ContentType: 'application/json' }));
+  }
   try {
     await store.dynamo.send(
       new UpdateCommand({
         TableName: store.tableName,
-        Key: jobKey(id),
+        Key: jobKey(job.id),
         UpdateExpression: 'SET #status = :status, #result = :result, #completedAt = :completedAt REMOVE #p, #s',
         ConditionExpression: '#status IN (:queued, :running)',
         ExpressionAttributeNames: {
           '#status': 'status',
-          '#result': 'result',
+          '#result': resultKey ? 'resultKey' : 'result',
           '#completedAt': 'completedAt',
           '#p': ENTITY_INDEX.partitionKey,
           '#s': ENTITY_INDEX.sortKey,
         },
         ExpressionAttributeValues: {
           ':status': end.status,
-          ':result': end.result,
+          ':result': resultKey ?? end.result,
           ':completedAt': end.completedAt.toISOString(),
           ':queued': 'queued',
           ':running': 'running',
@@ -175,8 +206,9 @@ export async function finishJob(
     );
     return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    if (resultKey) await store.s3.send(new DeleteObjectCommand({ Bucket: store.bucketName, Key: resultKey }));
+    return false;
   }
 }
 

@@ -5,7 +5,9 @@
  * about 27.6 hours by default).
  *
  * Durable: a delivery is an item of the one table before its first try, so a crash or a restart
- * loses none. While it waits it is listed in the entity index under `WEBHOOK_DUE` by the time of its
+ * loses none. It names what it reports (a job) rather than carrying the body: the body is built
+ * from the finished job at each try (the same bytes every time: a finished job does not change),
+ * so a batch job's result, which may be megabytes, is never copied into an item. While it waits it is listed in the entity index under `WEBHOOK_DUE` by the time of its
  * next try; whatever sends due deliveries (the scheduled webhooks function in AWS, a timer in the
  * local stack, and the job itself right after it finishes) claims each one with a conditional write
  * before trying it, so two senders never try the same delivery at once.
@@ -35,14 +37,19 @@ const CLAIM_MS = 60_000;
 
 export type WebhookEventType = 'pdf.job.completed' | 'pdf.job.failed';
 
+/** What a delivery sends: `{ type, timestamp, data }` (shared/spec/beyond.md). */
+export interface WebhookEvent {
+  readonly type: WebhookEventType;
+  readonly timestamp: string;
+  readonly data: unknown;
+}
+
 export interface Delivery {
   /** The `webhook-id`: the same on every try. */
   readonly id: string;
   readonly keyId: string;
   readonly jobId: string;
   readonly url: string;
-  /** The body, exactly as signed and sent on every try. */
-  readonly payload: string;
   readonly status: 'pending' | 'delivered' | 'failed';
   /** Tries made so far. */
   readonly attempts: number;
@@ -59,6 +66,8 @@ export interface WebhookDeps {
   readonly timeoutMs: number;
   /** Seconds between tries; given up after the last. */
   readonly retryScheduleSeconds: readonly number[];
+  /** The event a delivery reports, from the finished job it names; undefined while the job is not finished yet. */
+  readonly eventOf: (delivery: Delivery) => Promise<WebhookEvent | undefined>;
 }
 
 const deliveryKey = (id: string) => ({ pk: `${ENTITY}#${id}`, sk: ENTITY });
@@ -70,12 +79,12 @@ function asDelivery(item: Record<string, unknown>): Delivery {
 }
 
 /**
- * Records an event for delivery to `url`, due at once. Under an `id` the caller decides, recording
- * it again does nothing: one event, one delivery.
+ * Records that a job's end is to be delivered to `url`, due at once. Under an `id` the caller
+ * decides, recording it again does nothing: one event, one delivery.
  */
 export async function enqueueDelivery(
   store: KeyStore,
-  event: { id?: string; keyId: string; jobId: string; url: string; type: WebhookEventType; data: unknown; now: Date },
+  event: { id?: string; keyId: string; jobId: string; url: string; now: Date },
 ): Promise<Delivery> {
   const id = event.id ?? 'msg_' + randomBase62(24);
   const createdAt = event.now.toISOString();
@@ -84,7 +93,6 @@ export async function enqueueDelivery(
     keyId: event.keyId,
     jobId: event.jobId,
     url: event.url,
-    payload: JSON.stringify({ type: event.type, timestamp: createdAt, data: event.data }),
     status: 'pending',
     attempts: 0,
     createdAt,
@@ -185,13 +193,13 @@ async function closeDelivery(store: KeyStore, delivery: Delivery, end: { status:
   );
 }
 
-/** The Standard Webhooks headers of one try: the same id every time, this try's time and signature. */
-export function signDelivery(secret: string, delivery: Pick<Delivery, 'id' | 'payload'>, at: Date): Record<string, string> {
+/** The Standard Webhooks headers of one try of `body`: the same id every time, this try's time and signature. */
+export function signDelivery(secret: string, id: string, body: string, at: Date): Record<string, string> {
   const timestamp = Math.floor(at.getTime() / 1000);
   return {
-    'webhook-id': delivery.id,
+    'webhook-id': id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': new Webhook(secret).sign(delivery.id, new Date(timestamp * 1000), delivery.payload),
+    'webhook-signature': new Webhook(secret).sign(id, new Date(timestamp * 1000), body),
   };
 }
 
@@ -200,12 +208,16 @@ export function signDelivery(secret: string, delivery: Pick<Delivery, 'id' | 'pa
  * and then closed (2xx, or the schedule ran out) or put back for its next try.
  */
 export async function attemptDelivery(deps: WebhookDeps, delivery: Delivery, now = new Date()): Promise<SendOutcome | undefined> {
+  // Recorded just before its job was marked finished: it waits for that, still due.
+  const event = await deps.eventOf(delivery);
+  if (!event) return undefined;
   const claimedUntil = new Date(now.getTime() + CLAIM_MS);
   if (!(await reschedule(deps.store, delivery, claimedUntil))) return undefined;
   const claimed = { ...delivery, nextAttemptAt: claimedUntil.toISOString() };
   const secret = await webhookSecretOf(deps.store, delivery.keyId);
+  const body = JSON.stringify(event);
   const outcome: SendOutcome = secret
-    ? await sendWebhook(delivery.url, signDelivery(secret, delivery, now), delivery.payload, { ...deps.egress, timeoutMs: deps.timeoutMs })
+    ? await sendWebhook(delivery.url, signDelivery(secret, delivery.id, body, now), body, { ...deps.egress, timeoutMs: deps.timeoutMs })
     : { delivered: false, reason: 'the API key no longer exists' };
   const attempts = delivery.attempts + 1;
   const lastOutcome = outcome.delivered ? `delivered: ${outcome.status}` : outcome.reason;

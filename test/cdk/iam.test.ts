@@ -8,7 +8,7 @@ import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS, ROUTES } from '#l
 import { openApiDocument } from '#lib/api/openapi.ts';
 import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
 import { IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
-import { JOB_REQUEST_PREFIX } from '#lib/jobs/job-records.ts';
+import { JOB_REQUEST_PREFIX, JOB_RESULT_PREFIX } from '#lib/jobs/job-records.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { retentionPrefix } from '#lib/storage/pdfs.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
@@ -103,7 +103,7 @@ describe('IAM', () => {
     expect(ruleOf('webhooks')).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
   });
 
-  test.each(ALL_FUNCTIONS)('%s: exactly its profile’s object operations, under the retention prefixes only (idempotent responses and job requests under theirs)', (name) => {
+  test.each(ALL_FUNCTIONS)('%s: exactly its profile’s object operations, under the retention prefixes only (idempotent responses, job requests and job results under theirs)', (name) => {
     const bucketArn = { 'Fn::GetAtt': [idOf('AWS::S3::Bucket', 'StoragePdfs'), 'Arn'] };
     const under = (prefix: string) => JSON.stringify({ 'Fn::Join': ['', [bucketArn, `/${prefix}*`]] });
     const granted = pairs(name, 's3');
@@ -111,6 +111,7 @@ describe('IAM', () => {
       ...(FUNCTION_PROFILES[name].objects ?? []).flatMap((op) => RETENTION_DAYS.map((days) => `s3:${op} ${under(retentionPrefix(days))}`)),
       ...(FUNCTION_PROFILES[name].idempotency ? ['s3:GetObject', 's3:PutObject'].map((action) => `${action} ${under(IDEMPOTENT_BODY_PREFIX)}`) : []),
       ...(FUNCTION_PROFILES[name].jobRequests ?? []).map((op) => `s3:${op} ${under(JOB_REQUEST_PREFIX)}`),
+      ...(FUNCTION_PROFILES[name].jobResults ?? []).map((op) => `s3:${op} ${under(JOB_RESULT_PREFIX)}`),
     ];
     expect(granted.sort()).toEqual(wanted.sort());
   });

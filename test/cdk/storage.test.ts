@@ -6,7 +6,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { RETENTION_DAYS, TIERS } from '#lib/accounts/tiers.ts';
 import { DOWNLOAD_CORS_RULE, retentionPrefix } from '#lib/storage/pdfs.ts';
-import { JOB_REQUEST_PREFIX } from '#lib/jobs/job-records.ts';
+import { JOB_REQUEST_PREFIX, JOB_RESULT_PREFIX, JOB_RETENTION_DAYS } from '#lib/jobs/job-records.ts';
 import { IDEMPOTENCY_TABLE, IDEMPOTENCY_WINDOW_SECONDS, IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { ENTITY_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
 import { resourcesOfType, synthStack, type CfnResource, type SynthesizedStack } from './stack-fixture.ts';
@@ -127,7 +127,8 @@ describe('PDF bucket', () => {
     expect(rules).toContainEqual({ Id: 'expire-idempotent-responses', Prefix: IDEMPOTENT_BODY_PREFIX, ExpirationInDays: IDEMPOTENCY_WINDOW_SECONDS / 86_400, Status: 'Enabled' });
     // Job requests a job could not remove go within two days; a job ends within hours.
     expect(rules).toContainEqual({ Id: 'expire-job-requests', Prefix: JOB_REQUEST_PREFIX, ExpirationInDays: 2, Status: 'Enabled' });
-    expect(rules).toHaveLength(RETENTION_DAYS.length + 3);
+    expect(rules).toContainEqual({ Id: 'expire-job-results', Prefix: JOB_RESULT_PREFIX, ExpirationInDays: JOB_RETENTION_DAYS + 1, Status: 'Enabled' });
+    expect(rules).toHaveLength(RETENTION_DAYS.length + 4);
   });
 
   test('lets a web page read a PDF through its presigned URL (GET only, no credentials), as the local stack does', () => {

@@ -223,6 +223,24 @@ describe('asynchronous jobs and webhooks', () => {
     expect(await usage(small.apiKey)).toBe(0);
   });
 
+  it('a batch job whose result is larger than a table item (30 items with 15 KB of metadata each) ends with all of it, in GET and in the webhook', async () => {
+    const before = await usage();
+    const note = (i: number) => `${i}:`.padEnd(15_000, 'x');
+    const pdfs = Array.from({ length: 30 }, (_, i) => ({ html: `<p>Statement ${i + 1}</p>`, metadata: { reference_id: `r${i}`, note: note(i) } }));
+    const submitted = await call('POST', '/v1/pdf/batch', key.apiKey, { pdfs, async: true, webhook_url: receiver.hook('large') });
+    expect(submitted.status).toBe(202);
+    const job = await finished(submitted.body.job_id, 120_000);
+    expect(job.status).toBe('succeeded');
+    expect(JSON.stringify(job.result).length).toBeGreaterThan(400 * 1024);
+    expect(job.result).toMatchObject({ total: 30, successful: 30, failed: 0 });
+    expect(job.result.results.map((r: { metadata: unknown }) => r.metadata)).toEqual(pdfs.map((p) => p.metadata));
+    const last = await readPdf(new Uint8Array(await (await fetch(job.result.results[29].download_url)).arrayBuffer()));
+    expect(normalizeText(last.text)).toContain('Statement 30');
+    expect(await usage()).toBe(before + 30);
+    const [delivery] = await until('the large webhook', async () => (receiver.received('large').length ? receiver.received('large') : undefined), 30_000);
+    expect(new Webhook(key.secret).verify(delivery!.body, delivery!.headers as Record<string, string>)).toEqual({ type: 'pdf.job.completed', timestamp: job.completed_at, data: job });
+  }, 180_000);
+
   it('a job whose document cannot be made fails with the synchronous error body, costs nothing, and its webhook says pdf.job.failed', async () => {
     const before = await usage();
     const submitted = await call('POST', '/v1/pdf/generate', key.apiKey, {
