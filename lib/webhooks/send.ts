@@ -56,13 +56,19 @@ export async function sendWebhook(
   };
   const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<SendOutcome>((resolve) => {
+    // The whole exchange has timeoutMs, not each pause in it: a receiver that answers a byte at a
+    // time cannot hold a sender longer than that.
+    const deadline = setTimeout(() => outgoing.destroy(new Error(`no complete answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+    const settle = (outcome: SendOutcome) => {
+      clearTimeout(deadline);
+      resolve(outcome);
+    };
     const outgoing = request(
       target,
       {
         method: 'POST',
         headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)), 'User-Agent': 'pdf-api-webhooks/1' },
         lookup: pinned,
-        timeout: options.timeoutMs,
         // One connection per delivery: a kept-alive socket could outlive the check of its address.
         agent: false,
       },
@@ -73,15 +79,14 @@ export async function sendWebhook(
           if (read > MAX_ANSWER_BYTES) response.destroy();
         });
         const status = response.statusCode ?? 0;
-        const settle = () =>
-          resolve(status >= 200 && status < 300 ? { delivered: true, status } : { delivered: false, status, reason: `the receiver answered ${status}` });
-        response.once('end', settle);
-        response.once('close', settle);
-        response.once('error', settle);
+        const answered = () =>
+          settle(status >= 200 && status < 300 ? { delivered: true, status } : { delivered: false, status, reason: `the receiver answered ${status}` });
+        response.once('end', answered);
+        response.once('close', answered);
+        response.once('error', answered);
       },
     );
-    outgoing.once('timeout', () => outgoing.destroy(new Error(`no answer within ${options.timeoutMs} ms`)));
-    outgoing.once('error', (error) => resolve({ delivered: false, reason: `the receiver could not be reached: ${error.message}` }));
+    outgoing.once('error', (error) => settle({ delivered: false, reason: `the receiver could not be reached: ${error.message}` }));
     outgoing.end(body);
   });
 }

@@ -4,7 +4,7 @@
  * and a delivery connects to the very address that was checked.
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { checkWebhookUrl, sendWebhook } from '#lib/webhooks/send.ts';
 
@@ -56,5 +56,29 @@ describe('sending a webhook', () => {
     expect(await checkWebhookUrl('https://example.com/hook', policy)).toMatchObject({ address: '93.184.216.34' });
     const unresolvable = { allowPrivateHosts: new Set<string>(), resolve: async () => Promise.reject(new Error('ENOTFOUND')) };
     expect(await checkWebhookUrl('https://nowhere.invalid/hook', unresolvable)).toEqual({ problem: expect.stringContaining('does not resolve') });
+  });
+
+  test('a receiver that answers a byte at a time gets timeoutMs for the whole answer, not for each pause', async () => {
+    const sockets: Socket[] = [];
+    const trickler = createTcpServer((socket) => {
+      sockets.push(socket);
+      socket.write('HTTP/1.1 200 OK\r\nX-Slow: ');
+      const drip = setInterval(() => socket.write('a'), 50);
+      socket.on('close', () => clearInterval(drip));
+      socket.on('error', () => clearInterval(drip));
+    });
+    await new Promise<void>((resolve) => trickler.listen(0, '127.0.0.1', resolve));
+    const slowPort = (trickler.address() as AddressInfo).port;
+    try {
+      const outcome = await sendWebhook(`http://slow.test:${slowPort}/in`, {}, '{}', {
+        allowPrivateHosts: new Set([`slow.test:${slowPort}`]),
+        resolve: async () => ['127.0.0.1'],
+        timeoutMs: 500,
+      });
+      expect(outcome).toEqual({ delivered: false, reason: expect.stringContaining('no complete answer within 500 ms') });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      trickler.close();
+    }
   });
 });
