@@ -13,9 +13,20 @@ export default defineConfig({
       },
       {
         test: {
+          name: 'lambda',
+          include: ['test/lambda/**/*.test.ts'],
+          // After the CDK tests (it synthesizes the stack too), before the integration tests' stack starts.
+          sequence: { groupOrder: 2 },
+          // Synthesizing with bundling, then every function started cold in a sandbox of its own.
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+        },
+      },
+      {
+        test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
           // One local stack (dynalite, s3rver, the API adapter and Chromium) serves every file.
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 60_000,
@@ -39,7 +50,7 @@ export default defineConfig({
           name: 'fidelity',
           include: ['test/fidelity/**/*.test.ts'],
           // Last: it prints the whole corpus twice (service and plain Chromium) and compares every page.
-          sequence: { groupOrder: 3 },
+          sequence: { groupOrder: 4 },
           // A local stack of its own, with production limits (test/fidelity/service.ts).
           globalSetup: ['test/fidelity/global-setup.ts'],
           // Two cases at a time, each printed by both sides at once.

@@ -6,40 +6,13 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, test, vi } from 'vitest';
 import type { StackInfo } from '#lib/local/stack.ts';
 import { createKey, type TestKey } from '../support/api.ts';
-
-const EVENTS_DIR = join(import.meta.dirname, '..', '..', 'events');
-const PLACEHOLDER_KEY = 'pdfk_REPLACE_WITH_YOUR_API_KEY';
+import { bodyOf, EVENTS_DIR, PLACEHOLDER_KEY, readEvent, withKey, withPdf } from '../support/sample-events.ts';
 
 type AnyHandler = (event: unknown, context: Context) => Promise<unknown>;
-
-const readEvent = <T = APIGatewayProxyEvent>(name: string): T => JSON.parse(readFileSync(join(EVENTS_DIR, `${name}.json`), 'utf8')) as T;
-
-function withKey(event: APIGatewayProxyEvent, apiKey: string): APIGatewayProxyEvent {
-  const authorization = `Bearer ${apiKey}`;
-  return {
-    ...event,
-    headers: { ...event.headers, Authorization: authorization },
-    multiValueHeaders: { ...event.multiValueHeaders, Authorization: [authorization] },
-  };
-}
-
-function withPdf(event: APIGatewayProxyEvent, pdfId: string, query?: Record<string, string>): APIGatewayProxyEvent {
-  return {
-    ...event,
-    path: event.path.replace(/pdf_\w+$/, pdfId),
-    pathParameters: { id: pdfId },
-    ...(query && {
-      queryStringParameters: query,
-      multiValueQueryStringParameters: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, [v]])),
-    }),
-  };
-}
-
-const bodyOf = (result: APIGatewayProxyResult) => (result.body ? JSON.parse(result.body) : null);
 
 describe('sample events (events/*.json)', () => {
   let handlers: Record<string, AnyHandler>;

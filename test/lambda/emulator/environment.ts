@@ -1,0 +1,323 @@
+/**
+ * One Lambda execution environment: a Node process running AWS's runtime interface client
+ * (aws-lambda-ric, with its native HTTP client) against a Runtime API served here, in a sandbox
+ * made as Lambda makes one:
+ *
+ * - the function's asset, unzipped, is the task root, mounted read-only;
+ * - its layer is mounted read-only at a root of its own, reached only through NODE_PATH (and the
+ *   ES-module resolution over it that Lambda's Node runtimes give, node-path-hooks.mjs);
+ * - `/tmp` is a fresh tmpfs of the function's ephemeral storage size, and the rest of the file
+ *   system is not writable by the function: it runs as Lambda's non-root uid when started as root;
+ * - the environment is Lambda's own variables plus the function's, nothing inherited.
+ *
+ * The sandbox is a private mount namespace (`unshare`, as root or in a user namespace). Where
+ * neither is allowed, the closest honest emulation runs instead (same process layout, no
+ * read-only mounts, no private /tmp, the caller's uid) and `isolation` says so.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+
+/** What Lambda knows of a function: from the synthesized template. */
+export interface FunctionSpec {
+  /** Its name as the Invoke API knows it. */
+  readonly name: string;
+  /** `<file>.<export>`, relative to the task root. */
+  readonly handler: string;
+  /** The unzipped asset. */
+  readonly codeDir: string;
+  /** Its layer's unzipped asset, if it has one. */
+  readonly layerDir?: string;
+  readonly memoryMb: number;
+  readonly timeoutSeconds: number;
+  readonly ephemeralMb: number;
+  /** The function's own variables (the template's, resolved). */
+  readonly variables: Readonly<Record<string, string>>;
+}
+
+export type InvokeOutcome =
+  | { readonly ok: true; readonly payload: unknown }
+  | { readonly ok: false; readonly errorType: string; readonly errorMessage: string };
+
+export interface Invocation {
+  readonly outcome: InvokeOutcome;
+  /** From the Runtime API's handing out of the event to the function's answer. */
+  readonly durationMs: number;
+}
+
+/** How an environment is isolated on this machine. */
+export type Isolation = 'mount-namespace' | 'mount-namespace-in-user-namespace' | 'none';
+
+/** Lambda's user and group for function code (`sbx_user1051`). */
+const LAMBDA_UID = 993;
+const LAMBDA_GID = 990;
+/** Lambda's limit on an on-demand environment's init phase. */
+const INIT_TIMEOUT_MS = 10_000;
+/** Node's major version as Lambda names its runtime and the layer paths. */
+const NODE_MAJOR = process.versions.node.split('.')[0];
+const RIC_DIR = join(import.meta.dirname, '..', '..', '..', 'node_modules', 'aws-lambda-ric');
+
+let detected: Isolation | undefined;
+
+/** The strongest sandbox this machine allows, probed once. */
+export function isolationAvailable(): Isolation {
+  if (detected) return detected;
+  const root = process.getuid?.() === 0;
+  const tries: [Isolation, string[]][] = [
+    ...(root ? [['mount-namespace', ['--mount', '--fork']] as [Isolation, string[]]] : []),
+    ['mount-namespace-in-user-namespace', ['--map-root-user', '--mount', '--fork']],
+  ];
+  for (const [isolation, flags] of tries) {
+    const probe = spawnSync('unshare', [...flags, 'sh', '-c', 'mount -t tmpfs -o size=1m tmpfs /tmp && echo ok'], { encoding: 'utf8' });
+    if (probe.status === 0 && probe.stdout.trim() === 'ok') return (detected = isolation);
+  }
+  return (detected = 'none');
+}
+
+/**
+ * The directory every environment of one emulator mounts its function into: `task`, `opt` and
+ * `runtime` under it. Outside /tmp (each environment gets a /tmp of its own) and outside the
+ * project (so nothing resolves from the project's node_modules).
+ */
+export function makeStage(root: string): string {
+  for (const dir of ['task', 'opt', 'runtime']) mkdirSync(join(root, dir), { recursive: true, mode: 0o755 });
+  // The runtime: AWS's runtime interface client with its native client, and the resolution hooks.
+  for (const file of ['index.mjs', 'rapid-client.node']) copyFileSync(join(RIC_DIR, file), join(root, 'runtime', file));
+  copyFileSync(join(import.meta.dirname, 'node-path-hooks.mjs'), join(root, 'runtime', 'node-path-hooks.mjs'));
+  // Lambda's function user exists in its /etc/passwd (the SDK reads the home directory of the
+  // user it runs as): the machine's accounts and that one, mounted over /etc/passwd in the sandbox.
+  const passwd = readFileSync('/etc/passwd', 'utf8').trimEnd();
+  writeFileSync(join(root, 'passwd'), `${passwd}\nsbx_user1051:x:${LAMBDA_UID}:${LAMBDA_GID}::/home/sbx_user1051:/sbin/nologin\n`, { mode: 0o644 });
+  return root;
+}
+
+interface Layout {
+  readonly task: string;
+  readonly opt: string;
+  readonly runtime: string;
+}
+
+/** Lambda's environment for a function laid out at `layout` whose Runtime API is at `runtimeApi`. */
+function lambdaVariables(spec: FunctionSpec, { task, opt, runtime }: Layout, runtimeApi: string): Record<string, string> {
+  return {
+    ...spec.variables,
+    AWS_LAMBDA_FUNCTION_NAME: spec.name,
+    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(spec.memoryMb),
+    AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${spec.name}`,
+    AWS_LAMBDA_LOG_STREAM_NAME: `emulated/[$LATEST]${randomUUID().replaceAll('-', '')}`,
+    AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
+    AWS_LAMBDA_RUNTIME_API: runtimeApi,
+    AWS_EXECUTION_ENV: `AWS_Lambda_nodejs${NODE_MAJOR}.x`,
+    LAMBDA_TASK_ROOT: task,
+    LAMBDA_RUNTIME_DIR: runtime,
+    _HANDLER: spec.handler,
+    NODE_PATH: [`${opt}/nodejs/node${NODE_MAJOR}/node_modules`, `${opt}/nodejs/node_modules`, `${runtime}/node_modules`, runtime, task].join(':'),
+    PATH: `/usr/local/bin:/usr/bin/:/bin:${opt}/bin`,
+    LD_LIBRARY_PATH: `/lib64:/usr/lib64:${runtime}:${runtime}/lib:${task}:${task}/lib:${opt}/lib`,
+    LANG: 'en_US.UTF-8',
+    TZ: ':UTC',
+  };
+}
+
+/** The shell that builds the sandbox in its new namespace, then becomes the runtime. */
+const SANDBOX_SCRIPT = `
+set -e
+stage="$1"; code="$2"; layer="$3"; ephemeral_mb="$4"; node="$5"; drop="$6"
+mount --make-rprivate /
+mount --bind "$code" "$stage/task" && mount -o remount,bind,ro "$stage/task"
+if [ -n "$layer" ]; then mount --bind "$layer" "$stage/opt" && mount -o remount,bind,ro "$stage/opt"; fi
+mount --bind "$stage/runtime" "$stage/runtime" && mount -o remount,bind,ro "$stage/runtime"
+mount -t tmpfs -o "size=\${ephemeral_mb}m,mode=1777" tmpfs /tmp
+cd "$stage/task"
+if [ "$drop" = yes ]; then
+  mount --bind "$stage/passwd" /etc/passwd
+  exec setpriv --reuid=${LAMBDA_UID} --regid=${LAMBDA_GID} --clear-groups "$node" --import "$stage/runtime/node-path-hooks.mjs" "$stage/runtime/index.mjs"
+fi
+exec "$node" --import "$stage/runtime/node-path-hooks.mjs" "$stage/runtime/index.mjs"
+`;
+
+interface Pending {
+  readonly id: string;
+  readonly event: unknown;
+  readonly deadline: number;
+  sentAt?: number;
+  readonly settle: (invocation: Invocation) => void;
+}
+
+/** One execution environment: started cold, then invoked one event at a time until it is stopped. */
+export class LambdaEnvironment {
+  readonly spec: FunctionSpec;
+  /** Spawn to the runtime's first request for an event: Lambda's init duration. */
+  initMs: number | undefined;
+  busy = false;
+  private readonly stage: string;
+  private readonly cpus: string | undefined;
+  private server!: Server;
+  private child: ChildProcess | undefined;
+  private waiting: ServerResponse | undefined;
+  private pending: Pending | undefined;
+  private spawnedAt = 0;
+  private ready!: Promise<void>;
+  private markReady!: () => void;
+  private failInit!: (error: Error) => void;
+  private stopped = false;
+  /** What the function printed: its logs, for a test that fails. */
+  readonly output: string[] = [];
+
+  constructor(spec: FunctionSpec, options: { stage: string; cpus?: string }) {
+    this.spec = spec;
+    this.stage = options.stage;
+    this.cpus = options.cpus;
+  }
+
+  /** Starts the environment (a cold start); resolves once its init is done. */
+  async start(): Promise<void> {
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.markReady = resolve;
+      this.failInit = reject;
+    });
+    this.server = createServer((request, response) => void this.onRuntimeRequest(request, response));
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    const runtimeApi = `127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    const isolation = isolationAvailable();
+    const runtime = join(this.stage, 'runtime');
+    const layout: Layout =
+      isolation === 'none'
+        ? { task: this.spec.codeDir, opt: this.spec.layerDir ?? join(this.stage, 'opt'), runtime }
+        : { task: join(this.stage, 'task'), opt: join(this.stage, 'opt'), runtime };
+    const env = lambdaVariables(this.spec, layout, runtimeApi);
+    const drop = isolation === 'mount-namespace' ? 'yes' : 'no';
+    const sandboxArgs = ['sh', '-c', SANDBOX_SCRIPT, 'sandbox', this.stage, this.spec.codeDir, this.spec.layerDir ?? '', String(this.spec.ephemeralMb), process.execPath, drop];
+    const unshareFlags = ['--mount', '--fork', '--kill-child', ...(isolation === 'mount-namespace' ? [] : ['--map-root-user'])];
+    const command = isolation === 'none' ? this.unsandboxedCommand() : ['unshare', ...unshareFlags, ...sandboxArgs];
+    const pinned = this.cpus ? ['taskset', '-c', this.cpus, ...command] : command;
+    this.spawnedAt = performance.now();
+    // A process group of its own: stopping the environment kills the runtime under unshare too.
+    const child = spawn(pinned[0]!, pinned.slice(1), { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...(isolation === 'none' && { cwd: this.spec.codeDir }) });
+    this.child = child;
+    child.stdout!.on('data', (chunk: Buffer) => this.output.push(chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => this.output.push(chunk.toString()));
+    child.once('exit', (code, signal) => this.onExit(code, signal));
+    const initTimer = setTimeout(() => this.failInit(new Error(`init of ${this.spec.name} took over ${INIT_TIMEOUT_MS} ms:\n${this.output.join('')}`)), INIT_TIMEOUT_MS);
+    try {
+      await this.ready;
+    } finally {
+      clearTimeout(initTimer);
+    }
+  }
+
+  /** Without a namespace: the same runtime and resolution, from the asset's own directories. */
+  private unsandboxedCommand(): string[] {
+    return [process.execPath, '--import', join(this.stage, 'runtime', 'node-path-hooks.mjs'), join(this.stage, 'runtime', 'index.mjs')];
+  }
+
+  /** Runs one event; a function that outlives its timeout is stopped, as Lambda stops it. */
+  invoke(event: unknown): Promise<Invocation> {
+    if (this.busy || this.stopped) throw new Error(`environment of ${this.spec.name} is ${this.stopped ? 'stopped' : 'busy'}`);
+    this.busy = true;
+    return new Promise<Invocation>((resolve) => {
+      const deadline = Date.now() + this.spec.timeoutSeconds * 1000;
+      const pending: Pending = {
+        id: randomUUID(),
+        event,
+        deadline,
+        settle: (invocation) => {
+          clearTimeout(timer);
+          this.pending = undefined;
+          this.busy = false;
+          resolve(invocation);
+        },
+      };
+      const timer = setTimeout(() => {
+        pending.settle({ outcome: { ok: false, errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${this.spec.timeoutSeconds} seconds` }, durationMs: this.spec.timeoutSeconds * 1000 });
+        void this.stop();
+      }, this.spec.timeoutSeconds * 1000);
+      this.pending = pending;
+      this.handOut();
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.waiting?.destroy();
+    if (this.child?.pid !== undefined) {
+      const exited = this.child.exitCode === null && this.child.signalCode === null ? new Promise((resolve) => this.child!.once('exit', resolve)) : undefined;
+      try {
+        process.kill(-this.child.pid, 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+      await exited;
+    }
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  private handOut(): void {
+    const pending = this.pending;
+    const response = this.waiting;
+    if (!pending || !response || pending.sentAt !== undefined) return;
+    this.waiting = undefined;
+    pending.sentAt = performance.now();
+    response.writeHead(200, {
+      'Content-Type': 'application/json',
+      'Lambda-Runtime-Aws-Request-Id': pending.id,
+      'Lambda-Runtime-Deadline-Ms': String(pending.deadline),
+      'Lambda-Runtime-Invoked-Function-Arn': `arn:aws:lambda:us-east-1:000000000000:function:${this.spec.name}`,
+      'Lambda-Runtime-Trace-Id': `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomUUID().replaceAll('-', '').slice(0, 24)};Sampled=0`,
+    });
+    response.end(JSON.stringify(pending.event));
+  }
+
+  private async onRuntimeRequest(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = request.url ?? '';
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    if (request.method === 'GET' && path === '/2018-06-01/runtime/invocation/next') {
+      if (this.initMs === undefined) {
+        this.initMs = performance.now() - this.spawnedAt;
+        this.markReady();
+      }
+      this.waiting = response;
+      this.handOut();
+      return;
+    }
+    const answered = /^\/2018-06-01\/runtime\/invocation\/([^/]+)\/(response|error)$/.exec(path);
+    if (request.method === 'POST' && answered) {
+      response.writeHead(202).end('{"status":"OK"}');
+      const pending = this.pending;
+      if (!pending || pending.id !== decodeURIComponent(answered[1]!) || pending.sentAt === undefined) return;
+      const durationMs = performance.now() - pending.sentAt;
+      if (answered[2] === 'response') {
+        pending.settle({ outcome: { ok: true, payload: body ? JSON.parse(body) : null }, durationMs });
+      } else {
+        const error = JSON.parse(body || '{}') as { errorType?: string; errorMessage?: string };
+        pending.settle({ outcome: { ok: false, errorType: error.errorType ?? 'Error', errorMessage: error.errorMessage ?? '' }, durationMs });
+      }
+      return;
+    }
+    if (request.method === 'POST' && path === '/2018-06-01/runtime/init/error') {
+      response.writeHead(202).end('{"status":"OK"}');
+      this.failInit(new Error(`init of ${this.spec.name} failed: ${body}\n${this.output.join('')}`));
+      return;
+    }
+    response.writeHead(404).end();
+  }
+
+  private onExit(code: number | null, signal: NodeJS.Signals | null): void {
+    const why = `the runtime of ${this.spec.name} exited (${signal ?? `code ${code}`})`;
+    this.failInit(new Error(`${why} before its init finished:\n${this.output.join('')}`));
+    this.pending?.settle({ outcome: { ok: false, errorType: 'Runtime.ExitError', errorMessage: why }, durationMs: 0 });
+    if (!this.stopped) void this.stop();
+  }
+}
