@@ -8,44 +8,21 @@
  * event from events/; the batch fans out to the render function's environments and generate's
  * job runs in the job function's, through the functions' own SDK calls.
  */
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createApiKey } from '#lib/accounts/keys.ts';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
-import { startStandIns, type StandIns } from '#lib/local/aws-standins.ts';
-import { ensureBucket, ensureIdempotencyTable, ensureTable } from '#lib/local/provision.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
-import { PROJECT_ROOT, STACK_NAME } from '../../cdk/stack.ts';
 import { normalizeText, readPdf } from '../support/pdf.ts';
 import { bodyOf, PLACEHOLDER_KEY, readEvent, withBody, withKey, withPdf } from '../support/sample-events.ts';
-import { isolationAvailable, LambdaEnvironment, makeStage } from './emulator/environment.ts';
-import { LambdaEmulator, readTemplate, type Template } from './emulator/emulator.ts';
-import { startSecretsStandIn, type SecretsStandIn } from './emulator/secrets.ts';
-
-const run = promisify(execFile);
-const REGION = 'us-east-1';
-const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
-const TABLE = 'pdf-api-lambda';
-const IDEMPOTENCY_TABLE = 'pdf-api-lambda-idempotency';
-const BUCKET = 'pdf-api-lambda';
-const LINK_SECRET_ARN = `arn:aws:secretsmanager:${REGION}:000000000000:secret:pdf-api-link-signing-AbCdEf`;
+import { isolationAvailable, LambdaEnvironment } from './emulator/environment.ts';
+import type { LambdaEmulator } from './emulator/emulator.ts';
+import { LINK_SECRET_ARN, startEmulatedStack, synthesize, type EmulatedStack } from './emulator/stack.ts';
 
 describe('every function from cdk.out, run as Lambda runs it', () => {
-  let outdir: string;
-  let template: Template;
-  let dataDir: string;
-  let stageDir: string;
-  let standIns: StandIns;
-  let secrets: SecretsStandIn;
+  let stack: EmulatedStack;
   let emulator: LambdaEmulator;
   let apiKey: string;
 
@@ -59,62 +36,15 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
   beforeAll(async () => {
     // LAMBDA_TEST_CDK_OUT reuses an assembly already synthesized (while working on this test);
     // by default the stack is synthesized here, as `cdk deploy` would.
-    outdir = process.env.LAMBDA_TEST_CDK_OUT ?? mkdtempSync(join(tmpdir(), 'pdf-api-lambda-out-'));
-    if (!process.env.LAMBDA_TEST_CDK_OUT) {
-      await run('npx', ['cdk', 'synth', '--quiet', '--output', outdir], {
-        cwd: PROJECT_ROOT,
-        env: { ...process.env, PATH: `${join(PROJECT_ROOT, 'node_modules', '.bin')}:${process.env.PATH}`, CDK_DISABLE_VERSION_CHECK: 'true' },
-        maxBuffer: 64 * 1024 * 1024,
-      });
-    }
-    template = readTemplate(outdir, STACK_NAME);
-
-    dataDir = mkdtempSync(join(tmpdir(), 'pdf-api-lambda-data-'));
-    standIns = await startStandIns({ dynamo: join(dataDir, 'dynamodb'), s3: join(dataDir, 's3') });
-    const aws = { region: REGION, credentials: CREDENTIALS };
-    const dynamo = new DynamoDBClient({ ...aws, endpoint: standIns.dynamodbEndpoint });
-    await ensureTable(dynamo, TABLE);
-    await ensureIdempotencyTable(dynamo, IDEMPOTENCY_TABLE);
-    await ensureBucket(new S3Client({ ...aws, endpoint: standIns.s3Endpoint, forcePathStyle: true }), BUCKET);
-    secrets = await startSecretsStandIn({ [LINK_SECRET_ARN]: randomBytes(32).toString('base64url') });
-    ({ apiKey } = await createApiKey({ client: DynamoDBDocumentClient.from(dynamo), tableName: TABLE }, { tier: 'pro' }));
-
-    // Outside /tmp (each environment mounts a /tmp of its own over it) and outside the project.
-    mkdirSync('/var/tmp', { recursive: true });
-    stageDir = makeStage(mkdtempSync('/var/tmp/pdf-api-lambda-stage-'));
-    chmodSync(stageDir, 0o755);
-    emulator = new LambdaEmulator({
-      outdir,
-      template,
-      stage: stageDir,
-      // The template's references, as the stand-ins name them.
-      resolveRef: (id, type) => {
-        if (type === 'AWS::DynamoDB::Table') return id.startsWith('StorageIdempotency') ? IDEMPOTENCY_TABLE : TABLE;
-        if (type === 'AWS::S3::Bucket') return BUCKET;
-        if (type === 'AWS::SecretsManager::Secret') return LINK_SECRET_ARN;
-        if (type === 'AWS::Lambda::Function') return id;
-        throw new Error(`no stand-in for ${type} ${id}`);
-      },
-      // What Lambda gives every function (region, the role's credentials), and where AWS is here.
-      platformVariables: {
-        AWS_REGION: REGION,
-        AWS_DEFAULT_REGION: REGION,
-        AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId,
-        AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
-        AWS_ENDPOINT_URL_DYNAMODB: standIns.dynamodbEndpoint,
-        AWS_ENDPOINT_URL_S3: standIns.s3Endpoint,
-        AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
-      },
-    });
-    await emulator.start();
+    stack = await startEmulatedStack(process.env.LAMBDA_TEST_CDK_OUT ?? (await synthesize()));
+    emulator = stack.emulator;
+    apiKey = await stack.createKey('pro');
     console.info(`Lambda emulation isolation: ${isolationAvailable()}`);
   }, 300_000);
 
   afterAll(async () => {
-    await emulator?.stop();
-    await secrets?.close();
-    await standIns?.close();
-    for (const dir of [dataDir, stageDir, ...(process.env.LAMBDA_TEST_CDK_OUT ? [] : [outdir])]) if (dir) rmSync(dir, { recursive: true, force: true });
+    await stack?.stop();
+    if (stack && !process.env.LAMBDA_TEST_CDK_OUT) rmSync(stack.outdir, { recursive: true, force: true });
   });
 
   test('the sandbox is Lambda’s: read-only task root and layer, a private /tmp, a non-root uid, the layer found through NODE_PATH only', async () => {
@@ -135,10 +65,10 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
          vitestFromProject: await import('vitest').then(() => true, () => false),
        });`,
     );
-    const layerId = template.Resources[functionId('render')]!.Properties!.Layers![0]!.Ref;
+    const layerId = stack.template.Resources[functionId('render')]!.Properties!.Layers![0]!.Ref;
     const environment = new LambdaEnvironment(
-      { ...emulator.spec(functionId('render')), timeoutSeconds: 30, name: 'probe', handler: 'index.handler', codeDir: probeDir, layerDir: join(outdir, template.Resources[layerId]!.Metadata!['aws:asset:path']!) },
-      { stage: stageDir },
+      { ...emulator.spec(functionId('render')), timeoutSeconds: 30, name: 'probe', handler: 'index.handler', codeDir: probeDir, layerDir: join(stack.outdir, stack.template.Resources[layerId]!.Metadata!['aws:asset:path']!) },
+      { stage: stack.stage },
     );
     try {
       await environment.start();
@@ -190,7 +120,7 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
     const record = bodyOf(generated);
     expect(record).toMatchObject({ id: expect.stringMatching(/^pdf_/), pages: 1, format: 'A4' });
     // The link-signing secret came from Secrets Manager, by the ARN in the template.
-    expect(secrets.asked).toContain(LINK_SECRET_ARN);
+    expect(stack.secrets.asked).toContain(LINK_SECRET_ARN);
 
     const fetched = await invoke('pdfs', withKey(withPdf(readEvent('pdfs'), record.id), apiKey));
     expect(bodyOf(fetched)).toMatchObject({ id: record.id, size: record.size });
