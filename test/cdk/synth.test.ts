@@ -5,12 +5,15 @@
  * browser and everything @sparticuz/chromium needs to load.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { brotliDecompressSync, zstdDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
+import { PACKED_CHROMIUM_FILE } from '#lib/render/chromium-packing.ts';
 import { bundledFontFiles, FONT_BUNDLE_PATHS } from '#lib/render/fonts.ts';
 import { SITE_ASSETS, SITE_ASSETS_DIR } from '#lib/site/assets.ts';
 import { CREATE_REQUIRE_BANNER, functionId, SECRETS_MANAGER_CLIENT } from '../../cdk/constructs/service-function.ts';
@@ -115,7 +118,16 @@ describe('npx cdk synth', () => {
 
   test('the layer holds @sparticuz/chromium with its compressed browser, fonts and libraries', () => {
     const bin = join(layerDir(), 'nodejs', 'node_modules', '@sparticuz', 'chromium', 'bin');
-    for (const file of ['chromium.br', 'fonts.tar.br', 'swiftshader.tar.br', 'al2023.tar.br']) expect(existsSync(join(bin, file)), file).toBe(true);
+    for (const file of [PACKED_CHROMIUM_FILE, 'fonts.tar.br', 'swiftshader.tar.br', 'al2023.tar.br']) expect(existsSync(join(bin, file)), file).toBe(true);
+    expect(existsSync(join(bin, 'chromium.br'))).toBe(false);
+  });
+
+  test('the browser repacked with zstd is, unpacked, byte for byte the browser @sparticuz/chromium ships', () => {
+    const digest = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+    const shipped = brotliDecompressSync(readFileSync(join(PROJECT_ROOT, 'node_modules', '@sparticuz', 'chromium', 'bin', 'chromium.br')));
+    const repacked = zstdDecompressSync(readFileSync(join(layerDir(), 'nodejs', 'node_modules', '@sparticuz', 'chromium', 'bin', PACKED_CHROMIUM_FILE)));
+    expect(repacked.length).toBe(shipped.length);
+    expect(digest(repacked)).toBe(digest(shipped));
   });
 
   test('@sparticuz/chromium loads from the layer alone, its dependencies included', async () => {

@@ -112,6 +112,12 @@ class FunctionPool {
     this.queue.shift()?.();
   }
 
+  /** Stops every environment: the next invocation starts cold. */
+  async retire(): Promise<void> {
+    await Promise.all(this.environments.map((environment) => environment.stop()));
+    this.environments.length = 0;
+  }
+
   /** What the function printed, in every environment it had. */
   output(): string {
     return this.environments.map((environment) => environment.output.join('')).join('\n');
@@ -237,6 +243,11 @@ export class LambdaEmulator {
     })();
     this.background.add(run);
     void run.finally(() => this.background.delete(run));
+  }
+
+  /** Stops every environment of the function: its next invocation is a cold start. */
+  retire(name: string): Promise<void> {
+    return this.pool(name).retire();
   }
 
   /** What a function printed (its logs), for a failing test's message. */
