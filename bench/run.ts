@@ -16,6 +16,7 @@ import { serviceExecutablePath } from './lib/chromium.ts';
 import { measureDecompression } from './lib/decompress.ts';
 import { openPairedFloor, runFloor } from './lib/floor.ts';
 import { BUSY_THRESHOLD_PERCENT, waitForQuiet, watchForeignLoad } from './lib/machine.ts';
+import { runLambda } from './lib/lambda.ts';
 import { runNaive } from './lib/naive.ts';
 import { buildRows, renderMarkdown, renderText, type BenchResults } from './lib/report.ts';
 import { TreeRssSampler } from './lib/rss.ts';
@@ -106,6 +107,10 @@ await phase('naive', async (log) => {
 
 await phase('cli', async (log) => {
   results.cli = await runCliTools(config, log);
+});
+
+await phase('lambda', async (log) => {
+  results.lambda = await runLambda(config, log);
 });
 
 const durationSeconds = round((performance.now() - started) / 1000);

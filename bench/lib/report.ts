@@ -4,6 +4,7 @@
  */
 import type { CliResult } from './cli-tools.ts';
 import { CORPUS, THROUGHPUT_DOCUMENT } from './corpus.ts';
+import type { LambdaResult } from './lambda.ts';
 import type { DecompressResult } from './decompress.ts';
 import type { FloorResult } from './floor.ts';
 import type { NaiveResult } from './naive.ts';
@@ -16,6 +17,7 @@ export interface BenchResults {
   readonly service?: ServiceResult;
   readonly naive?: NaiveResult;
   readonly cli?: CliResult[];
+  readonly lambda?: LambdaResult;
 }
 
 export type Status = 'PASS' | 'MISS' | 'n/a' | '';
@@ -35,6 +37,7 @@ export const TARGETS = {
   vsNaive: 10,
   vsWkhtmltopdf: 10,
   coldStartMs: 3_000,
+  lambdaColdStartMs: 1_500,
 } as const;
 
 const ms = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toLocaleString('en-US')} ms`);
@@ -165,6 +168,26 @@ export function buildRows(results: BenchResults): Row[] {
   );
   for (const [phase, peak] of Object.entries(service?.rss ?? {})) {
     add(`peak RSS of the service tree: ${phase}`, `${peak.peakMiB} MiB`, `${peak.processesAtPeak} processes`);
+  }
+  const lambda = results.lambda;
+  if (lambda) {
+    const { cold, warm } = lambda;
+    add(
+      `Lambda emulation: cold start to first PDF, one core (median of ${lambda.coldStarts.length})`,
+      ms(cold.totalMs),
+      `init ${cold.initMs} ms, Chromium unpack ${cold.unpackMs} ms, launch ${cold.launchMs} ms, the document ${cold.documentMs} ms (${lambda.isolation})`,
+      `< ${TARGETS.lambdaColdStartMs.toLocaleString('en-US')} ms`,
+      status(cold.totalMs < TARGETS.lambdaColdStartMs),
+    );
+    add('Lambda emulation: warm generate invoice, p50, one core / two cores', `${ms(warm.oneCore.generateMs)} / ${ms(warm.twoCores.generateMs)}`, 'billed duration: the function alone');
+    add('Lambda emulation: warm render of a batch item, p50, one core / two cores', `${ms(warm.oneCore.renderMs)} / ${ms(warm.twoCores.renderMs)}`, `a batch of 2: ${ms(warm.oneCore.batchMs)}; download redirect ${ms(warm.oneCore.downloadMs)}`);
+    for (const row of lambda.cost) {
+      add(
+        `cost per 1,000 PDFs at ${row.memoryMb.toLocaleString('en-US')} MB${row.memoryMb === lambda.chosenMemoryMb ? ' (deployed)' : ''}: single / batch item`,
+        `$${row.single.toFixed(3)} / $${row.batchItem.toFixed(3)}`,
+        `${row.basis}: generate ${row.generateMs} ms, render ${row.renderMs} ms`,
+      );
+    }
   }
   return rows;
 }

@@ -38,7 +38,7 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
     // by default the stack is synthesized here, as `cdk deploy` would.
     stack = await startEmulatedStack(process.env.LAMBDA_TEST_CDK_OUT ?? (await synthesize()));
     emulator = stack.emulator;
-    apiKey = await stack.createKey('pro');
+    ({ apiKey } = await stack.createKey('pro'));
     console.info(`Lambda emulation isolation: ${isolationAvailable()}`);
   }, 300_000);
 

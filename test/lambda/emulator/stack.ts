@@ -47,8 +47,8 @@ export interface EmulatedStack {
   readonly secrets: SecretsStandIn;
   /** The directory environments mount their function into. */
   readonly stage: string;
-  /** A new API key of this tier. */
-  createKey(tier: TierName): Promise<string>;
+  /** A new API key of this tier, and its id. */
+  createKey(tier: TierName): Promise<{ apiKey: string; keyId: string }>;
   stop(): Promise<void>;
 }
 
@@ -104,7 +104,10 @@ export async function startEmulatedStack(outdir: string, options: { cpus?: strin
     emulator,
     secrets,
     stage,
-    createKey: async (tier) => (await createApiKey(keys, { tier })).apiKey,
+    createKey: async (tier) => {
+      const { apiKey, key } = await createApiKey(keys, { tier });
+      return { apiKey, keyId: key.keyId };
+    },
     stop: async () => {
       await emulator.stop();
       await secrets.close();
