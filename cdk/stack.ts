@@ -328,6 +328,10 @@ export class PdfApiStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the API', value: this.restApi.api.url });
     new CfnOutput(this, 'TableName', { description: 'DynamoDB table (TABLE_NAME for the key tool)', value: table.tableName });
     new CfnOutput(this, 'BucketName', { description: 'S3 bucket holding the PDFs', value: bucket.bucketName });
+    new CfnOutput(this, 'IdempotencyTableName', {
+      description: 'DynamoDB table of Idempotency-Key records (IDEMPOTENCY_TABLE_NAME, e.g. for sam local invoke)',
+      value: this.storage.idempotencyTable.tableName,
+    });
     new CfnOutput(this, 'LinkSigningSecretArn', {
       description: 'Secret holding the download-link key (LINK_SIGNING_SECRET_ARN, e.g. for sam local invoke)',
       value: linkSigningSecret.secretArn,

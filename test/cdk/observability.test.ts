@@ -103,9 +103,9 @@ describe('observability', () => {
     expect(resourcesOfType(resources, 'AWS::SNS::Subscription')).toEqual([]);
   });
 
-  test('outputs the API URL, the table and bucket names, the secret’s ARN and the alarm topic', () => {
+  test('outputs the API URL, the tables’ and bucket’s names, the secret’s ARN and the alarm topic', () => {
     const { template } = synthStack();
     const outputs = template.toJSON().Outputs as Record<string, unknown>;
-    expect(Object.keys(outputs).sort()).toEqual(['AlarmTopicArn', 'ApiUrl', 'BucketName', 'LinkSigningSecretArn', 'TableName']);
+    expect(Object.keys(outputs).sort()).toEqual(['AlarmTopicArn', 'ApiUrl', 'BucketName', 'IdempotencyTableName', 'LinkSigningSecretArn', 'TableName']);
   });
 });
