@@ -4,6 +4,8 @@ import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
 import { runBatchRequest } from '#lib/api/document-requests.ts';
 import { ApiError, invalidRequest } from '#lib/api/errors.ts';
 import { json, publicBaseUrl } from '#lib/api/http.ts';
+import { byApiKey } from '#lib/api/authentication.ts';
+import { byIdempotencyKey } from '#lib/api/idempotency.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { batchBodySchema, MAX_BATCH_SIZE } from '#lib/documents/batch.ts';
@@ -13,7 +15,7 @@ import { admitBatch } from '#lib/render/capacity.ts';
 import { settings } from '#lib/settings.ts';
 
 /** POST /v1/pdf/batch: up to 100 PDFs, one result per item in input order (spec 4.2), now or as a job. */
-export const handler = apiHandler({ auth: true, body: true, idempotent: true }, async ({ event, context, apiKey, body }) => {
+export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, context, apiKey, body }) => {
   const started = performance.now();
   const parsed = batchBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));

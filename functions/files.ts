@@ -11,7 +11,7 @@ const expired = () => new ApiError('link_expired', 'This download link has expir
  * GET /v1/files/{id}?expires&signature: the download link. Unauthenticated (the signature is the
  * credential); answers with a redirect to a presigned S3 URL that lives for a minute.
  */
-export const handler = apiHandler({ auth: false, body: false }, async ({ event }) => {
+export const handler = apiHandler({ body: false }, async ({ event }) => {
   const pdfId = event.pathParameters?.id ?? '';
   const now = new Date();
   const check = verifyDownloadLink({

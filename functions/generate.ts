@@ -1,5 +1,7 @@
 import { invalidRequest } from '#lib/api/errors.ts';
 import { json, publicBaseUrl } from '#lib/api/http.ts';
+import { byApiKey } from '#lib/api/authentication.ts';
+import { byIdempotencyKey } from '#lib/api/idempotency.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
 import { generateDocument } from '#lib/api/document-requests.ts';
 import { limitsFor } from '#lib/accounts/keys.ts';
@@ -13,7 +15,7 @@ import { describeIssue } from '#lib/render/options.ts';
 import { admitRender } from '#lib/render/capacity.ts';
 
 /** POST /v1/pdf/generate: one PDF from html or url (spec 4.1), now or as an asynchronous job. */
-export const handler = apiHandler({ auth: true, body: true, idempotent: true }, async ({ event, apiKey, body }) => {
+export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, apiKey, body }) => {
   const parsed = generateBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
   // prepareDocument reads the options as sent (their schema transforms them, so once only).

@@ -8,7 +8,7 @@ import { settings } from '#lib/settings.ts';
  * GET /health (no key): 200 when the table, the bucket and (where this process owns one) the
  * browser answer, else 503 naming what is down; see lib/observability/health.ts.
  */
-export const handler = apiHandler({ auth: false, body: false }, async () => {
+export const handler = apiHandler({ body: false }, async () => {
   const report = await checkHealth({ table: tableCheck(dynamo(), settings.tableName), bucket: bucketCheck(s3(), settings.bucketName) });
   if (report.status === 'ok') return json(200, report);
   return json(503, report, { 'Retry-After': String(HEALTH_RETRY_AFTER_SECONDS) });

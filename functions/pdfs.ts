@@ -1,5 +1,6 @@
 import { invalidRequest, notFound } from '#lib/api/errors.ts';
 import { json, publicBaseUrl } from '#lib/api/http.ts';
+import { byApiKey } from '#lib/api/authentication.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
 import { pdfRecordView } from '#lib/api/views.ts';
 import { pdfStore } from '#lib/aws/stores.ts';
@@ -36,7 +37,7 @@ function decodeCursor(raw: string | undefined): ListCursor | undefined {
  * GET /v1/pdf/{id}: the caller's PDF record with a fresh link. DELETE /v1/pdf/{id}: removes the PDF
  * and kills its link. Another key's PDF is indistinguishable from a missing one (404).
  */
-export const handler = apiHandler({ auth: true, body: false }, async ({ event, apiKey }) => {
+export const handler = apiHandler({ auth: byApiKey, body: false }, async ({ event, apiKey }) => {
   const store = pdfStore();
   const id = event.pathParameters?.id;
   if (id === undefined) {

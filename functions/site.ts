@@ -7,7 +7,7 @@ import { sitePage } from '#lib/site/pages.ts';
  * The developer surface, public and keyless: `GET /v1/openapi.json` (the contract, generated from
  * the schemas that validate requests), `GET /docs`, `GET /` (the playground) and their assets.
  */
-export const handler = apiHandler({ auth: false, body: false }, async ({ event }) => {
+export const handler = apiHandler({ body: false }, async ({ event }) => {
   if (event.resource === '/v1/openapi.json') {
     return json(200, openApiDocument({ serverUrl: publicBaseUrl(event) }), { 'Cache-Control': 'public, max-age=300' });
   }

@@ -28,6 +28,8 @@ import { errorFields, logger } from '#lib/observability/logger.ts';
 import { randomBase62 } from '#lib/random.ts';
 import { settings } from '#lib/settings.ts';
 import { IDEMPOTENCY_TABLE, IDEMPOTENCY_WINDOW_SECONDS, IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
+import { header } from './http.ts';
+import type { Idempotency } from './middlewares.ts';
 import { ApiError, invalidRequest } from './errors.ts';
 import { IDEMPOTENCY_HEADER, idempotencyKeySchema, REPLAYED_HEADER } from './idempotency-key.ts';
 
@@ -131,3 +133,7 @@ export async function idempotently(
   }
   return fresh ?? restore(kept);
 }
+
+/** `Idempotency-Key` as generate and batch honour it: what they pass to apiHandler as `idempotent`. */
+export const byIdempotencyKey: Idempotency = ({ apiKey, event, body, context }, respond) =>
+  idempotently({ keyId: apiKey.keyId, idempotencyKey: idempotencyKeyOf(header(event, IDEMPOTENCY_HEADER)), path: event.path, body, context }, respond);

@@ -4,14 +4,16 @@
  * (413, 400) -> Idempotency-Key (a replay answers here; 409, 422) -> quota (402, reserved in the
  * handler once the request is known to be valid).
  * A request refused for its body still counts against the rate limit: it was admitted and served.
+ *
+ * Authentication (lib/api/authentication.ts) and Idempotency-Key (lib/api/idempotency.ts) are
+ * passed in by the functions that use them rather than imported here, so a function that does
+ * neither carries neither in its bundle, nor the AWS calls they make (test/cdk/sdk-commands.test.ts).
  */
 import middy, { type MiddlewareObj } from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { findActiveKey, limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
+import type { ApiKey } from '#lib/accounts/keys.ts';
 import { QuotaExceededError } from '#lib/accounts/quota.ts';
-import { admitRequest, rateLimitHeaders } from '#lib/accounts/rate-limit.ts';
-import { counterStore, keyStore } from '#lib/aws/stores.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { flushMetrics, recordDocumentFailure } from '#lib/observability/metrics.ts';
@@ -19,13 +21,11 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from '#lib/json-depth.ts';
 import { settings } from '#lib/settings.ts';
 import { ServiceBusyError } from '#lib/render/capacity.ts';
 import { documentErrorToApiError } from './document-errors.ts';
-import { ApiError, errorBody, invalidRequest, serviceBusy, unauthorized } from './errors.ts';
-import { idempotencyKeyOf, idempotently } from './idempotency.ts';
-import { IDEMPOTENCY_HEADER } from './idempotency-key.ts';
-import { header, json } from './http.ts';
+import { ApiError, errorBody, invalidRequest, serviceBusy } from './errors.ts';
+import { json } from './http.ts';
 
-type Event = APIGatewayProxyEvent;
-type Result = APIGatewayProxyResult;
+export type Event = APIGatewayProxyEvent;
+export type Result = APIGatewayProxyResult;
 
 /**
  * Turns any error into the documented error shape. Unexpected errors are logged with their stack
@@ -80,42 +80,20 @@ export function responseHeaders(): MiddlewareObj<Event, Result, Error, HeadersCo
   return { after: apply, onError: apply };
 }
 
-/** Admits the request under the key's per-minute limit or refuses it with 429 and `retry_after`. */
-export function rateLimit(): MiddlewareObj<Event, Result, Error, AuthenticatedContext & HeadersContext> {
-  return {
-    before: async (request) => {
-      const state = await admitRequest(counterStore(), {
-        keyId: request.context.apiKey.keyId,
-        limit: limitsFor(request.context.apiKey).rateLimitPerMinute,
-        now: new Date(),
-      });
-      request.context.responseHeaders = { ...request.context.responseHeaders, ...rateLimitHeaders(state) };
-      if (!state.admitted) {
-        throw new ApiError(
-          'rate_limit_exceeded',
-          `Rate limit of ${state.limit} requests per minute exceeded. Retry in ${state.resetSeconds} s.`,
-          { extra: { retry_after: state.resetSeconds } },
-        );
-      }
-    },
-  };
-}
-
 export interface AuthenticatedContext extends Context {
   apiKey: ApiKey;
 }
 
-/** Refuses the request with 401 unless it carries an active API key; attaches the key otherwise. */
-export function authenticate(): MiddlewareObj<Event, Result, Error, AuthenticatedContext> {
-  return {
-    before: async (request) => {
-      const key = await findActiveKey(keyStore(), header(request.event, 'authorization'));
-      if (!key) throw unauthorized();
-      request.context.apiKey = key;
-      logger.appendKeys({ key_id: key.keyId });
-    },
-  };
+/** How a route authenticates its caller: the middlewares that attach `apiKey` or refuse the request. */
+export interface Authentication {
+  readonly middlewares: () => MiddlewareObj<Event, Result, Error, Context>[];
 }
+
+/** How a route honours `Idempotency-Key`: runs the request, or answers the first response again. */
+export type Idempotency = (
+  scope: { apiKey: ApiKey; event: Event; body: Record<string, unknown> | undefined; context: Context },
+  respond: () => Promise<Result>,
+) => Promise<Result>;
 
 export interface BodyContext extends Context {
   body: Record<string, unknown>;
@@ -153,10 +131,10 @@ export interface HandlerInput {
   readonly context: Context;
 }
 
-/** `idempotent`: the route honours `Idempotency-Key` (lib/api/idempotency.ts); it needs `auth` and `body`. */
-type Options = { auth: boolean; body: boolean; idempotent?: boolean };
+/** `auth`: how the caller is authenticated (none when absent); `idempotent`: the route honours `Idempotency-Key` (it needs `auth`). */
+type Options = { auth?: Authentication; body: boolean; idempotent?: Idempotency };
 type InputFor<O extends Options> = HandlerInput &
-  (O['auth'] extends true ? { apiKey: ApiKey } : unknown) &
+  (O['auth'] extends Authentication ? { apiKey: ApiKey } : unknown) &
   (O['body'] extends true ? { body: Record<string, unknown> } : unknown);
 
 /** An API Gateway handler wrapped in the standard middleware chain. */
@@ -168,16 +146,12 @@ export function apiHandler<O extends Options>(options: O, handle: (input: InputF
     .use(flushMetrics())
     .use(responseHeaders())
     .use(errorResponder());
-  if (options.auth) {
-    chain.use(authenticate() as MiddlewareObj<Event, Result, Error, Context>);
-    chain.use(rateLimit() as MiddlewareObj<Event, Result, Error, Context>);
-  }
+  for (const middleware of options.auth?.middlewares() ?? []) chain.use(middleware);
   if (options.body) chain.use(jsonObjectBody() as MiddlewareObj<Event, Result, Error, Context>);
   return chain.handler((event, context) => {
     const extended = context as Partial<AuthenticatedContext & BodyContext>;
     const run = () => handle({ event, context, apiKey: extended.apiKey, body: extended.body } as InputFor<O>);
     if (!options.idempotent || !extended.apiKey) return run();
-    const idempotencyKey = idempotencyKeyOf(header(event, IDEMPOTENCY_HEADER));
-    return idempotently({ keyId: extended.apiKey.keyId, idempotencyKey, path: event.path, body: extended.body, context }, run);
+    return options.idempotent({ apiKey: extended.apiKey, event, body: extended.body, context }, run);
   });
 }

@@ -153,12 +153,14 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   // The OpenAPI document, the reference docs and the playground: built from the code, touches no store.
   site: { siteAssets: true },
   // Reads the months' counters and a reservation's records through the index; repairs with one update.
-  // Ends the jobs no run could finish (lib/jobs/job-endings.ts) as the job function would (their
-  // result, an error or the one PDF stored, always fits the job's item: no job results).
+  // Ends the jobs no run could finish (lib/jobs/job-endings.ts) as the job function would, through
+  // the same code: their results (an error or the one PDF stored) fit the job's item, but that code
+  // keeps a larger one in the bucket, and reads it back for the webhook.
   reconcile: {
     table: ['GetItem', 'PutItem', 'UpdateItem'],
     index: ['Query'],
     jobRequests: ['DeleteObject'],
+    jobResults: ['GetObject', 'PutObject', 'DeleteObject'],
     linkSecret: true,
     schedule: 'rate(5 minutes)',
     // An abandoned job's webhook gets its first try at once, as the job function would give it.

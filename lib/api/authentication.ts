@@ -1,0 +1,52 @@
+/**
+ * Authentication by API key, for the routes that need one: the key (401 without an active one),
+ * then the key's per-minute rate limit (429). Passed to `apiHandler` by those routes' functions
+ * (lib/api/middlewares.ts), so only they carry the key and counter lookups.
+ */
+import type { MiddlewareObj } from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { findActiveKey, limitsFor } from '#lib/accounts/keys.ts';
+import { admitRequest, rateLimitHeaders } from '#lib/accounts/rate-limit.ts';
+import { counterStore, keyStore } from '#lib/aws/stores.ts';
+import { logger } from '#lib/observability/logger.ts';
+import { ApiError, unauthorized } from './errors.ts';
+import { header } from './http.ts';
+import type { AuthenticatedContext, Authentication, Event, HeadersContext, Result } from './middlewares.ts';
+
+/** Admits the request under the key's per-minute limit or refuses it with 429 and `retry_after`. */
+export function rateLimit(): MiddlewareObj<Event, Result, Error, AuthenticatedContext & HeadersContext> {
+  return {
+    before: async (request) => {
+      const state = await admitRequest(counterStore(), {
+        keyId: request.context.apiKey.keyId,
+        limit: limitsFor(request.context.apiKey).rateLimitPerMinute,
+        now: new Date(),
+      });
+      request.context.responseHeaders = { ...request.context.responseHeaders, ...rateLimitHeaders(state) };
+      if (!state.admitted) {
+        throw new ApiError(
+          'rate_limit_exceeded',
+          `Rate limit of ${state.limit} requests per minute exceeded. Retry in ${state.resetSeconds} s.`,
+          { extra: { retry_after: state.resetSeconds } },
+        );
+      }
+    },
+  };
+}
+
+/** Refuses the request with 401 unless it carries an active API key; attaches the key otherwise. */
+export function authenticate(): MiddlewareObj<Event, Result, Error, AuthenticatedContext> {
+  return {
+    before: async (request) => {
+      const key = await findActiveKey(keyStore(), header(request.event, 'authorization'));
+      if (!key) throw unauthorized();
+      request.context.apiKey = key;
+      logger.appendKeys({ key_id: key.keyId });
+    },
+  };
+}
+
+/** A Bearer API key, then its rate limit: what every keyed route of the API asks. */
+export const byApiKey: Authentication = {
+  middlewares: () => [authenticate() as MiddlewareObj<Event, Result, Error, Context>, rateLimit() as MiddlewareObj<Event, Result, Error, Context>],
+};
