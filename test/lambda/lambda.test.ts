@@ -19,7 +19,8 @@ import { normalizeText, readPdf } from '../support/pdf.ts';
 import { bodyOf, PLACEHOLDER_KEY, readEvent, withBody, withKey, withPdf } from '../support/sample-events.ts';
 import { isolationAvailable, LambdaEnvironment } from './emulator/environment.ts';
 import type { LambdaEmulator } from './emulator/emulator.ts';
-import { LINK_SECRET_ARN, startEmulatedStack, synthesize, type EmulatedStack } from './emulator/stack.ts';
+import { synthesize } from '../support/synth.ts';
+import { LINK_SECRET_ARN, startEmulatedStack, type EmulatedStack } from './emulator/stack.ts';
 
 describe('every function from cdk.out, run as Lambda runs it', () => {
   let stack: EmulatedStack;

@@ -3,12 +3,10 @@
  * s3rver with the stack's table and bucket, a Secrets Manager holding the link secret, and a key.
  * Used by the Lambda test (test/lambda/) and by the bench's cold-start and cost phase.
  */
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -16,29 +14,17 @@ import { createApiKey } from '#lib/accounts/keys.ts';
 import type { TierName } from '#lib/accounts/tiers.ts';
 import { startStandIns, type StandIns } from '#lib/local/aws-standins.ts';
 import { ensureBucket, ensureIdempotencyTable, ensureTable } from '#lib/local/provision.ts';
-import { PROJECT_ROOT, STACK_NAME } from '../../../cdk/stack.ts';
+import { STACK_NAME } from '../../../cdk/stack.ts';
 import { makeStage } from './environment.ts';
 import { LambdaEmulator, readTemplate, type Template } from './emulator.ts';
 import { startSecretsStandIn, type SecretsStandIn } from './secrets.ts';
 
-const run = promisify(execFile);
 const REGION = 'us-east-1';
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const TABLE = 'pdf-api-lambda';
 const IDEMPOTENCY_TABLE = 'pdf-api-lambda-idempotency';
 const BUCKET = 'pdf-api-lambda';
 export const LINK_SECRET_ARN = `arn:aws:secretsmanager:${REGION}:000000000000:secret:pdf-api-link-signing-AbCdEf`;
-
-/** `npx cdk synth` into a new directory, as a user runs it before `cdk deploy`. */
-export async function synthesize(): Promise<string> {
-  const outdir = mkdtempSync(join(tmpdir(), 'pdf-api-lambda-out-'));
-  await run('npx', ['cdk', 'synth', '--quiet', '--output', outdir], {
-    cwd: PROJECT_ROOT,
-    env: { ...process.env, PATH: `${join(PROJECT_ROOT, 'node_modules', '.bin')}:${process.env.PATH}`, CDK_DISABLE_VERSION_CHECK: 'true' },
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  return outdir;
-}
 
 export interface EmulatedStack {
   readonly outdir: string;
