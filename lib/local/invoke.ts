@@ -22,7 +22,8 @@ import { lambdaContext } from './gateway.ts';
 
 export type InvokeHandler = (event: never, context: Context) => Promise<unknown>;
 
-const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
+/** The Invoke API's path; its one group is the function's name or ARN (see functionNameOf). */
+export const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
 
 /** Whose work a render invocation is: the key its batch belongs to. */
 function renderKeyOf(payload: unknown): string {
@@ -30,7 +31,7 @@ function renderKeyOf(payload: unknown): string {
   return typeof keyId === 'string' ? keyId : 'unknown';
 }
 
-function functionNameOf(pathSegment: string): string {
+export function functionNameOf(pathSegment: string): string {
   // The SDK sends names, partial ARNs or full ARNs; the name is what follows ":function:".
   const decoded = decodeURIComponent(pathSegment);
   return decoded.split(':function:').pop()?.split(':')[0] ?? decoded;

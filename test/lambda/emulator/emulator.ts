@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { functionNameOf, INVOKE_PATH } from '#lib/local/invoke.ts';
 import { LambdaEnvironment, type FunctionSpec, type InvokeOutcome } from './environment.ts';
 
 type Intrinsic = string | { Ref: string } | { 'Fn::GetAtt': [string, string] } | Record<string, unknown>;
@@ -148,10 +149,10 @@ export class LambdaEmulator {
    */
   async start(): Promise<string> {
     this.server = createServer(async (request, response) => {
-      const match = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(new URL(request.url ?? '/', 'http://x').pathname);
+      const match = INVOKE_PATH.exec(new URL(request.url ?? '/', 'http://x').pathname);
       const chunks: Buffer[] = [];
       for await (const chunk of request) chunks.push(chunk as Buffer);
-      const name = match ? decodeURIComponent(match[1]!).split(':function:').pop()!.split(':')[0]! : '';
+      const name = match ? functionNameOf(match[1]!) : '';
       if (!this.pools.has(name)) {
         response.writeHead(404, { 'Content-Type': 'application/json', 'X-Amzn-ErrorType': 'ResourceNotFoundException' });
         response.end(JSON.stringify({ Type: 'User', Message: `Function not found: ${name}` }));
