@@ -123,9 +123,8 @@ function costRows(one: WarmDurations, two: WarmDurations): CostRow[] {
 }
 
 async function invoke(stack: EmulatedStack, name: string, event: unknown) {
-  const record = await stack.emulator.invokeByName(functionId(name), event);
-  if (!record.outcome.ok) throw new Error(`${name} failed: ${record.outcome.errorMessage}\n${stack.emulator.output(functionId(name)).slice(-2000)}`);
-  return { record, payload: record.outcome.payload as APIGatewayProxyResult };
+  const { record, payload } = await stack.emulator.invokeOk(functionId(name), event);
+  return { record, payload: payload as APIGatewayProxyResult };
 }
 
 const invoiceRequest = () => {

@@ -88,15 +88,22 @@ function asJob(item: Record<string, unknown>): Job {
   return job as unknown as Job;
 }
 
+/** The job's JSON objects in the bucket: its request, and a result too large for its item. */
+async function putJsonObject(store: PdfStore, key: string, json: string): Promise<void> {
+  await store.s3.send(new PutObjectCommand({ Bucket: store.bucketName, Key: key, Body: json, ContentType: 'application/json' }));
+}
+
+async function readJsonObject(store: PdfStore, key: string): Promise<unknown> {
+  const { Body } = await store.s3.send(new GetObjectCommand({ Bucket: store.bucketName, Key: key }));
+  return JSON.parse(await (Body as { transformToString(): Promise<string> }).transformToString()) as unknown;
+}
+
 export async function putJobRequest(store: PdfStore, key: string, body: unknown): Promise<void> {
-  await store.s3.send(
-    new PutObjectCommand({ Bucket: store.bucketName, Key: key, Body: JSON.stringify(body), ContentType: 'application/json' }),
-  );
+  await putJsonObject(store, key, JSON.stringify(body));
 }
 
 export async function readJobRequest(store: PdfStore, key: string): Promise<Record<string, unknown>> {
-  const { Body } = await store.s3.send(new GetObjectCommand({ Bucket: store.bucketName, Key: key }));
-  return JSON.parse(await (Body as { transformToString(): Promise<string> }).transformToString()) as Record<string, unknown>;
+  return (await readJsonObject(store, key)) as Record<string, unknown>;
 }
 
 export async function deleteJobRequest(store: PdfStore, key: string): Promise<void> {
@@ -128,9 +135,7 @@ export async function getJob(store: PdfStore, id: string): Promise<Job | undefin
 
 /** The job with its result, fetched from the bucket when it is kept there. */
 export async function withResult(store: PdfStore, job: Job): Promise<Job> {
-  if (!job.resultKey) return job;
-  const { Body } = await store.s3.send(new GetObjectCommand({ Bucket: store.bucketName, Key: job.resultKey }));
-  return { ...job, result: JSON.parse(await (Body as { transformToString(): Promise<string> }).transformToString()) as unknown };
+  return job.resultKey ? { ...job, result: await readJsonObject(store, job.resultKey) } : job;
 }
 
 /** A job with its result, wherever the result is kept. */
@@ -178,9 +183,7 @@ export async function finishJob(
   // Each run keeps a large result under a name of its own: a run that loses the race below can
   // never overwrite the result of the run that won it.
   const resultKey = Buffer.byteLength(json) > MAX_ITEM_RESULT_BYTES ? `${JOB_RESULT_PREFIX}${job.keyId}/${job.id}/${randomBase62(16)}.json` : undefined;
-  if (resultKey) {
-    await store.s3.send(new PutObjectCommand({ Bucket: store.bucketName, Key: resultKey, Body: json, ContentType: 'application/json' }));
-  }
+  if (resultKey) await putJsonObject(store, resultKey, json);
   try {
     await store.dynamo.send(
       new UpdateCommand({

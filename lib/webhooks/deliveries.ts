@@ -7,10 +7,11 @@
  * Durable: a delivery is an item of the one table before its first try, so a crash or a restart
  * loses none. It names what it reports (a job) rather than carrying the body: the body is built
  * from the finished job at each try (the same bytes every time: a finished job does not change),
- * so a batch job's result, which may be megabytes, is never copied into an item. While it waits it is listed in the entity index under `WEBHOOK_DUE` by the time of its
- * next try; whatever sends due deliveries (the scheduled webhooks function in AWS, a timer in the
- * local stack, and the job itself right after it finishes) claims each one with a conditional write
- * before trying it, so two senders never try the same delivery at once.
+ * so a batch job's result, which may be megabytes, is never copied into an item. While it waits
+ * it is listed in the entity index under `WEBHOOK_DUE` by the time of its next try; whatever sends
+ * due deliveries (the scheduled webhooks function in AWS, a timer in the local stack, and the job
+ * itself right after it finishes) claims each one with a conditional write before trying it, so two
+ * senders never try the same delivery at once.
  *
  *   WEBHOOK#<webhook id> / WEBHOOK   one delivery: where, what, how many tries, what happened
  */

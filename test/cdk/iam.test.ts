@@ -13,16 +13,9 @@ import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { retentionPrefix } from '#lib/storage/pdfs.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
-import { asArray, resourcesOfType, synthStack, type CfnResource } from './stack-fixture.ts';
+import { asArray, resourcesOfType, roleOf, statementsOfRole, synthStack, type CfnResource, type Statement } from './stack-fixture.ts';
 
 const ALL_FUNCTIONS = [...API_FUNCTIONS, ...INTERNAL_FUNCTIONS];
-
-interface Statement {
-  readonly Effect: string;
-  readonly Action: string | string[];
-  readonly Resource: unknown;
-  readonly Condition?: unknown;
-}
 
 describe('IAM', () => {
   let resources: Record<string, CfnResource>;
@@ -30,13 +23,11 @@ describe('IAM', () => {
 
   /** Every statement of every policy attached to the function's role. */
   const statementsOf = (name: string): Statement[] => {
-    const roleId = (resources[functionId(name)]?.Properties as any).Role['Fn::GetAtt'][0] as string;
+    const roleId = roleOf(resources, functionId(name));
     const role = resources[roleId] as CfnResource;
     expect(role.Properties?.ManagedPolicyArns).toBeUndefined();
     expect(role.Properties?.Policies).toBeUndefined();
-    return resourcesOfType(resources, 'AWS::IAM::Policy')
-      .filter(([, policy]) => asArray(policy.Properties?.Roles).some((r: any) => r.Ref === roleId))
-      .flatMap(([, policy]) => policy.Properties?.PolicyDocument.Statement as Statement[]);
+    return statementsOfRole(resources, roleId);
   };
   /**
    * The actions of a service the function may perform, with the resources of each statement. Only

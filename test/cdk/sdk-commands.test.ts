@@ -12,7 +12,7 @@ import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/r
 import { LAYER_PACKAGES } from '../../cdk/constructs/chromium-layer.ts';
 import { functionId, SECRETS_MANAGER_CLIENT } from '../../cdk/constructs/service-function.ts';
 import { PROJECT_ROOT } from '../../cdk/stack.ts';
-import { asArray, resourcesOfType, synthStack } from './stack-fixture.ts';
+import { asArray, roleOf, statementsOfRole, synthStack } from './stack-fixture.ts';
 
 const ALL_FUNCTIONS = [...API_FUNCTIONS, ...INTERNAL_FUNCTIONS];
 
@@ -80,17 +80,14 @@ function actionsCalledBy(code: string): { actions: Set<string>; unknown: string[
 }
 
 describe('the AWS calls in each function’s code and the role it runs with', () => {
-  const { template, resources } = synthStack();
+  const { resources } = synthStack();
   const called = new Map<string, ReturnType<typeof actionsCalledBy>>();
 
   /** Every action a function's role allows, with the resources of each statement. */
-  const grantsOf = (name: string) => {
-    const role = (resources[functionId(name)]!.Properties as { Role: { 'Fn::GetAtt': [string, string] } }).Role['Fn::GetAtt'][0];
-    return resourcesOfType(resources, 'AWS::IAM::Policy')
-      .filter(([, policy]) => asArray((policy.Properties as { Roles: unknown }).Roles).some((r) => JSON.stringify(r) === JSON.stringify({ Ref: role })))
-      .flatMap(([, policy]) => (policy.Properties as { PolicyDocument: { Statement: { Action: unknown; Resource: unknown }[] } }).PolicyDocument.Statement)
-      .flatMap((statement) => asArray(statement.Action).map((action) => ({ action: String(action), resources: asArray(statement.Resource) })));
-  };
+  const grantsOf = (name: string) =>
+    statementsOfRole(resources, roleOf(resources, functionId(name))).flatMap((statement) =>
+      asArray(statement.Action).map((action) => ({ action, resources: asArray(statement.Resource) })),
+    );
 
   beforeAll(async () => {
     for (const name of ALL_FUNCTIONS) {
@@ -136,7 +133,7 @@ describe('the AWS calls in each function’s code and the role it runs with', ()
 
   test.each(ALL_FUNCTIONS.filter((name) => FUNCTION_PROFILES[name].idempotency))('%s: the idempotency layer’s calls are allowed on the idempotency table', (name) => {
     expect(called.get(name)!.idempotency).toBe(true);
-    const idempotencyTable = JSON.stringify(Object.entries(template.toJSON().Resources as Record<string, { Type: string }>).find(([id, r]) => r.Type === 'AWS::DynamoDB::Table' && id.startsWith('StorageIdempotency'))![0]);
+    const idempotencyTable = JSON.stringify(Object.keys(resources).find((id) => resources[id]!.Type === 'AWS::DynamoDB::Table' && id.startsWith('StorageIdempotency')));
     for (const action of IDEMPOTENCY_LAYER_ACTIONS) {
       expect(grantsOf(name).some((grant) => grant.action === action && JSON.stringify(grant.resources).includes(idempotencyTable)), action).toBe(true);
     }

@@ -45,3 +45,21 @@ export function resourcesOfType(resources: Record<string, CfnResource>, type: st
 }
 
 export const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+
+/** One statement of an IAM policy. */
+export interface Statement {
+  readonly Effect: string;
+  readonly Action: string | string[];
+  readonly Resource: unknown;
+  readonly Condition?: unknown;
+}
+
+/** The logical id of a resource's role: a Lambda function's, for one. */
+export const roleOf = (resources: Record<string, CfnResource>, logicalId: string): string => resources[logicalId]!.Properties!.Role['Fn::GetAtt'][0] as string;
+
+/** Every statement of the inline policies attached to a role. */
+export function statementsOfRole(resources: Record<string, CfnResource>, roleId: string): Statement[] {
+  return resourcesOfType(resources, 'AWS::IAM::Policy')
+    .filter(([, policy]) => asArray(policy.Properties?.Roles).some((role: { Ref?: string }) => role.Ref === roleId))
+    .flatMap(([, policy]) => policy.Properties?.PolicyDocument.Statement as Statement[]);
+}

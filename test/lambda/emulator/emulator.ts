@@ -123,10 +123,6 @@ class FunctionPool {
   output(): string {
     return this.environments.map((environment) => environment.output.join('')).join('\n');
   }
-
-  async stop(): Promise<void> {
-    await Promise.all(this.environments.map((environment) => environment.stop()));
-  }
 }
 
 export class LambdaEmulator {
@@ -232,6 +228,13 @@ export class LambdaEmulator {
     return record;
   }
 
+  /** A synchronous invoke that must succeed: its record and payload, or an error carrying the function's logs. */
+  async invokeOk(name: string, event: unknown): Promise<{ record: InvocationRecord; payload: unknown }> {
+    const record = await this.invokeByName(name, event);
+    if (!record.outcome.ok) throw new Error(`${name} failed: ${record.outcome.errorType}: ${record.outcome.errorMessage}\n${this.output(name).slice(-4000)}`);
+    return { record, payload: record.outcome.payload };
+  }
+
   /** An asynchronous invoke (`Event`): run in the background, tried again as the function's async config says. */
   private invokeEvent(name: string, event: unknown): void {
     const attempts = 1 + (this.retryAttempts.get(name) ?? 2);
@@ -259,7 +262,9 @@ export class LambdaEmulator {
   async stop(): Promise<void> {
     this.stopped = true;
     await new Promise((resolve) => (this.server ? this.server.close(resolve) : resolve(undefined)));
-    await Promise.all([...this.pools.values()].map((pool) => pool.stop()));
+    await Promise.all([...this.pools.values()].map((pool) => pool.retire()));
+    // Event invocations still retrying end with their environments: none outlives the emulator.
+    await Promise.allSettled(this.background);
   }
 }
 

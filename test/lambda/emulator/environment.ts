@@ -123,10 +123,14 @@ function lambdaVariables(spec: FunctionSpec, { task, opt, runtime }: Layout, run
   };
 }
 
-/** The shell that builds the sandbox in its new namespace, then becomes the runtime. */
+/**
+ * The shell that builds the sandbox in its new namespace, then becomes the runtime: its arguments
+ * are the stage, the code, the layer, the ephemeral size, whether to drop to Lambda's uid, and
+ * then the runtime's command line.
+ */
 const SANDBOX_SCRIPT = `
 set -e
-stage="$1"; code="$2"; layer="$3"; ephemeral_mb="$4"; node="$5"; drop="$6"
+stage="$1"; code="$2"; layer="$3"; ephemeral_mb="$4"; drop="$5"; shift 5
 mount --make-rprivate /
 mount --bind "$code" "$stage/task" && mount -o remount,bind,ro "$stage/task"
 if [ -n "$layer" ]; then mount --bind "$layer" "$stage/opt" && mount -o remount,bind,ro "$stage/opt"; fi
@@ -135,9 +139,9 @@ mount -t tmpfs -o "size=\${ephemeral_mb}m,mode=1777" tmpfs /tmp
 cd "$stage/task"
 if [ "$drop" = yes ]; then
   mount --bind "$stage/passwd" /etc/passwd
-  exec setpriv --reuid=${LAMBDA_UID} --regid=${LAMBDA_GID} --clear-groups "$node" --import "$stage/runtime/node-path-hooks.mjs" "$stage/runtime/index.mjs"
+  exec setpriv --reuid=${LAMBDA_UID} --regid=${LAMBDA_GID} --clear-groups "$@"
 fi
-exec "$node" --import "$stage/runtime/node-path-hooks.mjs" "$stage/runtime/index.mjs"
+exec "$@"
 `;
 
 interface Pending {
@@ -190,10 +194,13 @@ export class LambdaEnvironment {
         ? { task: this.spec.codeDir, opt: this.spec.layerDir ?? join(this.stage, 'opt'), runtime }
         : { task: join(this.stage, 'task'), opt: join(this.stage, 'opt'), runtime };
     const env = lambdaVariables(this.spec, layout, runtimeApi);
+    // AWS's runtime interface client, with the ES-module resolution over NODE_PATH.
+    const runtimeCommand = [process.execPath, '--import', join(runtime, 'node-path-hooks.mjs'), join(runtime, 'index.mjs')];
     const drop = isolation === 'mount-namespace' ? 'yes' : 'no';
-    const sandboxArgs = ['sh', '-c', SANDBOX_SCRIPT, 'sandbox', this.stage, this.spec.codeDir, this.spec.layerDir ?? '', String(this.spec.ephemeralMb), process.execPath, drop];
+    const sandboxArgs = ['sh', '-c', SANDBOX_SCRIPT, 'sandbox', this.stage, this.spec.codeDir, this.spec.layerDir ?? '', String(this.spec.ephemeralMb), drop, ...runtimeCommand];
     const unshareFlags = ['--mount', '--fork', '--kill-child', ...(isolation === 'mount-namespace' ? [] : ['--map-root-user'])];
-    const command = isolation === 'none' ? this.unsandboxedCommand() : ['unshare', ...unshareFlags, ...sandboxArgs];
+    // Without a namespace: the same runtime, from the asset's own directories.
+    const command = isolation === 'none' ? runtimeCommand : ['unshare', ...unshareFlags, ...sandboxArgs];
     const pinned = this.cpus ? ['taskset', '-c', this.cpus, ...command] : command;
     this.spawnedAt = performance.now();
     // A process group of its own: stopping the environment kills the runtime under unshare too.
@@ -208,11 +215,6 @@ export class LambdaEnvironment {
     } finally {
       clearTimeout(initTimer);
     }
-  }
-
-  /** Without a namespace: the same runtime and resolution, from the asset's own directories. */
-  private unsandboxedCommand(): string[] {
-    return [process.execPath, '--import', join(this.stage, 'runtime', 'node-path-hooks.mjs'), join(this.stage, 'runtime', 'index.mjs')];
   }
 
   /** Runs one event; a function that outlives its timeout is stopped, as Lambda stops it. */
