@@ -1,18 +1,38 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { reconcileQuotas, type ReconciliationReport } from '#lib/accounts/reconcile.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
-import { abandonExpiredJobs } from '#lib/jobs/job-endings.ts';
-import { logger } from '#lib/observability/logger.ts';
+import { abandonExpiredJobs, endGivenUpJob, type GivenUpInvocation } from '#lib/jobs/job-endings.ts';
+import { errorFields, logger } from '#lib/observability/logger.ts';
+
+const isQueueBatch = (event: unknown): event is SQSEvent =>
+  Array.isArray((event as SQSEvent | null)?.Records) && (event as SQSEvent).Records.every((record) => record.eventSource === 'aws:sqs');
 
 /**
- * The reconcile function, on a schedule (cdk/stack.ts): asynchronous jobs no run could finish are
- * ended, charged for what they stored (lib/jobs/jobs.ts); then quota held by requests that died is
- * settled by the PDF records they wrote (lib/accounts/reconcile.ts). What was repaired is logged.
+ * The reconcile function, two ways (cdk/stack.ts):
+ * - from the job function's failure queue (an SQS event source): each job whose invocation Lambda
+ *   gave up on is ended at once, charged for what it stored, its webhook sent (lib/jobs/job-endings.ts).
+ *   A record that could not be handled is reported back and comes again.
+ * - on a schedule: asynchronous jobs no run could finish are ended, charged for what they stored;
+ *   then quota held by requests that died is settled by the PDF records they wrote
+ *   (lib/accounts/reconcile.ts). What was repaired is logged.
  */
-export const handler = middy<unknown, ReconciliationReport & { abandonedJobs: number }>()
+export const handler = middy<unknown, (ReconciliationReport & { abandonedJobs: number }) | SQSBatchResponse>()
   .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
-  .handler(async () => {
+  .handler(async (event) => {
+    if (isQueueBatch(event)) {
+      const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
+      for (const record of event.Records) {
+        try {
+          await endGivenUpJob(JSON.parse(record.body) as GivenUpInvocation);
+        } catch (error) {
+          logger.error('given-up job not ended', { message_id: record.messageId, ...errorFields(error) });
+          batchItemFailures.push({ itemIdentifier: record.messageId });
+        }
+      }
+      return { batchItemFailures };
+    }
     const now = new Date();
     const abandonedJobs = await abandonExpiredJobs(now);
     return { ...(await reconcileQuotas({ counters: counterStore(), pdfs: pdfStore() }, now)), abandonedJobs };

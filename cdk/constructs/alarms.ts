@@ -106,7 +106,7 @@ export class Alarms extends Construct {
     if (props.jobFailures) {
       add(
         new Alarm(this, 'JobFailures', {
-          alarmDescription: 'An asynchronous job event was given up by Lambda (every run failed, or it waited too long): see the job failures queue.',
+          alarmDescription: 'A job Lambda gave up on could not be ended by the reconcile function after 5 tries: see the job failures dead-letter queue.',
           metric: props.jobFailures.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
           threshold: 1,
           comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,

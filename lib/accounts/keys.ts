@@ -170,6 +170,12 @@ export async function rotateWebhookSecret(store: KeyStore, keyId: string): Promi
   return setWebhookSecret(store, keyId, { rotate: true });
 }
 
+/** Whether the key with this id exists and is not revoked (an asynchronous job checks before each run). */
+export async function isKeyActive(store: KeyStore, keyId: string): Promise<boolean> {
+  const item = await keyItemById(store, keyId);
+  return item !== undefined && !item.revokedAt;
+}
+
 /** Revokes a key by its id. Returns false when no such key exists. */
 export async function revokeApiKey(store: KeyStore, keyId: string, now = new Date()): Promise<boolean> {
   const item = await keyItemById(store, keyId);

@@ -13,17 +13,36 @@ export interface TierLimits {
   readonly monthlyQuota: number;
   /** How long a download link stays valid, which is also how long the PDF is kept. */
   readonly linkValidityDays: number;
+  /**
+   * Documents of one key rendered at once, whatever sent them (single requests, batch items, jobs):
+   * past it the key's documents wait in its own line (lib/render/capacity.ts), so one key's slow or
+   * never-ready documents cannot take every renderer from the others.
+   */
+  readonly maxConcurrentRenders: number;
+  /**
+   * Longest one document of an asynchronous job may take to load, wait for its readiness
+   * conditions and print (a synchronous request has RENDER_TIMEOUT_MS). Every wait shares it; past
+   * it the job fails `render_timeout`, uncharged. A job's worst case follows from it (README).
+   */
+  readonly jobRenderTimeoutMs: number;
 }
 
 export const TIERS: Readonly<Record<TierName, TierLimits>> = {
-  free: { maxBatchSize: 10, rateLimitPerMinute: 10, monthlyQuota: 100, linkValidityDays: 7 },
-  starter: { maxBatchSize: 50, rateLimitPerMinute: 60, monthlyQuota: 5_000, linkValidityDays: 30 },
-  pro: { maxBatchSize: 100, rateLimitPerMinute: 300, monthlyQuota: 50_000, linkValidityDays: 90 },
-  enterprise: { maxBatchSize: 100, rateLimitPerMinute: 1_000, monthlyQuota: 1_000_000, linkValidityDays: 365 },
+  free: { maxBatchSize: 10, rateLimitPerMinute: 10, monthlyQuota: 100, linkValidityDays: 7, maxConcurrentRenders: 1, jobRenderTimeoutMs: 60_000 },
+  starter: { maxBatchSize: 50, rateLimitPerMinute: 60, monthlyQuota: 5_000, linkValidityDays: 30, maxConcurrentRenders: 2, jobRenderTimeoutMs: 120_000 },
+  pro: { maxBatchSize: 100, rateLimitPerMinute: 300, monthlyQuota: 50_000, linkValidityDays: 90, maxConcurrentRenders: 4, jobRenderTimeoutMs: 240_000 },
+  enterprise: { maxBatchSize: 100, rateLimitPerMinute: 1_000, monthlyQuota: 1_000_000, linkValidityDays: 365, maxConcurrentRenders: 8, jobRenderTimeoutMs: 240_000 },
 };
 
 /** Every retention period in use: one S3 prefix and one lifecycle rule each. */
 export const RETENTION_DAYS: readonly number[] = [...new Set(Object.values(TIERS).map((t) => t.linkValidityDays))];
+
+/**
+ * Job polls (`GET /v1/jobs/{job_id}`) admitted per minute, per key: a budget of their own beside the
+ * tier's requests per minute (never below a key's own, when it has a higher one), so a client waiting
+ * for its job, about once a second, never spends what it needs to generate.
+ */
+export const JOB_POLLS_PER_MINUTE: Readonly<Record<TierName, number>> = { free: 120, starter: 300, pro: 1_200, enterprise: 3_000 };
 
 export function isTierName(value: unknown): value is TierName {
   return typeof value === 'string' && (TIER_NAMES as readonly string[]).includes(value);

@@ -17,6 +17,7 @@ import {
   getJob,
   jobPdfId,
   jobWebhookId,
+  JOB_ASYNC_INVOKE,
   JOB_RESERVATION_LIFETIME_MS,
   pendingJobIds,
   type Job,
@@ -47,7 +48,7 @@ export async function endJob(job: Job, ending: Ending): Promise<void> {
  * Ends a job no run could finish: it costs exactly the PDFs stored under its reservation (a
  * generate job that stored its PDF succeeded after all), and fails with `message` otherwise.
  */
-export async function abandonJob(jobId: string, message: string): Promise<void> {
+export async function abandonJob(jobId: string, message: string, code: 'render_failed' | 'unauthorized' = 'render_failed'): Promise<void> {
   const job = await getJob(pdfStore(), jobId);
   if (!job || job.status === 'succeeded' || job.status === 'failed') return;
   const made = job.kind === 'generate' ? await getPdfRecord(pdfStore(), jobPdfId(job, 'document')) : undefined;
@@ -58,8 +59,40 @@ export async function abandonJob(jobId: string, message: string): Promise<void> 
     to: new Date(created + JOB_RESERVATION_LIFETIME_MS + 60_000),
   });
   logger.warn('job abandoned', { job_id: job.id, stored });
-  const error = new ApiError('render_failed', stored > 0 ? `${message} The ${stored} PDFs it stored are in your list and charged.` : message);
+  const error = new ApiError(code, stored > 0 ? `${message} The ${stored} PDFs it stored are in your list and charged.` : message);
   await endJob(job, { status: 'failed', result: errorBody(error), failed: job.reservation.count - stored });
+}
+
+/**
+ * What Lambda sends an asynchronous invocation's failure destination once it gives up on the
+ * event: every try failed (`RetriesExhausted`) or it waited too long in Lambda's queue
+ * (`EventAgeExceeded`). The job function's failure destination is a queue the reconcile function
+ * reads (cdk/stack.ts); the local stack's Invoke endpoint hands the same record over directly.
+ */
+export interface GivenUpInvocation {
+  readonly requestContext: { readonly condition: string; readonly approximateInvokeCount?: number };
+  readonly requestPayload: unknown;
+}
+
+/**
+ * Ends the job of an invocation Lambda gave up on, at once: no run of it will come any more. It is
+ * charged for what it stored and fails with a message saying why; its webhook is sent. A job that
+ * ended meanwhile (a last run finished after all) is left as it is.
+ */
+export async function endGivenUpJob(record: GivenUpInvocation): Promise<boolean> {
+  const jobId = (record.requestPayload as { job_id?: unknown } | null)?.job_id;
+  if (typeof jobId !== 'string') {
+    logger.warn('given-up invocation names no job', { condition: record.requestContext.condition });
+    return false;
+  }
+  const tries = record.requestContext.approximateInvokeCount;
+  const message =
+    record.requestContext.condition === 'EventAgeExceeded'
+      ? 'The job could not be started in time: the service was overloaded. Nothing was charged for PDFs it did not store; please submit it again.'
+      : `The job failed on each of its ${tries ?? JOB_ASYNC_INVOKE.retryAttempts + 1} tries (its renderer crashed or ran out of memory, or the service stayed too busy). Nothing was charged for PDFs it did not store; please submit it again.`;
+  logger.warn('job given up', { job_id: jobId, condition: record.requestContext.condition });
+  await abandonJob(jobId, message);
+  return true;
 }
 
 /** Abandons every unfinished job whose reservation has expired: no run of it can still be going. */

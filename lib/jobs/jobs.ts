@@ -19,7 +19,8 @@
  * the reconcile function once its reservation would expire: charged for what it stored, failed.
  */
 import type { Context } from 'aws-lambda';
-import { limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
+import { isKeyActive, limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
+import { TIERS } from '#lib/accounts/tiers.ts';
 import { reserveOrRefuse, settleReservation } from '#lib/accounts/quota.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
 import { documentErrorToApiError } from '#lib/api/document-errors.ts';
@@ -28,12 +29,13 @@ import { ApiError, errorBody, invalidRequest } from '#lib/api/errors.ts';
 import type { JobAcceptedView } from '#lib/api/schemas.ts';
 import { pdfRecordView } from '#lib/api/views.ts';
 import { invokeJobFunction } from '#lib/aws/job-invoker.ts';
-import { counterStore, pdfStore } from '#lib/aws/stores.ts';
+import { counterStore, keyStore, pdfStore } from '#lib/aws/stores.ts';
 import { batchBodySchema } from '#lib/documents/batch.ts';
 import { ASYNC_REQUEST_FIELDS } from '#lib/documents/document-options.ts';
 import { prepareDocument } from '#lib/documents/produce-pdf.ts';
 import { logger } from '#lib/observability/logger.ts';
 import { randomBase62 } from '#lib/random.ts';
+import { asKeyWork } from '#lib/render/capacity.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 import { settings } from '#lib/settings.ts';
 import { getPdfRecord } from '#lib/storage/pdfs.ts';
@@ -57,6 +59,16 @@ import { abandonJob, endJob, type Ending } from './job-endings.ts';
 const JOB_START_DEADLINE_MS = JOB_RESERVATION_LIFETIME_MS - 30 * 60_000;
 /** What a job function keeps back from its own time limit to record how the job ended. */
 const FINISHING_MS = 30_000;
+
+/**
+ * How long one document of a job of this tier may take: its tier's `jobRenderTimeoutMs`, at most
+ * the deployment's JOB_RENDER_TIMEOUT_MS. Every wait of the document (loading, readiness
+ * conditions, wait_delay_ms, printing) shares it, and running out fails the job `render_timeout`:
+ * a job's document never holds a renderer longer than this.
+ */
+export function jobRenderTimeoutMs(job: Pick<Job, 'tier'>): number {
+  return Math.min(TIERS[job.tier].jobRenderTimeoutMs, settings.jobRenderTimeoutMs);
+}
 
 export const statusUrl = (baseUrl: string, jobId: string) => `${baseUrl}/v1/jobs/${jobId}`;
 
@@ -146,8 +158,20 @@ export async function runJob(jobId: string, context: Pick<Context, 'getRemaining
     await abandonJob(jobId, 'The job waited too long to start and was given up. Nothing was charged; please submit it again.');
     return;
   }
+  // A key revoked since it submitted the job gets nothing more done in its name: the job fails, uncharged.
+  if (!(await isKeyActive(keyStore(), job.keyId))) {
+    logger.info('job of a revoked key cancelled');
+    await abandonJob(jobId, 'The API key that submitted this job was revoked before the job ran. Nothing more was rendered or charged.', 'unauthorized');
+    return;
+  }
   const body = await readJobRequest(store, job.requestKey);
-  const ending = job.kind === 'generate' ? await runGenerate(job, body, context) : await runBatch(job, body, context);
+  // The job's documents take their turns in its key's own line, within its tier's share of the
+  // renderer, and may wait for it as long as the run can still render and finish after.
+  const share = {
+    maxRunning: TIERS[job.tier].maxConcurrentRenders,
+    maxWaitMs: Math.max(1, context.getRemainingTimeInMillis() - jobRenderTimeoutMs(job) - FINISHING_MS),
+  };
+  const ending = await asKeyWork(job.keyId, share, () => (job.kind === 'generate' ? runGenerate(job, body, context) : runBatch(job, body, context)));
   await endJob(job, ending);
 }
 
@@ -159,7 +183,7 @@ async function runGenerate(job: Job, body: Record<string, unknown>, context: Pic
   const { html, url, ...options } = body;
   try {
     const request = await prepareDocument({ html, url: url as string | undefined, options });
-    const making = { reservationId: job.reservation.id, pdfId, renderTimeoutMs: settings.jobRenderTimeoutMs };
+    const making = { reservationId: job.reservation.id, pdfId, renderTimeoutMs: jobRenderTimeoutMs(job) };
     return { status: 'succeeded', result: await generateDocument(job, request, making, job.baseUrl), failed: 0 };
   } catch (error) {
     // A failed render may pass: the run is tried again. Anything else about the document is final.
@@ -175,18 +199,21 @@ async function runBatch(job: Job, body: Record<string, unknown>, context: Pick<C
   const { pdfs: items, merge = false } = batchBodySchema.parse(body);
   const pdfIdOf = (index: number) => jobPdfId(job, `item-${index}`);
   const mergedPdfId = jobPdfId(job, 'merged');
+  const deadlineMs = Math.max(1, context.getRemainingTimeInMillis() - FINISHING_MS);
   const produced = await runBatchRequest({
     owner: job,
     items,
     merge,
     reservation: job.reservation,
     baseUrl: job.baseUrl,
-    deadline: AbortSignal.timeout(Math.max(1, context.getRemainingTimeInMillis() - FINISHING_MS)),
-    itemTimeoutMs: settings.jobRenderTimeoutMs + 5_000,
+    deadline: AbortSignal.timeout(deadlineMs),
+    // An item may wait in its key's line (its tier's share of renderers) for as long as the job
+    // has; its render alone is bounded by the tier's render time.
+    itemTimeoutMs: deadlineMs,
     madeBefore: {
       pdfIdOf,
       recordOf: (index) => getPdfRecord(store, pdfIdOf(index)),
-      renderTimeoutMs: settings.jobRenderTimeoutMs,
+      renderTimeoutMs: jobRenderTimeoutMs(job),
       mergedPdfId,
       mergedRecord: () => getPdfRecord(store, mergedPdfId),
     },

@@ -4,8 +4,9 @@
  *
  * Asynchronous invocations (`X-Amz-Invocation-Type: Event`, how generate and batch start a job) are
  * answered 202 at once and run in the background as Lambda runs them: a run that throws is run
- * again (`retryAttempts` times, after growing delays), and one that never succeeds is logged, where
- * AWS would send it to the failure destination. Lambda's own queue is durable; here the jobs are:
+ * again (`retryAttempts` times, after growing delays), and one that never succeeds is handed to
+ * `onGivenUp` with the record Lambda sends a failure destination (the local stack ends its job
+ * there, as the reconcile function does in AWS from the failure queue). Lambda's own queue is durable; here the jobs are:
  * the stack resumes every unfinished job when it starts (lib/local/stack.ts).
  *
  * In AWS every invocation gets its own container; here they share one machine and one browser:
@@ -17,7 +18,9 @@
 import { createServer, type Server } from 'node:http';
 import type { Context } from 'aws-lambda';
 import type { InternalFunctionName } from '#lib/api/routes.ts';
-import { asBatchItem } from '#lib/render/capacity.ts';
+import type { GivenUpInvocation } from '#lib/jobs/job-endings.ts';
+import { isTierName, TIERS } from '#lib/accounts/tiers.ts';
+import { asBatchItem, type KeyShare } from '#lib/render/capacity.ts';
 import { lambdaContext } from './gateway.ts';
 
 export type InvokeHandler = (event: never, context: Context) => Promise<unknown>;
@@ -25,10 +28,20 @@ export type InvokeHandler = (event: never, context: Context) => Promise<unknown>
 /** The Invoke API's path; its one group is the function's name or ARN (see functionNameOf). */
 export const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
 
-/** Whose work a render invocation is: the key its batch belongs to. */
-function renderKeyOf(payload: unknown): string {
-  const keyId = (payload as { owner?: { keyId?: unknown } } | null)?.owner?.keyId;
-  return typeof keyId === 'string' ? keyId : 'unknown';
+/** Whose work a render invocation is (the key its batch belongs to), and that key's share of the renderer. */
+function renderTurnOf(payload: unknown): { keyId: string; share: KeyShare } {
+  const invocation = payload as { owner?: { keyId?: unknown; tier?: unknown }; pdfId?: unknown } | null;
+  const keyId = typeof invocation?.owner?.keyId === 'string' ? invocation.owner.keyId : 'unknown';
+  const tier = invocation?.owner?.tier;
+  return {
+    keyId,
+    share: {
+      ...(isTierName(tier) && { maxRunning: TIERS[tier].maxConcurrentRenders }),
+      // A job's item (its PDF id is the job's) waits in its key's line as long as its job waits for
+      // it, not a request's few seconds: its caller's timeout ends the wait.
+      ...(typeof invocation?.pdfId === 'string' && { maxWaitMs: Number.POSITIVE_INFINITY }),
+    },
+  };
 }
 
 export function functionNameOf(pathSegment: string): string {
@@ -44,6 +57,8 @@ export interface InvokeEndpointOptions {
   readonly retryAttempts: number;
   /** Wait before the first retry; doubled for each next one (Lambda waits a minute, then two). */
   readonly retryDelayMs: number;
+  /** An asynchronous invocation whose every try failed: what AWS sends its failure destination. */
+  readonly onGivenUp?: (name: InternalFunctionName, record: GivenUpInvocation) => void;
 }
 
 export function createInvokeEndpoint(handlers: Readonly<Record<InternalFunctionName, InvokeHandler>>, options: InvokeEndpointOptions): Server {
@@ -57,6 +72,7 @@ export function createInvokeEndpoint(handlers: Readonly<Record<InternalFunctionN
         if (closed) return;
         if (attempt >= options.retryAttempts) {
           console.error(`Asynchronous invocation of ${name} failed ${attempt + 1} times and was given up: ${(error as Error)?.message ?? String(error)}`);
+          options.onGivenUp?.(name, { requestContext: { condition: 'RetriesExhausted', approximateInvokeCount: attempt + 1 }, requestPayload: payload });
           return;
         }
         const retry = setTimeout(() => {
@@ -99,7 +115,8 @@ export function createInvokeEndpoint(handlers: Readonly<Record<InternalFunctionN
       if (!response.writableFinished) callerGone.abort(new Error('the caller closed the connection'));
     });
     const invoke = () => handler(payload as never, lambdaContext(name, options.timeoutMs(name as InternalFunctionName)));
-    const outcome = await (name === 'render' ? asBatchItem(renderKeyOf(payload), callerGone.signal, invoke) : invoke()).then(
+    const turn = name === 'render' ? renderTurnOf(payload) : undefined;
+    const outcome = await (turn ? asBatchItem(turn.keyId, callerGone.signal, invoke, turn.share) : invoke()).then(
       (result) => ({ ok: true as const, result }),
       (error: unknown) => ({ ok: false as const, error }),
     );

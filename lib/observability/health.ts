@@ -29,9 +29,39 @@ export type CheckStatus = 'ok' | 'down' | 'not_checked';
 /** One check: resolves if the dependency answered, rejects (or outlives the timeout) if not. */
 export type HealthCheck = (signal: AbortSignal) => Promise<unknown>;
 
+/**
+ * How busy this process's renderer is, where it renders for everyone (the local stack): every slot
+ * taken with documents waiting is `saturated`. The service is up then (200), but new documents
+ * wait their key's turn or are refused with 503 `service_busy`. In AWS each function instance
+ * renders one document at a time and Lambda adds instances, so /health has no such figure.
+ */
+export interface RenderingReport {
+  readonly status: 'available' | 'saturated';
+  readonly slots: number;
+  readonly running: number;
+  readonly waiting: number;
+}
+
 export interface HealthReport {
   readonly status: 'ok' | 'unavailable';
   readonly checks: Readonly<Record<HealthCheckName, CheckStatus>>;
+  readonly rendering?: RenderingReport;
+}
+
+let renderingState: (() => { slots: number; running: number; waiting: number }) | undefined;
+
+/** Makes /health in this process report how busy its renderer is (the local stack). */
+export function registerRenderingState(state: () => { slots: number; running: number; waiting: number }): () => void {
+  renderingState = state;
+  return () => {
+    if (renderingState === state) renderingState = undefined;
+  };
+}
+
+function renderingReport(): RenderingReport | undefined {
+  if (!renderingState) return undefined;
+  const { slots, running, waiting } = renderingState();
+  return { status: running >= slots && waiting > 0 ? 'saturated' : 'available', slots, running, waiting };
 }
 
 const CHECK_NAMES: readonly HealthCheckName[] = ['browser', 'table', 'bucket'];
@@ -96,5 +126,6 @@ export async function checkHealth(
     CHECK_NAMES.map(async (name) => [name, all[name] ? await run(name, all[name], timeoutMs) : 'not_checked'] as const),
   );
   const statuses = Object.fromEntries(results) as Record<HealthCheckName, CheckStatus>;
-  return { status: results.some(([, status]) => status === 'down') ? 'unavailable' : 'ok', checks: statuses };
+  const rendering = renderingReport();
+  return { status: results.some(([, status]) => status === 'down') ? 'unavailable' : 'ok', checks: statuses, ...(rendering && { rendering }) };
 }

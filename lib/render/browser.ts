@@ -80,6 +80,10 @@ async function launch(): Promise<Browser> {
     defaultViewport: { width: 800, height: 600 },
     // Only the project's fonts, the same locally and on Lambda (lib/render/fonts.ts).
     env: { ...process.env, ...fontEnvironment() },
+    // A readiness condition is one DevTools call that answers when it holds: with Puppeteer's
+    // default (180 s) a job's longer wait ended on that instead of its own render time limit, as a
+    // passing failure that was tried again. Every document's own deadline is shorter than this.
+    protocolTimeout: Math.max(settings.renderTimeoutMs, settings.jobRenderTimeoutMs) + 60_000,
     // The local stack and the Lambda runtime manage the process's signals themselves.
     handleSIGINT: false,
     handleSIGTERM: false,

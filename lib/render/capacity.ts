@@ -14,7 +14,12 @@
  *   keys with work in it) is still admitted, and a key with nothing admitted always gets one request
  *   in: one key's flood fills the queue with its own work only, and never locks another key out.
  * - A document that waited `maxQueueWaitMs` without a slot is dropped (ServiceBusyError), as is one
- *   whose caller gave up (its signal): nothing of it has run, so nothing was charged for it.
+ *   whose caller gave up (its signal): nothing of it has run, so nothing was charged for it. Work
+ *   with more time than a request (an asynchronous job's documents) waits as long as it says.
+ * - A key renders at most its tier's `maxConcurrentRenders` documents at once, and never takes every
+ *   slot: past that its documents wait in its own line while other keys' documents take the free
+ *   slots. So one key's slow or never-ready documents (a readiness condition that never holds holds
+ *   its slot for the whole render time limit) cannot stop anyone else.
  *
  * Admission and the slot are two steps. A request is admitted (or refused) before its quota is
  * reserved: `admitRender` for a single document, `admitBatch` for a whole batch, whose items are
@@ -65,11 +70,19 @@ export interface RenderSlot extends Disposable {
  */
 export interface Admission extends Disposable {
   /** A slot for one of the admitted documents: it is not refused, only made to wait its key's turn. */
-  acquire(options?: { readonly signal?: AbortSignal }): Promise<RenderSlot>;
+  acquire(options?: KeyShare & { readonly signal?: AbortSignal }): Promise<RenderSlot>;
   release(): void;
 }
 
-export interface AcquireOptions {
+/** How much of the renderer one key may hold, and how long its documents may wait for it. */
+export interface KeyShare {
+  /** The key's documents rendered at once at most (its tier's `maxConcurrentRenders`). */
+  readonly maxRunning?: number;
+  /** Longest its documents wait for a slot, instead of `maxQueueWaitMs` (Infinity: until the signal). */
+  readonly maxWaitMs?: number;
+}
+
+export interface AcquireOptions extends KeyShare {
   /** The caller gave up: a document still waiting is dropped. */
   readonly signal?: AbortSignal;
   /** A batch item: it takes up a place promised to its key's batch, if there is one. */
@@ -94,6 +107,10 @@ interface KeyWork {
   /** Documents admitted and not yet asking for a slot, per admission (oldest first). */
   readonly admissions: PromisedPlaces[];
   promised: number;
+  /** Its documents holding a slot now. */
+  running: number;
+  /** Its documents rendered at once at most (the latest share it asked with). */
+  maxRunning: number;
 }
 
 /** Service time assumed before any document was measured, for the first retry estimates. */
@@ -126,6 +143,21 @@ export class RenderCapacity {
     return { slots: this.#limits.slots, running: this.#running, waiting: this.#waitingTotal, promised: this.#promisedTotal };
   }
 
+  /** The documents of `keyId` holding a slot now. */
+  runningFor(keyId: string): number {
+    return this.#work.get(keyId)?.running ?? 0;
+  }
+
+  /**
+   * The most slots one key may hold: a key with a share (every customer's key) gets at most its
+   * share and never every slot, one being always left for the other keys (unless this process has
+   * only one); work without a share (internal work) may take them all.
+   */
+  #capOf(work: KeyWork): number {
+    if (!Number.isFinite(work.maxRunning)) return this.#limits.slots;
+    return Math.max(1, Math.min(work.maxRunning, this.#limits.slots - 1));
+  }
+
   /**
    * A render slot for one document of `keyId`: at once when one is free and nobody waits, else
    * after waiting its key's turn. Refused (ServiceBusyError, decided at once) when the queue cannot
@@ -138,13 +170,16 @@ export class RenderCapacity {
       const refusal = this.#refusal(keyId, 1);
       if (refusal) return Promise.reject(refusal);
     }
-    return this.#slotFor(keyId, options.signal);
+    return this.#slotFor(keyId, options);
   }
 
-  /** A slot at once if one is free and nobody waits, else a place in its key's queue. */
-  #slotFor(keyId: string, signal: AbortSignal | undefined): Promise<RenderSlot> {
-    if (this.#running < this.#limits.slots && this.#waitingTotal === 0) return Promise.resolve(this.#grant());
-    return new Promise<RenderSlot>((resolve, reject) => this.#enqueue(keyId, resolve, reject, signal));
+  /** A slot at once if one is free, nobody waits and the key is below its share, else a place in its key's queue. */
+  #slotFor(keyId: string, options: KeyShare & { readonly signal?: AbortSignal | undefined }): Promise<RenderSlot> {
+    const work = this.#workOf(keyId);
+    if (options.maxRunning !== undefined) work.maxRunning = options.maxRunning;
+    if (this.#running < this.#limits.slots && this.#waitingTotal === 0 && work.running < this.#capOf(work)) return Promise.resolve(this.#grant(keyId, work));
+    const maxWaitMs = options.maxWaitMs ?? this.#limits.maxQueueWaitMs;
+    return new Promise<RenderSlot>((resolve, reject) => this.#enqueue(keyId, resolve, reject, options.signal, maxWaitMs));
   }
 
   /**
@@ -169,11 +204,11 @@ export class RenderCapacity {
       work.admissions.splice(work.admissions.indexOf(places), 1);
       this.#forgetIfIdle(keyId);
     };
-    const acquire = (options: { readonly signal?: AbortSignal } = {}): Promise<RenderSlot> => {
+    const acquire = (options: KeyShare & { readonly signal?: AbortSignal } = {}): Promise<RenderSlot> => {
       if (released || places.remaining === 0) return this.acquire(keyId, options);
       if (options.signal?.aborted) return Promise.reject(options.signal.reason);
       this.#takeUp(work, places, 1);
-      return this.#slotFor(keyId, options.signal);
+      return this.#slotFor(keyId, options);
     };
     return { acquire, release, [Symbol.dispose]: release };
   }
@@ -228,7 +263,7 @@ export class RenderCapacity {
   #workOf(keyId: string): KeyWork {
     let work = this.#work.get(keyId);
     if (!work) {
-      work = { waiting: [], admissions: [], promised: 0 };
+      work = { waiting: [], admissions: [], promised: 0, running: 0, maxRunning: Number.POSITIVE_INFINITY };
       this.#work.set(keyId, work);
     }
     return work;
@@ -236,10 +271,16 @@ export class RenderCapacity {
 
   #forgetIfIdle(keyId: string): void {
     const work = this.#work.get(keyId);
-    if (work && work.waiting.length === 0 && work.admissions.length === 0) this.#work.delete(keyId);
+    if (work && work.waiting.length === 0 && work.admissions.length === 0 && work.running === 0) this.#work.delete(keyId);
   }
 
-  #enqueue(keyId: string, resolve: (slot: RenderSlot) => void, reject: (error: unknown) => void, signal: AbortSignal | undefined): void {
+  #enqueue(
+    keyId: string,
+    resolve: (slot: RenderSlot) => void,
+    reject: (error: unknown) => void,
+    signal: AbortSignal | undefined,
+    maxWaitMs: number,
+  ): void {
     const work = this.#workOf(keyId);
     const leave = () => {
       const index = work.waiting.indexOf(waiter);
@@ -254,11 +295,13 @@ export class RenderCapacity {
     const onAbort = () => {
       if (leave()) reject(signal?.reason);
     };
-    const timer = setTimeout(() => {
-      if (!leave()) return;
-      const retryAfter = this.retryAfterSeconds();
-      reject(new ServiceBusyError(`The service is busy: the document waited ${this.#limits.maxQueueWaitMs} ms for its turn. Retry in ${retryAfter} s.`, retryAfter));
-    }, this.#limits.maxQueueWaitMs);
+    const timer = Number.isFinite(maxWaitMs)
+      ? setTimeout(() => {
+          if (!leave()) return;
+          const retryAfter = this.retryAfterSeconds();
+          reject(new ServiceBusyError(`The service is busy: the document waited ${maxWaitMs} ms for its turn. Retry in ${retryAfter} s.`, retryAfter));
+        }, maxWaitMs)
+      : undefined;
     const waiter: Waiter = {
       grant: resolve,
       cleanup: () => {
@@ -273,29 +316,39 @@ export class RenderCapacity {
     this.#dispatch();
   }
 
-  /** Gives free slots to waiting documents, one key's turn after another. */
+  /**
+   * Gives free slots to waiting documents, one key's turn after another. A key at its share keeps
+   * its place in the turns and is passed over until one of its documents is done.
+   */
   #dispatch(): void {
-    while (this.#running < this.#limits.slots && this.#turns.length > 0) {
-      const keyId = this.#turns.shift() as string;
+    while (this.#running < this.#limits.slots) {
+      const turn = this.#turns.findIndex((keyId) => {
+        const work = this.#work.get(keyId) as KeyWork;
+        return work.running < this.#capOf(work);
+      });
+      if (turn < 0) return;
+      const [keyId] = this.#turns.splice(turn, 1) as [string];
       const work = this.#work.get(keyId) as KeyWork;
       const waiter = work.waiting.shift() as Waiter;
       this.#waitingTotal--;
       // Its next document, if any, waits for the key's next turn, behind every other key's.
       if (work.waiting.length > 0) this.#turns.push(keyId);
-      else this.#forgetIfIdle(keyId);
       waiter.cleanup();
-      waiter.grant(this.#grant());
+      waiter.grant(this.#grant(keyId, work));
     }
   }
 
-  #grant(): RenderSlot {
+  #grant(keyId: string, work: KeyWork): RenderSlot {
     this.#running++;
+    work.running++;
     const started = performance.now();
     let released = false;
     const release = () => {
       if (released) return;
       released = true;
       this.#running--;
+      work.running--;
+      this.#forgetIfIdle(keyId);
       this.#serviceMs += SERVICE_TIME_WEIGHT * (performance.now() - started - this.#serviceMs);
       this.#dispatch();
     };
@@ -316,7 +369,7 @@ export function renderCapacity(): RenderCapacity {
 }
 
 /** Whose work the current request is, and how its render takes its turn (see takeRenderSlot). */
-interface RenderTurn {
+interface RenderTurn extends KeyShare {
   readonly keyId: string;
   /** A single document's own admission. */
   readonly admission?: Admission;
@@ -346,11 +399,11 @@ const INTERNAL_WORK = '(internal)';
  * anything is charged, when the queue cannot take it): its render then takes its turn under this
  * admission. Release it when the request is answered: `using admission = admitRender(keyId)`.
  */
-export function admitRender(keyId: string): Admission {
+export function admitRender(keyId: string, share: KeyShare = {}): Admission {
   const admission = renderCapacity().admit(keyId, 1);
   const signal = callerLeft.getStore();
   // The rest of the calling request (its continuations only, never its caller) renders under it.
-  currentTurn.enterWith({ keyId, admission, ...(signal && { signal }) });
+  currentTurn.enterWith({ keyId, admission, ...share, ...(signal && { signal }) });
   return admission;
 }
 
@@ -360,8 +413,17 @@ export function admitBatch(keyId: string, count: number): Admission {
 }
 
 /** Runs `work` as one item of a batch of `keyId`: its render takes up a place of that batch. */
-export function asBatchItem<T>(keyId: string, signal: AbortSignal, work: () => T): T {
-  return currentTurn.run({ keyId, batchItem: true, signal }, work);
+export function asBatchItem<T>(keyId: string, signal: AbortSignal, work: () => T, share: KeyShare = {}): T {
+  return currentTurn.run({ keyId, batchItem: true, signal, ...share }, work);
+}
+
+/**
+ * Runs `work` (a run of an asynchronous job) as `keyId`'s: its documents take their turns in the
+ * key's own line, within its share, waiting as long as `share.maxWaitMs` allows rather than a
+ * request's few seconds (a job has minutes; only its key's own documents are ahead of it).
+ */
+export function asKeyWork<T>(keyId: string, share: KeyShare, work: () => T): T {
+  return currentTurn.run({ keyId, ...share }, work);
 }
 
 /**
@@ -372,8 +434,13 @@ export function asBatchItem<T>(keyId: string, signal: AbortSignal, work: () => T
 export async function takeRenderSlot(): Promise<RenderSlot> {
   const turn = currentTurn.getStore();
   try {
-    if (turn?.admission) return await turn.admission.acquire(turn.signal ? { signal: turn.signal } : {});
+    const share: KeyShare = {
+      ...(turn?.maxRunning !== undefined && { maxRunning: turn.maxRunning }),
+      ...(turn?.maxWaitMs !== undefined && { maxWaitMs: turn.maxWaitMs }),
+    };
+    if (turn?.admission) return await turn.admission.acquire({ ...share, ...(turn.signal && { signal: turn.signal }) });
     return await renderCapacity().acquire(turn?.keyId ?? INTERNAL_WORK, {
+      ...share,
       ...(turn?.signal && { signal: turn.signal }),
       batchItem: turn?.batchItem === true,
     });

@@ -41,7 +41,7 @@ export async function startPrivateStack(settings: Record<string, string> = {}): 
     apiUrl: stack.apiUrl,
     async createKey(tier, extra = []) {
       const created = await runKeyTool(['create', '--tier', tier, '--json', ...extra], { DATA_DIR: dataDir });
-      expect(created.code).toBe(0);
+      expect(created.code, created.stderr).toBe(0);
       return (JSON.parse(created.stdout) as { api_key: string }).api_key;
     },
     generate: (apiKey, body) => post('/v1/pdf/generate', apiKey, body),

@@ -294,3 +294,74 @@ describe('retry estimates', () => {
     expect(Number.isInteger(busy)).toBe(true);
   });
 });
+
+describe("a key's share of the renderer", () => {
+  it('keeps a key at its share: its next document waits in its own line while other keys take the free slots', async () => {
+    // Prepare: 4 slots; a free key (share 1) holds one with a document that never finishes
+    const capacity = new RenderCapacity(limits({ slots: 4, maxQueued: 20 }));
+    const held = await capacity.acquire('free', { maxRunning: 1 });
+    const waitingFree = capacity.acquire('free', { maxRunning: 1, maxWaitMs: Number.POSITIVE_INFINITY });
+    let freeGranted = false;
+    void waitingFree.then(() => (freeGranted = true));
+
+    // Act: another key's documents arrive after the free key's waiting one
+    const others = await Promise.all([capacity.acquire('other'), capacity.acquire('other'), capacity.acquire('other')]);
+    await settle();
+
+    // Assess: the others got the three free slots at once; the free key waits for its own document
+    expect(others).toHaveLength(3);
+    expect(freeGranted).toBe(false);
+    expect(capacity.runningFor('free')).toBe(1);
+    others[0]!.release();
+    await settle();
+    expect(freeGranted).toBe(false);
+    held.release();
+    (await waitingFree).release();
+    expect(freeGranted).toBe(true);
+    for (const slot of others.slice(1)) slot.release();
+    expect(capacity.state).toMatchObject({ running: 0, waiting: 0 });
+  });
+
+  it('never lets a key with a share take every slot, whatever its share', async () => {
+    // Prepare
+    const capacity = new RenderCapacity(limits({ slots: 3, maxQueued: 20, maxQueueWaitMs: 60_000 }));
+    const pro = [await capacity.acquire('pro', { maxRunning: 8 }), await capacity.acquire('pro', { maxRunning: 8 })];
+    let thirdGranted = false;
+    void capacity.acquire('pro', { maxRunning: 8 }).then((slot) => ((thirdGranted = true), slot.release()));
+
+    // Act
+    const other = await capacity.acquire('other');
+    await settle();
+
+    // Assess: the last slot went to the other key at once
+    expect(thirdGranted).toBe(false);
+    expect(capacity.runningFor('pro')).toBe(2);
+    other.release();
+    pro[0]!.release();
+    await settle();
+    expect(thirdGranted).toBe(true);
+    pro[1]!.release();
+  });
+
+  it("lets a job's document wait past the request wait limit, until its own", async () => {
+    // Prepare
+    vi.useFakeTimers();
+    const capacity = new RenderCapacity(limits({ slots: 1, maxQueued: 10, maxQueueWaitMs: 5_000 }));
+    const held = await capacity.acquire('a');
+    const request = capacity.acquire('b').catch((error: unknown) => error);
+    const job = capacity.acquire('c', { maxWaitMs: 60_000 });
+    let jobGranted = false;
+    void job.then(() => (jobGranted = true));
+
+    // Act
+    await vi.advanceTimersByTimeAsync(30_000);
+
+    // Assess: the request was dropped at 5 s; the job still waits, and gets the slot
+    expect(await request).toBeInstanceOf(ServiceBusyError);
+    expect(jobGranted).toBe(false);
+    held.release();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(jobGranted).toBe(true);
+    (await job).release();
+  });
+});

@@ -1,0 +1,173 @@
+/**
+ * Jobs that always end (issue #30): a key's asynchronous jobs take at most its tier's share of the
+ * renderer and wait in its own line, every wait of a job's document obeys its render time limit
+ * (not a library's default), and a job whose every try failed is ended at once, uncharged, with its
+ * webhook, by the same path Lambda's failure destination takes in AWS.
+ *
+ * A local stack of this file's own (test/support/private-stack.ts) with four render slots and a job
+ * render time limit of 15 s (JOB_RENDER_TIMEOUT_MS, the deployment's ceiling over the tiers' own
+ * limits), so that never-ready documents end in seconds rather than the tiers' minutes.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getBrowser } from '#lib/render/browser.ts';
+import { request, type ApiResponse } from '../support/api.ts';
+import { rendererPids, startPrivateStack, until, type PrivateStack } from '../support/private-stack.ts';
+
+const JOB_RENDER_TIMEOUT_MS = 15_000;
+const SLOTS = 4;
+
+/** Records the webhooks it receives, by path; answers 200. */
+class Receiver {
+  readonly received = new Map<string, { type: string; data: { job_id: string; status: string } }[]>();
+  server!: Server;
+  origin!: string;
+
+  async start(): Promise<void> {
+    this.server = createServer((incoming, response) => {
+      const chunks: Buffer[] = [];
+      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+      incoming.on('end', () => {
+        const path = incoming.url ?? '/';
+        this.received.set(path, [...(this.received.get(path) ?? []), JSON.parse(Buffer.concat(chunks).toString('utf8'))]);
+        response.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.origin = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('jobs that always end', () => {
+  const receiver = new Receiver();
+  let service: PrivateStack;
+
+  const call = (method: string, path: string, apiKey: string, body?: unknown): Promise<ApiResponse> =>
+    request(method, service.apiUrl + path, { apiKey, ...(body !== undefined && { body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }) });
+  const submit = async (apiKey: string, body: Record<string, unknown>): Promise<string> => {
+    const submitted = await call('POST', '/v1/pdf/generate', apiKey, { ...body, async: true });
+    expect(submitted.status).toBe(202);
+    return submitted.body.job_id as string;
+  };
+  const jobOf = async (apiKey: string, id: string) => (await call('GET', `/v1/jobs/${id}`, apiKey)).body;
+  const ended = async (apiKey: string, ids: string[], timeoutMs: number) => {
+    const jobs = new Map<string, any>();
+    await until(async () => {
+      for (const id of ids.filter((id) => !jobs.has(id))) {
+        const job = await jobOf(apiKey, id);
+        if (job.status === 'succeeded' || job.status === 'failed') jobs.set(id, job);
+      }
+      return jobs.size === ids.length;
+    }, timeoutMs);
+    return ids.map((id) => jobs.get(id));
+  };
+  const listed = async (apiKey: string) => ((await call('GET', '/v1/pdf?limit=100', apiKey)).body.data as unknown[]).length;
+
+  beforeAll(async () => {
+    await receiver.start();
+    service = await startPrivateStack({
+      RENDER_CONCURRENCY: String(SLOTS),
+      JOB_RENDER_TIMEOUT_MS: String(JOB_RENDER_TIMEOUT_MS),
+      WEBHOOK_DISPATCH_INTERVAL_MS: '200',
+      PDF_ALLOW_PRIVATE_HOSTS: [process.env.PDF_ALLOW_PRIVATE_HOSTS, new URL(receiver.origin).host].filter(Boolean).join(','),
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await service?.stop();
+    receiver.server?.close();
+  });
+
+  it("four never-ready jobs of a free key hold one renderer, end render_timeout within their limit, uncharged, webhooks sent; another key's requests are served meanwhile", async () => {
+    // Prepare
+    const free = await service.createKey('free');
+    const other = await service.createKey('pro');
+    const submittedAt = performance.now();
+    const never = [
+      { html: '<p>never ready</p>', wait_for_expression: 'false' },
+      { html: '<p>never ready</p>', wait_for_selector: '#never' },
+      { html: '<p>never ready</p>', wait_for_expression: 'window.ready === true' },
+      { html: '<p>never ready</p>', wait_for_selector: '.not-there' },
+    ];
+    const ids = await Promise.all(never.map((body, i) => submit(free, { ...body, webhook_url: `${receiver.origin}/never-${i}` })));
+    await until(async () => (await request('GET', `${service.apiUrl}/health`)).body.rendering?.running >= 1, 10_000);
+
+    // Act: the other key's single documents while the free key's jobs wait for conditions that never hold
+    const answers: { status: number; ms: number }[] = [];
+    for (let i = 0; i < 8; i++) {
+      const started = performance.now();
+      const answer = await service.generate(other, { html: `<h1>Served ${i}</h1>` });
+      answers.push({ status: answer.status, ms: performance.now() - started });
+    }
+    const health = (await request('GET', `${service.apiUrl}/health`)).body;
+    const jobs = await ended(free, ids, 4 * JOB_RENDER_TIMEOUT_MS + 60_000);
+    const endedAfterMs = performance.now() - submittedAt;
+
+    // Assess
+    console.info(`other key's documents while the free key's jobs waited: ${answers.map((a) => `${a.status} in ${Math.round(a.ms)} ms`).join(', ')}; jobs ended after ${Math.round(endedAfterMs)} ms`);
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    // Each of them at once, not after a wait for a free renderer (a document here takes well under a second).
+    expect(Math.max(...answers.map((answer) => answer.ms))).toBeLessThan(4_000);
+    expect(health.rendering).toMatchObject({ slots: SLOTS, running: expect.any(Number) });
+    for (const job of jobs) {
+      expect(job.status).toBe('failed');
+      expect(job.result.error.code).toBe('render_timeout');
+      expect(job.result.error.message).toMatch(/never (held|became true)|matched no visible element/);
+    }
+    // One at a time (a free key's share), each within its limit: never a library's minutes-long default.
+    expect(endedAfterMs).toBeLessThan(4 * (JOB_RENDER_TIMEOUT_MS + 5_000));
+    expect(await service.quotaUsed(free)).toBe(0);
+    expect(await listed(free)).toBe(0);
+    await until(() => never.every((_, i) => (receiver.received.get(`/never-${i}`)?.length ?? 0) >= 1), 20_000);
+    for (const [i] of never.entries()) expect(receiver.received.get(`/never-${i}`)).toEqual([expect.objectContaining({ type: 'pdf.job.failed' })]);
+  }, 240_000);
+
+  it('sixteen jobs that each wait 10 s (wait_delay_ms: 10000) all end, every one stored and charged once', async () => {
+    // Prepare: more than the slots and the request wait limit (5 s) could take at once
+    const careless = await service.createKey('pro');
+
+    // Act
+    const ids = await Promise.all(Array.from({ length: 16 }, (_, i) => submit(careless, { html: `<h1>Statement ${i}</h1>`, wait_delay_ms: 10_000 })));
+    const jobs = await ended(careless, ids, 180_000);
+
+    // Assess
+    expect(jobs.map((job) => job.status)).toEqual(Array(16).fill('succeeded'));
+    expect(await service.quotaUsed(careless)).toBe(16);
+    expect(await listed(careless)).toBe(16);
+  }, 240_000);
+
+  it('a job whose renderer is killed on every try ends failed at once, uncharged, its webhook sent', async () => {
+    // Prepare
+    const key = await service.createKey('starter');
+    const browser = await getBrowser();
+    const id = await submit(key, { html: '<p>crashes</p>', wait_for_expression: 'window.never === true', webhook_url: `${receiver.origin}/crashed` });
+
+    // Act: every renderer of the browser killed while the job is unfinished, as an out-of-memory kill would
+    const killing = (async () => {
+      for (;;) {
+        const job = await jobOf(key, id);
+        if (job.status === 'succeeded' || job.status === 'failed') return job;
+        for (const pid of rendererPids(browser.process()!.pid!)) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // gone already
+          }
+        }
+        await sleep(300);
+      }
+    })();
+    const [job] = await Promise.all([killing]);
+
+    // Assess
+    expect(job.status).toBe('failed');
+    expect(job.result.error.code).toBe('render_failed');
+    expect(job.result.error.message).toMatch(/tries/);
+    expect(await service.quotaUsed(key)).toBe(0);
+    await until(() => (receiver.received.get('/crashed')?.length ?? 0) >= 1, 20_000);
+    expect(receiver.received.get('/crashed')).toEqual([expect.objectContaining({ type: 'pdf.job.failed', data: expect.objectContaining({ job_id: id, status: 'failed' }) })]);
+  }, 120_000);
+});
