@@ -184,9 +184,20 @@ export const settings = {
   get webhookTimeoutMs(): number {
     return intFromEnv('WEBHOOK_TIMEOUT_MS', 10_000);
   },
-  /** How often the local stack sends the webhook deliveries that are due (in AWS: every minute, cdk/stack.ts). */
+  /**
+   * How often a webhook sender reads the due list again for deliveries that came due: the local
+   * stack's sender all along, the scheduled webhooks function (every minute, cdk/stack.ts) while it runs.
+   */
   get webhookDispatchIntervalMs(): number {
     return intFromEnv('WEBHOOK_DISPATCH_INTERVAL_MS', 2_000);
+  },
+  /** Webhook tries under way at once in one sender, all API keys together. */
+  get webhookConcurrency(): number {
+    return intFromEnv('WEBHOOK_CONCURRENCY', 16);
+  },
+  /** Webhook tries of one API key under way at once in one sender: a key's slow receivers cannot take every slot. */
+  get webhookConcurrencyPerKey(): number {
+    return intFromEnv('WEBHOOK_CONCURRENCY_PER_KEY', 2);
   },
 
   /** Another Chromium to use instead of the one @sparticuz/chromium ships (macOS, Debian's chromium). */

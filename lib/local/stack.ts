@@ -192,13 +192,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     RECONCILE_INTERVAL_MS,
   );
   reconciliation.unref();
-  // Webhook deliveries that are due, as the scheduled webhooks function does in AWS (every minute
-  // there; more often here, WEBHOOK_DISPATCH_INTERVAL_MS). One round at a time.
-  let sending: Promise<unknown> | undefined;
-  const webhookSender = setInterval(() => {
-    sending ??= sendDueDeliveries(webhookDeps()).catch(() => undefined).finally(() => (sending = undefined));
-  }, settings.webhookDispatchIntervalMs);
-  webhookSender.unref();
+  // Webhook deliveries that are due, as the scheduled webhooks function does in AWS: the same pool
+  // of senders, fair between keys, here running for as long as the stack does.
+  const webhookSending = new AbortController();
+  void sendDueDeliveries(webhookDeps(), {
+    concurrency: settings.webhookConcurrency,
+    perKeyConcurrency: settings.webhookConcurrencyPerKey,
+    pollIntervalMs: settings.webhookDispatchIntervalMs,
+    stop: webhookSending.signal,
+  }).catch((error: unknown) => console.error(`Webhook deliveries stopped: ${error instanceof Error ? error.message : String(error)}`));
 
   // The API answers only once it can render: the first PDF pays Chromium's start-up here.
   const warmUp = await prepareDocument({ html: '<p>warm-up</p>', options: {} });
@@ -228,7 +230,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   stopStack = () => (stopping ??= stop());
   async function stop() {
     clearInterval(reconciliation);
-    clearInterval(webhookSender);
+    webhookSending.abort();
     unregisterBrowserCheck();
     await rm(stackInfoPath(dataDir), { force: true });
     if (ownsBaseUrl) delete process.env.PUBLIC_BASE_URL;

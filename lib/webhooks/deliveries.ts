@@ -9,9 +9,9 @@
  * from the finished job at each try (the same bytes every time: a finished job does not change),
  * so a batch job's result, which may be megabytes, is never copied into an item. While it waits
  * it is listed in the entity index under `WEBHOOK_DUE` by the time of its next try; whatever sends
- * due deliveries (the scheduled webhooks function in AWS, a timer in the local stack, and the job
- * itself right after it finishes) claims each one with a conditional write before trying it, so two
- * senders never try the same delivery at once.
+ * due deliveries (the pool of senders in the scheduled webhooks function in AWS and in the local
+ * stack, fair between API keys, and the job itself right after it finishes) claims each one with a
+ * conditional write before trying it, so two senders never try the same delivery at once.
  *
  *   WEBHOOK#<webhook id> / WEBHOOK   one delivery: where, what, how many tries, what happened
  */
@@ -23,6 +23,7 @@ import { logger } from '#lib/observability/logger.ts';
 import { randomBase62 } from '#lib/random.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import type { EgressPolicy } from '#lib/egress/destinations.ts';
+import { pickDueDeliveries } from './picking.ts';
 import { sendWebhook, type SendOutcome } from './send.ts';
 
 const ENTITY = 'WEBHOOK';
@@ -120,20 +121,54 @@ export async function enqueueDelivery(
   return delivery;
 }
 
-/** Deliveries due by `now`, soonest first, at most `limit`. */
-export async function dueDeliveries(store: KeyStore, now: Date, limit = 100): Promise<Delivery[]> {
+/** Where a read of the due list stopped, for the next read to go on from. */
+export type DueCursor = Record<string, unknown>;
+
+/**
+ * Deliveries due by `now`, soonest first, at most `limit` (read a page at a time), from the start
+ * of the due list or from where an earlier read stopped (`after`). `next` is where this read
+ * stopped when the list goes on past `limit`.
+ */
+export async function dueDeliveries(
+  store: KeyStore,
+  now: Date,
+  { limit = 100, after }: { limit?: number; after?: DueCursor } = {},
+): Promise<{ deliveries: Delivery[]; next?: DueCursor }> {
+  const deliveries: Delivery[] = [];
+  let cursor = after;
+  do {
+    const { Items, LastEvaluatedKey } = await store.client.send(
+      new QueryCommand({
+        TableName: store.tableName,
+        IndexName: ENTITY_INDEX.name,
+        KeyConditionExpression: '#p = :due AND #s <= :now',
+        ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey, '#s': ENTITY_INDEX.sortKey },
+        // Sort keys are `<time>#<id>`: '~' sorts after every character of an id.
+        ExpressionAttributeValues: { ':due': DUE, ':now': `${now.toISOString()}~` },
+        Limit: limit - deliveries.length,
+        ...(cursor && { ExclusiveStartKey: cursor }),
+      }),
+    );
+    deliveries.push(...(Items ?? []).map(asDelivery));
+    cursor = LastEvaluatedKey;
+  } while (cursor && deliveries.length < limit);
+  return { deliveries, ...(cursor && { next: cursor }) };
+}
+
+/** When the soonest pending delivery is due (one being tried: when its claim lapses), if any is pending. */
+async function soonestDue(store: KeyStore): Promise<Date | undefined> {
   const { Items } = await store.client.send(
     new QueryCommand({
       TableName: store.tableName,
       IndexName: ENTITY_INDEX.name,
-      KeyConditionExpression: '#p = :due AND #s <= :now',
-      ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey, '#s': ENTITY_INDEX.sortKey },
-      // Sort keys are `<time>#<id>`: '~' sorts after every character of an id.
-      ExpressionAttributeValues: { ':due': DUE, ':now': `${now.toISOString()}~` },
-      Limit: limit,
+      KeyConditionExpression: '#p = :due',
+      ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey },
+      ExpressionAttributeValues: { ':due': DUE },
+      Limit: 1,
     }),
   );
-  return (Items ?? []).map(asDelivery);
+  const next = Items?.[0]?.nextAttemptAt;
+  return typeof next === 'string' ? new Date(next) : undefined;
 }
 
 /**
@@ -233,25 +268,107 @@ export async function attemptDelivery(deps: WebhookDeps, delivery: Delivery, now
   return outcome;
 }
 
+export interface SendingOptions {
+  /** Tries under way at once, all keys together. */
+  readonly concurrency?: number;
+  /** Tries under way at once for one API key: a key's slow receivers hold no more sender slots than this. */
+  readonly perKeyConcurrency?: number;
+  /** How often the due list is read again for deliveries that came due. */
+  readonly pollIntervalMs?: number;
+  /** The function's time left: no try starts that could outlast it (the rest stay due). */
+  readonly remainingMs?: () => number;
+  /**
+   * Keep sending until this aborts (the local stack). Without it, sending ends once nothing is
+   * under way, due, or coming due before the time left runs out (the scheduled function).
+   */
+  readonly stop?: AbortSignal;
+}
+
+/** Room kept after a try's WEBHOOK_TIMEOUT_MS for recording its outcome before the function's time is up. */
+const RECORDING_MS = 5_000;
+/** Most of the due list one read takes in: a longer list is read on from there next time, then from its start again. */
+const DUE_READ_LIMIT = 1_000;
+
 /**
- * Tries every delivery due by `now` (a few at a time); returns how many were tried. With
- * `remainingMs` (a function's time left), no try starts that could outlast it: the rest stay due.
+ * Sends due deliveries as a pool that never waits for a round: whenever a sender slot is free it
+ * starts the next due delivery, picked fairly between API keys (lib/webhooks/picking.ts: round-robin,
+ * at most `perKeyConcurrency` tries of one key under way), and it reads the due list again every
+ * `pollIntervalMs`, so a delivery coming due starts within about that long however slow other keys'
+ * receivers are. Each try is still claimed with a conditional write first, so other senders (the
+ * job's own first try, an overlapping scheduled run) never try it at the same time. Returns how
+ * many tries were made.
  */
-export async function sendDueDeliveries(deps: WebhookDeps, { now = new Date(), concurrency = 8, remainingMs }: { now?: Date; concurrency?: number; remainingMs?: () => number } = {}): Promise<number> {
-  const due = await dueDeliveries(deps.store, now);
-  let next = 0;
+export async function sendDueDeliveries(
+  deps: WebhookDeps,
+  { concurrency = 16, perKeyConcurrency = 2, pollIntervalMs = 2_000, remainingMs, stop }: SendingOptions = {},
+): Promise<number> {
+  const underWay = new Map<string, Promise<void>>();
+  const underWayByKey = new Map<string, number>();
+  let candidates: Delivery[] = [];
+  let cursor: DueCursor | undefined;
+  let readAt = -Infinity;
   let tried = 0;
-  const timeLeft = () => (remainingMs ? remainingMs() > deps.timeoutMs + 5_000 : true);
-  const worker = async () => {
-    while (next < due.length && timeLeft()) {
-      const delivery = due[next++] as Delivery;
-      try {
-        if (await attemptDelivery(deps, delivery, new Date())) tried++;
-      } catch (error) {
-        logger.error('webhook delivery could not be recorded', { webhook_id: delivery.id, error: (error as Error).message });
-      }
-    }
+  let wake: () => void = () => undefined;
+  const mayStart = () => !stop?.aborted && (remainingMs ? remainingMs() > deps.timeoutMs + RECORDING_MS : true);
+
+  const start = (delivery: Delivery) => {
+    underWayByKey.set(delivery.keyId, (underWayByKey.get(delivery.keyId) ?? 0) + 1);
+    const attempt = attemptDelivery(deps, delivery, new Date())
+      .then((outcome) => void (outcome && tried++))
+      .catch((error: unknown) => logger.error('webhook delivery could not be recorded', { webhook_id: delivery.id, error: (error as Error).message }))
+      .finally(() => {
+        underWay.delete(delivery.id);
+        const left = (underWayByKey.get(delivery.keyId) ?? 1) - 1;
+        if (left > 0) underWayByKey.set(delivery.keyId, left);
+        else underWayByKey.delete(delivery.keyId);
+        wake();
+      });
+    underWay.set(delivery.id, attempt);
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, due.length) }, worker));
+
+  while (mayStart()) {
+    let freeSlots = concurrency - underWay.size;
+    const reading = freeSlots > 0 && Date.now() - readAt >= pollIntervalMs;
+    if (reading) {
+      readAt = Date.now();
+      try {
+        const read = await dueDeliveries(deps.store, new Date(), { limit: DUE_READ_LIMIT, after: cursor });
+        candidates = read.deliveries;
+        cursor = read.next;
+      } catch (error) {
+        logger.error('due webhook deliveries could not be read', { error: (error as Error).message });
+        candidates = [];
+      }
+      freeSlots = concurrency - underWay.size;
+    }
+    // A delivery read while it was being tried is not due again: its claim moved it on.
+    candidates = candidates.filter((delivery) => !underWay.has(delivery.id));
+    const picked = pickDueDeliveries(candidates, { freeSlots, perKeyLimit: perKeyConcurrency, inFlightByKey: underWayByKey });
+    if (picked.length > 0) {
+      const taken = new Set(picked);
+      candidates = candidates.filter((delivery) => !taken.has(delivery));
+      for (const delivery of picked) start(delivery);
+    }
+    if (!stop && reading && underWay.size === 0 && candidates.length === 0 && !cursor) {
+      // Idle: stay only for a delivery that comes due while a try could still start.
+      const window = remainingMs ? remainingMs() - deps.timeoutMs - RECORDING_MS : 0;
+      const soonest = window > 0 ? await soonestDue(deps.store).catch(() => undefined) : undefined;
+      if (!soonest || soonest.getTime() > Date.now() + window) break;
+    }
+    // Until a try ends (a slot frees), the due list is to be read again (only worth it with a slot
+    // free), or sending stops.
+    await new Promise<void>((resolve) => {
+      const timer = underWay.size < concurrency ? setTimeout(done, Math.max(0, readAt + pollIntervalMs - Date.now())) : undefined;
+      stop?.addEventListener('abort', done, { once: true });
+      wake = done;
+      function done() {
+        clearTimeout(timer);
+        stop?.removeEventListener('abort', done);
+        wake = () => undefined;
+        resolve();
+      }
+    });
+  }
+  await Promise.all(underWay.values());
   return tried;
 }

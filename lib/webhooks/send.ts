@@ -39,7 +39,10 @@ export type SendOutcome =
 /** Most of a receiver's answer that is read (and thrown away): a receiver cannot make us hold more. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
-/** POSTs `body` to `url` with `headers`, pinned to the address the egress rules allowed. */
+/**
+ * POSTs `body` to `url` with `headers`, pinned to the address the egress rules allowed. The outcome
+ * is the answer's status, known as soon as its headers arrive (2xx: delivered).
+ */
 export async function sendWebhook(
   url: string,
   headers: Record<string, string>,
@@ -56,11 +59,14 @@ export async function sendWebhook(
   };
   const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<SendOutcome>((resolve) => {
-    // The whole exchange has timeoutMs, not each pause in it: a receiver that answers a byte at a
-    // time cannot hold a sender longer than that.
-    const deadline = setTimeout(() => outgoing.destroy(new Error(`no complete answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+    // The answer's status has timeoutMs from the start of the exchange, not from each pause in it:
+    // a receiver that sends its headers a byte at a time cannot hold a sender longer than that.
+    // Past it, whatever is still being read of the answer is dropped too.
+    const deadline = setTimeout(() => outgoing.destroy(new Error(`no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+    let settled = false;
     const settle = (outcome: SendOutcome) => {
-      clearTimeout(deadline);
+      if (settled) return;
+      settled = true;
       resolve(outcome);
     };
     const outgoing = request(
@@ -73,20 +79,22 @@ export async function sendWebhook(
         agent: false,
       },
       (response) => {
+        // The status decides, as soon as it arrives: a receiver that answered 2xx has the event,
+        // however slowly the rest of its answer comes. The body means nothing to us: it is read
+        // (and thrown away) in the background, up to MAX_ANSWER_BYTES and the deadline, then the
+        // connection is dropped.
+        const status = response.statusCode ?? 0;
+        settle(status >= 200 && status < 300 ? { delivered: true, status } : { delivered: false, status, reason: `the receiver answered ${status}` });
         let read = 0;
         response.on('data', (chunk: Buffer) => {
           read += chunk.length;
-          if (read > MAX_ANSWER_BYTES) response.destroy();
+          if (read > MAX_ANSWER_BYTES) outgoing.destroy();
         });
-        const status = response.statusCode ?? 0;
-        const answered = () =>
-          settle(status >= 200 && status < 300 ? { delivered: true, status } : { delivered: false, status, reason: `the receiver answered ${status}` });
-        response.once('end', answered);
-        response.once('close', answered);
-        response.once('error', answered);
+        response.on('error', () => undefined);
       },
     );
-    outgoing.once('error', (error) => settle({ delivered: false, reason: `the receiver could not be reached: ${error.message}` }));
+    outgoing.on('error', (error) => settle({ delivered: false, reason: `the receiver could not be reached: ${error.message}` }));
+    outgoing.once('close', () => clearTimeout(deadline));
     outgoing.end(body);
   });
 }

@@ -75,10 +75,53 @@ describe('sending a webhook', () => {
         resolve: async () => ['127.0.0.1'],
         timeoutMs: 500,
       });
-      expect(outcome).toEqual({ delivered: false, reason: expect.stringContaining('no complete answer within 500 ms') });
+      expect(outcome).toEqual({ delivered: false, reason: expect.stringContaining('no answer within 500 ms') });
     } finally {
       for (const socket of sockets) socket.destroy();
       trickler.close();
+    }
+  });
+
+  test('a receiver that answers 2xx at once is delivered at once, however slowly its body follows; the body is not read past its cap or the deadline', async () => {
+    // Prepare: one path trickles a 200's body for 3 s, another a 503's, a third streams far more than the cap.
+    const closed: Record<string, number> = {};
+    const slowBody = createServer((request, response) => {
+      request.resume();
+      const started = Date.now();
+      request.on('end', () => {
+        response.writeHead(request.url === '/down' ? 503 : 200, { 'Content-Type': 'text/plain' });
+        response.flushHeaders();
+        const chunk = request.url === '/flood' ? 'x'.repeat(16 * 1024) : '.';
+        const drip = setInterval(() => response.write(chunk), request.url === '/flood' ? 1 : 100);
+        setTimeout(() => response.end(), 3_000).unref();
+        response.on('close', () => {
+          clearInterval(drip);
+          closed[request.url!] = Date.now() - started;
+        });
+      });
+    });
+    await new Promise<void>((resolve) => slowBody.listen(0, '127.0.0.1', resolve));
+    const slowPort = (slowBody.address() as AddressInfo).port;
+    const send = (path: string) =>
+      sendWebhook(`http://slow.test:${slowPort}${path}`, {}, '{}', { allowPrivateHosts: new Set([`slow.test:${slowPort}`]), resolve: async () => ['127.0.0.1'], timeoutMs: 1_500 });
+    try {
+      // Act
+      const started = Date.now();
+      const [ok, down, flood] = await Promise.all([send('/ok'), send('/down'), send('/flood')]);
+
+      // Assess: judged by the status as it arrived, long before the body ended (3 s) or the deadline (1.5 s).
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(ok).toEqual({ delivered: true, status: 200 });
+      expect(down).toEqual({ delivered: false, status: 503, reason: 'the receiver answered 503' });
+      expect(flood).toEqual({ delivered: true, status: 200 });
+      // The trickling bodies are dropped at the deadline, the flood at the cap.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(closed['/ok']).toBeGreaterThanOrEqual(1_400);
+      expect(closed['/ok']).toBeLessThan(2_500);
+      expect(closed['/flood']).toBeLessThan(1_000);
+    } finally {
+      slowBody.closeAllConnections();
+      slowBody.close();
     }
   });
 });
