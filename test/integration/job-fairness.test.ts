@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getBrowser } from '#lib/render/browser.ts';
-import { request, type ApiResponse } from '../support/api.ts';
+import { request, runKeyTool, type ApiResponse } from '../support/api.ts';
 import { rendererPids, startPrivateStack, until, type PrivateStack } from '../support/private-stack.ts';
 
 const JOB_RENDER_TIMEOUT_MS = 15_000;
@@ -170,4 +170,23 @@ describe('jobs that always end', () => {
     await until(() => (receiver.received.get('/crashed')?.length ?? 0) >= 1, 20_000);
     expect(receiver.received.get('/crashed')).toEqual([expect.objectContaining({ type: 'pdf.job.failed', data: expect.objectContaining({ job_id: id, status: 'failed' }) })]);
   }, 120_000);
+
+  it('a job of a key revoked before its next run fails unauthorized, uncharged, and says so in its webhook', async () => {
+    // Prepare: a job whose first run is under way
+    const created = await runKeyTool(['create', '--tier', 'starter', '--json'], { DATA_DIR: service.dataDir });
+    const { api_key: key, key_id: keyId } = JSON.parse(created.stdout) as { api_key: string; key_id: string };
+    const browser = await getBrowser();
+    const id = await submit(key, { html: '<p>for a revoked key</p>', wait_for_expression: 'window.never === true', webhook_url: `${receiver.origin}/revoked` });
+    await until(async () => (await jobOf(key, id)).status === 'running', 10_000);
+
+    // Act: the key revoked, then the run's renderer killed, so that Lambda runs the job again
+    expect((await runKeyTool(['revoke', keyId], { DATA_DIR: service.dataDir })).code).toBe(0);
+    for (const pid of rendererPids(browser.process()!.pid!)) process.kill(pid, 'SIGKILL');
+
+    // Assess: the next run ends it without rendering (the revoked key can no longer read it: its webhook tells)
+    await until(() => (receiver.received.get('/revoked')?.length ?? 0) >= 1, 30_000);
+    const [delivery] = receiver.received.get('/revoked')!;
+    expect(delivery).toMatchObject({ type: 'pdf.job.failed', data: { job_id: id, status: 'failed', result: { error: { code: 'unauthorized' } } } });
+    expect((await call('GET', `/v1/jobs/${id}`, key)).status).toBe(401);
+  }, 60_000);
 });

@@ -29,6 +29,8 @@ describe('sample events (events/*.json)', () => {
     const environment: Record<string, string> = {
       ...localAwsEnvironment(info),
       LINK_SIGNING_SECRET: readFileSync(join(dataDir, 'link-signing-secret'), 'utf8').trim(),
+      // An async request submitted here is run by the stack's job function: sealed with its secret.
+      JOB_REQUEST_SECRET: readFileSync(join(dataDir, 'job-request-secret'), 'utf8').trim(),
       AWS_ENDPOINT_URL_LAMBDA: info.lambdaEndpoint,
       RENDER_FUNCTION_NAME: 'render',
       JOB_FUNCTION_NAME: 'job',
@@ -53,7 +55,9 @@ describe('sample events (events/*.json)', () => {
   test('there is one sample event per function, and each API event is routed to the function it is named after', async () => {
     const { API_FUNCTIONS, INTERNAL_FUNCTIONS, FALLBACK_HANDLER, matchRoute } = await import('#lib/api/routes.ts');
     const names = readdirSync(EVENTS_DIR).filter((file) => file.endsWith('.json')).map((file) => file.replace(/\.json$/, ''));
-    expect(names.sort()).toEqual([...API_FUNCTIONS, ...INTERNAL_FUNCTIONS].sort());
+    // A function invoked two ways has a second event named <function>-<case> (reconcile-job-failures).
+    expect(names.filter((name) => !name.includes('-')).sort()).toEqual([...API_FUNCTIONS, ...INTERNAL_FUNCTIONS].sort());
+    for (const variant of names.filter((name) => name.includes('-'))) expect([...INTERNAL_FUNCTIONS]).toContain(variant.split('-')[0]);
     for (const name of API_FUNCTIONS) {
       const event = readEvent(name);
       const match = matchRoute(event.httpMethod, event.path);
@@ -128,6 +132,27 @@ describe('sample events (events/*.json)', () => {
   test('reconcile, invoked with the sample scheduled event: a report of what it repaired', async () => {
     const report = await handlers.reconcile!(readEvent('reconcile'), context('reconcile'));
     expect(report).toEqual({ repaired: expect.any(Number), returned: expect.any(Number), charged: expect.any(Number), abandonedJobs: expect.any(Number) });
+  });
+
+  test('reconcile, invoked with a failure-queue batch: each record handled, none retried; a job that ended meanwhile is left as it is', async () => {
+    // As shipped the record names no real job: nothing to end, nothing to retry.
+    const shipped = readEvent<{ Records: { body: string; messageId: string }[] }>('reconcile-job-failures');
+    expect(await handlers.reconcile!(shipped, context('reconcile'))).toEqual({ batchItemFailures: [] });
+    // A job whose last run finished after all: still succeeded, charged once. (Ending a job that
+    // is still running is tested through the local stack's own give-up path, job-fairness.test.ts.)
+    const asyncEvent = withKey(readEvent('generate'), key.apiKey);
+    const submitted = await run('generate', { ...asyncEvent, body: JSON.stringify({ ...JSON.parse(asyncEvent.body!), async: true }) });
+    const jobId = bodyOf(submitted).job_id as string;
+    await handlers.job!({ job_id: jobId }, context('job'));
+    const record = JSON.parse(shipped.Records[0]!.body);
+    const event = { Records: [{ ...shipped.Records[0], body: JSON.stringify({ ...record, requestPayload: { job_id: jobId } }) }] };
+    expect(await handlers.reconcile!(event, context('reconcile'))).toEqual({ batchItemFailures: [] });
+    const jobEvent = withKey(readEvent('jobs'), key.apiKey);
+    const read = bodyOf(await run('jobs', { ...jobEvent, path: `/v1/jobs/${jobId}`, pathParameters: { job_id: jobId } }));
+    expect(read).toMatchObject({ job_id: jobId, status: 'succeeded', result: { pages: 1 } });
+    // A record that is not one Lambda sends is reported back, to come again (then to the dead-letter queue).
+    const garbled = { Records: [{ ...shipped.Records[0], body: 'not json' }] };
+    expect(await handlers.reconcile!(garbled, context('reconcile'))).toEqual({ batchItemFailures: [{ itemIdentifier: shipped.Records[0]!.messageId }] });
   });
 
   test('webhooks, invoked with the sample scheduled event: how many due deliveries it tried', async () => {

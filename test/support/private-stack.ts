@@ -15,6 +15,8 @@ import { request, runKeyTool, type ApiResponse } from './api.ts';
 export interface PrivateStack {
   readonly stack: LocalStack;
   readonly apiUrl: string;
+  /** Its data directory (for the key tool). */
+  readonly dataDir: string;
   /** A key made with the project's key tool against this stack. */
   createKey(tier: string, extra?: string[]): Promise<string>;
   /** POST /v1/pdf/generate on this stack. */
@@ -39,6 +41,7 @@ export async function startPrivateStack(settings: Record<string, string> = {}): 
   return {
     stack,
     apiUrl: stack.apiUrl,
+    dataDir,
     async createKey(tier, extra = []) {
       const created = await runKeyTool(['create', '--tier', tier, '--json', ...extra], { DATA_DIR: dataDir });
       expect(created.code, created.stderr).toBe(0);
