@@ -151,7 +151,7 @@ export class PdfApiStack extends Stack {
     const logRetention = props.logRetention ?? RetentionDays.ONE_MONTH;
 
     this.storage = new Storage(this, 'Storage', { deletionProtection: props.deletionProtection });
-    const { table, bucket, linkSigningSecret } = this.storage;
+    const { table, bucket, linkSigningSecret, jobRequestKey } = this.storage;
     this.chromiumLayer = new ChromiumLayer(this, 'Chromium', { projectRoot: PROJECT_ROOT, runtime: RUNTIME });
 
     const commonEnvironment: Record<string, string> = {
@@ -187,6 +187,7 @@ export class PdfApiStack extends Stack {
         environment: {
           ...commonEnvironment,
           ...(profile.linkSecret && { LINK_SIGNING_SECRET_ARN: linkSigningSecret.secretArn }),
+          ...(profile.jobRequestKey && { JOB_REQUEST_KEY_ARN: jobRequestKey.keyArn }),
           ...(profile.idempotency && { IDEMPOTENCY_TABLE_NAME: this.storage.idempotencyTable.tableName }),
         },
         tracing: props.tracing,
@@ -295,6 +296,14 @@ export class PdfApiStack extends Stack {
       // GetSecretValue only (grantRead adds DescribeSecret, which nothing calls); the secret is
       // encrypted with the AWS-managed key, so no KMS grant is needed.
       if (profile.linkSecret) fn.addToRolePolicy(new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [linkSigningSecret.secretArn] }));
+      if (profile.jobRequestKey?.length) {
+        // Job requests are sealed (lib/jobs/request-sealing.ts): Encrypt where jobs are submitted,
+        // Decrypt only where they run. Granted by the role and by the key policy alike, which grants
+        // the account no use of the key (cdk/constructs/storage.ts).
+        const actions = profile.jobRequestKey.map((op) => `kms:${op}`);
+        fn.addToRolePolicy(new PolicyStatement({ actions, resources: [jobRequestKey.keyArn] }));
+        jobRequestKey.addToResourcePolicy(new PolicyStatement({ sid: `${name}Function`, actions, principals: [fn.role!], resources: ['*'] }));
+      }
       for (const target of profile.invokes ?? []) {
         fn.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [functions[target].functionArn] }));
         fn.addEnvironment(`${target.toUpperCase()}_FUNCTION_NAME`, functions[target].functionName);

@@ -51,6 +51,17 @@ export const settings = {
   get linkSigningSecret(): string {
     return required('LINK_SIGNING_SECRET');
   },
+  /**
+   * The KMS key (its ARN) that seals the requests of asynchronous jobs at rest (lib/jobs/request-sealing.ts).
+   * Set by the stack for the functions that submit and run jobs; without it, JOB_REQUEST_SECRET is used.
+   */
+  get jobRequestKeyArn(): string | undefined {
+    return process.env.JOB_REQUEST_KEY_ARN || undefined;
+  },
+  /** Where there is no KMS (the local stack makes one per data directory): the secret job requests are sealed with. */
+  get jobRequestSecret(): string {
+    return required('JOB_REQUEST_SECRET');
+  },
   /** Base URL for download links when the API sits behind a custom domain; derived from the request otherwise. */
   get publicBaseUrl(): string | undefined {
     return process.env.PUBLIC_BASE_URL || undefined;

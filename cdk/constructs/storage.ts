@@ -1,10 +1,12 @@
 /**
  * The service's state: the one DynamoDB table (shape from lib/storage/table.ts, shared with the
- * local stack), the PDF bucket (one lifecycle rule per retention prefix, from the tier table) and
- * the link-signing secret.
+ * local stack), the PDF bucket (one lifecycle rule per retention prefix, from the tier table),
+ * the link-signing secret and the KMS key that seals the requests of asynchronous jobs.
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { AccountRootPrincipal, PolicyDocument, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { BlockPublicAccess, Bucket, BucketEncryption, HttpMethods, ObjectOwnership, type LifecycleRule } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
@@ -42,6 +44,39 @@ export function pdfLifecycleRules(): LifecycleRule[] {
   ];
 }
 
+/**
+ * What the account itself may do with the job-request key: administer it (deploy, rotate, describe,
+ * delete), never use it. Encrypt and Decrypt are granted in the key policy to the roles of the
+ * functions that submit and run jobs by name (cdk/stack.ts), so no other principal, not even one
+ * whose IAM policy allows kms:Decrypt on every key, can open a job's request. No kms:CreateGrant
+ * either: a grant would be another way to hand out Decrypt.
+ */
+export const JOB_REQUEST_KEY_ADMIN_ACTIONS = [
+  'kms:CancelKeyDeletion',
+  'kms:CreateAlias',
+  'kms:DeleteAlias',
+  'kms:DescribeKey',
+  'kms:DisableKey',
+  'kms:DisableKeyRotation',
+  'kms:EnableKey',
+  'kms:EnableKeyRotation',
+  'kms:GetKeyPolicy',
+  'kms:GetKeyRotationStatus',
+  'kms:ListAliases',
+  'kms:ListGrants',
+  'kms:ListKeyPolicies',
+  'kms:ListKeyRotations',
+  'kms:ListResourceTags',
+  'kms:PutKeyPolicy',
+  'kms:RevokeGrant',
+  'kms:RotateKeyOnDemand',
+  'kms:ScheduleKeyDeletion',
+  'kms:TagResource',
+  'kms:UntagResource',
+  'kms:UpdateAlias',
+  'kms:UpdateKeyDescription',
+] as const;
+
 export interface StorageProps {
   /** Production: deletion protection on the table, and table, bucket and secret kept on stack deletion. */
   readonly deletionProtection: boolean;
@@ -54,6 +89,11 @@ export class Storage extends Construct {
   readonly bucket: Bucket;
   readonly accessLogsBucket: Bucket;
   readonly linkSigningSecret: Secret;
+  /**
+   * Seals the requests of asynchronous jobs (lib/jobs/request-sealing.ts): their url secrets wait in
+   * the bucket, encrypted under data keys this key wraps. Rotated yearly by KMS.
+   */
+  readonly jobRequestKey: Key;
 
   constructor(scope: Construct, id: string, props: StorageProps) {
     super(scope, id);
@@ -121,6 +161,16 @@ export class Storage extends Construct {
       generateSecretString: { passwordLength: 64, excludePunctuation: true, includeSpace: false },
       removalPolicy,
     });
+    this.jobRequestKey = new Key(this, 'JobRequestKey', {
+      description: 'Wraps the data keys of asynchronous job requests (their url headers, basic auth and cookies); only the job function may decrypt.',
+      enableKeyRotation: true,
+      // The key policy in full: without it CDK would give the account kms:* (every IAM policy allowing Decrypt could then open requests).
+      policy: new PolicyDocument({
+        statements: [new PolicyStatement({ sid: 'AdministerOnly', actions: [...JOB_REQUEST_KEY_ADMIN_ACTIONS], principals: [new AccountRootPrincipal()], resources: ['*'] })],
+      }),
+      removalPolicy,
+    });
+
     Validations.of(this.linkSigningSecret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:

@@ -74,6 +74,11 @@ export interface FunctionProfile {
   /** S3 operations it performs on the results too large for their job's item (lib/jobs/job-records.ts), under their own prefix. */
   readonly jobResults?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
   /**
+   * KMS operations it performs with the key that seals job requests (lib/jobs/request-sealing.ts):
+   * Encrypt to submit jobs, Decrypt to run them. It gets the key as JOB_REQUEST_KEY_ARN.
+   */
+  readonly jobRequestKey?: readonly ('Encrypt' | 'Decrypt')[];
+  /**
    * Runs asynchronous jobs: invoked asynchronously (Lambda's retries and event age from
    * JOB_ASYNC_INVOKE, a failure destination for what it gave up on) with up to 15 minutes a run.
    */
@@ -107,6 +112,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     index: ['Query'],
     objects: ['PutObject'],
     jobRequests: ['PutObject', 'DeleteObject'],
+    jobRequestKey: ['Encrypt'],
     linkSecret: true,
     idempotency: true,
     invokes: ['job'],
@@ -118,6 +124,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     index: ['Query'],
     objects: ['GetObject', 'PutObject'],
     jobRequests: ['PutObject', 'DeleteObject'],
+    jobRequestKey: ['Encrypt'],
     linkSecret: true,
     invokes: ['render', 'job'],
     idempotency: true,
@@ -138,6 +145,8 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     index: ['Query'],
     objects: ['GetObject', 'PutObject'],
     jobRequests: ['GetObject', 'DeleteObject'],
+    // The one function that can open a job's request (its url secrets).
+    jobRequestKey: ['Decrypt'],
     jobResults: ['GetObject', 'PutObject', 'DeleteObject'],
     linkSecret: true,
     invokes: ['render'],

@@ -8,6 +8,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { KMSClient } from '@aws-sdk/client-kms';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
 
@@ -42,3 +43,6 @@ export const s3 = oncePerEndpoint(
 );
 
 export const lambda = oncePerEndpoint('AWS_ENDPOINT_URL_LAMBDA', () => new LambdaClient({}));
+
+/** The key that seals job requests (lib/aws/job-request-keys.ts); in AWS only: the local stack has no KMS. */
+export const kms = oncePerEndpoint('AWS_ENDPOINT_URL_KMS', () => new KMSClient({}));

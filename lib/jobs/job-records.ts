@@ -1,6 +1,7 @@
 /**
  * Asynchronous jobs as stored: the job's item in the one table, and the request it runs as an
- * object in the bucket (a body may be 5 MB, far over an item's 400 KB).
+ * object in the bucket (a body may be 5 MB, far over an item's 400 KB), encrypted
+ * (lib/jobs/request-sealing.ts) and removed when the job ends.
  *
  *   JOB#<job id> / JOB   the job: whose, what kind, its state, its quota reservation, its result
  *
@@ -11,7 +12,7 @@
  * A result too large for the item (a batch of 100 items, each with up to 16 KB of metadata, is
  * megabytes as JSON) is kept in the bucket under JOB_RESULT_PREFIX and the item names it.
  */
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, paginateListObjectsV2, PutObjectCommand } from '@aws-sdk/client-s3';
 import { DeleteCommand, GetCommand, paginateQuery, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { QuotaReservation } from '#lib/accounts/quota.ts';
@@ -19,6 +20,8 @@ import type { TierName } from '#lib/accounts/tiers.ts';
 import { derivedBase62, randomBase62 } from '#lib/random.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
+import { jobRequestKeyUnwrapper, jobRequestKeyWrapper } from '#lib/aws/job-request-keys.ts';
+import { openJobRequest, sealJobRequest, type DataKeyUnwrapper, type DataKeyWrapper } from './request-sealing.ts';
 
 const ENTITY = 'JOB';
 const PENDING = 'JOB_PENDING';
@@ -93,21 +96,52 @@ async function putJsonObject(store: PdfStore, key: string, json: string): Promis
   await store.s3.send(new PutObjectCommand({ Bucket: store.bucketName, Key: key, Body: json, ContentType: 'application/json' }));
 }
 
-async function readJsonObject(store: PdfStore, key: string): Promise<unknown> {
+async function readTextObject(store: PdfStore, key: string): Promise<string> {
   const { Body } = await store.s3.send(new GetObjectCommand({ Bucket: store.bucketName, Key: key }));
-  return JSON.parse(await (Body as { transformToString(): Promise<string> }).transformToString()) as unknown;
+  return (Body as { transformToString(): Promise<string> }).transformToString();
 }
 
-export async function putJobRequest(store: PdfStore, key: string, body: unknown): Promise<void> {
-  await putJsonObject(store, key, JSON.stringify(body));
+async function readJsonObject(store: PdfStore, key: string): Promise<unknown> {
+  return JSON.parse(await readTextObject(store, key)) as unknown;
 }
 
-export async function readJobRequest(store: PdfStore, key: string): Promise<Record<string, unknown>> {
-  return (await readJsonObject(store, key)) as Record<string, unknown>;
+/**
+ * Stores a job's request sealed (lib/jobs/request-sealing.ts): it carries the customer's secrets for
+ * fetching a url (headers, basic auth, cookies), which are never stored in clear.
+ */
+export async function putJobRequest(store: PdfStore, key: string, body: unknown, wrapper: DataKeyWrapper = jobRequestKeyWrapper()): Promise<void> {
+  await putJsonObject(store, key, await sealJobRequest(body, key, wrapper));
+}
+
+/** A job's request, opened: only where job requests may be unwrapped (the job function). */
+export async function readJobRequest(store: PdfStore, key: string, unwrapper: DataKeyUnwrapper = jobRequestKeyUnwrapper()): Promise<Record<string, unknown>> {
+  return openJobRequest(await readTextObject(store, key), key, unwrapper);
 }
 
 export async function deleteJobRequest(store: PdfStore, key: string): Promise<void> {
   await store.s3.send(new DeleteObjectCommand({ Bucket: store.bucketName, Key: key }));
+}
+
+/**
+ * Removes every job request whose job is not pending: a run killed between recording its job's end
+ * and removing the request leaves one, as does a submission that failed half-way. The local stack
+ * calls it as it starts, when no submission can be in flight; in AWS the bucket's lifecycle rule
+ * removes such leftovers (cdk/constructs/storage.ts).
+ *
+ * @returns how many were removed
+ */
+export async function removeLeftoverJobRequests(store: PdfStore): Promise<number> {
+  const pending = new Set(await pendingJobIds(store));
+  let removed = 0;
+  for await (const page of paginateListObjectsV2({ client: store.s3 }, { Bucket: store.bucketName, Prefix: JOB_REQUEST_PREFIX })) {
+    for (const { Key } of page.Contents ?? []) {
+      const jobId = Key && /([^/]+)\.json$/.exec(Key)?.[1];
+      if (!Key || (jobId && pending.has(jobId))) continue;
+      await deleteJobRequest(store, Key);
+      removed++;
+    }
+  }
+  return removed;
 }
 
 /** Writes a new job, queued and listed as pending. */

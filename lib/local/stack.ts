@@ -18,7 +18,7 @@ import { FUNCTION_PROFILES } from '#lib/api/routes.ts';
 import { invokeJobFunction } from '#lib/aws/job-invoker.ts';
 import { counterStore, pdfStore, webhookDeps } from '#lib/aws/stores.ts';
 import { abandonExpiredJobs } from '#lib/jobs/job-endings.ts';
-import { JOB_ASYNC_INVOKE, pendingJobIds } from '#lib/jobs/job-records.ts';
+import { JOB_ASYNC_INVOKE, pendingJobIds, removeLeftoverJobRequests } from '#lib/jobs/job-records.ts';
 import { sendDueDeliveries } from '#lib/webhooks/deliveries.ts';
 import { prepareDocument, renderLimits } from '#lib/documents/produce-pdf.ts';
 import { registerHealthCheck } from '#lib/observability/health.ts';
@@ -83,9 +83,13 @@ function applyEnvironment(values: Record<string, string>): void {
   Object.assign(process.env, values);
 }
 
-/** The link-signing secret, made once per data directory so links survive restarts. */
-async function linkSigningSecret(dataDir: string): Promise<string> {
-  const path = join(dataDir, 'link-signing-secret');
+/**
+ * A secret of the stack, made once per data directory so that it survives restarts: the
+ * link-signing secret (links stay valid), and the one job requests are sealed with (a job resumed
+ * after a restart still opens).
+ */
+async function stackSecret(dataDir: string, name: string): Promise<string> {
+  const path = join(dataDir, name);
   if (existsSync(path)) return (await readFile(path, 'utf8')).trim();
   const secret = randomBytes(32).toString('base64url');
   await writeFile(path, secret + '\n', { mode: 0o600 });
@@ -167,7 +171,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     JOB_FUNCTION_NAME: 'job',
     // Local invocations share this machine: a batch keeps no more in flight than it can run.
     BATCH_CONCURRENCY: process.env.BATCH_CONCURRENCY ?? String(settings.renderConcurrency),
-    LINK_SIGNING_SECRET: await linkSigningSecret(dataDir),
+    LINK_SIGNING_SECRET: await stackSecret(dataDir, 'link-signing-secret'),
+    // Locally there is no KMS: job requests are sealed with a key derived from this (lib/aws/job-request-keys.ts).
+    JOB_REQUEST_SECRET: await stackSecret(dataDir, 'job-request-secret'),
   });
 
   const dynamoClient = new DynamoDBClient({});
@@ -185,6 +191,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const mended = await mendTornPdfRecords(stores.pdfs);
   if (mended.completed + mended.dropped > 0) console.info(`Mended PDF records half-written when the last run was killed: ${mended.completed} completed, ${mended.dropped} dropped.`);
   const repaired = await reconcileQuotas(stores, new Date(), { everyRequestIsDead: true });
+  // A job request outlives no job: one left by a run killed between ending its job and removing it goes now.
+  const leftovers = await removeLeftoverJobRequests(stores.pdfs);
+  if (leftovers > 0) console.info(`Removed ${leftovers} job requests left by jobs that had ended when the last run was killed.`);
   if (repaired.repaired > 0) console.info(`Settled ${repaired.repaired} reservations left by requests that died: ${repaired.returned} PDFs given back, ${repaired.charged} charged.`);
   // And while it runs, as the scheduled reconcile function does in AWS.
   const reconciliation = setInterval(

@@ -139,8 +139,22 @@ describe('IAM', () => {
 
   test.each(ALL_FUNCTIONS)('%s: touches no service it has no business with', (name) => {
     const services = new Set(statementsOf(name).flatMap((s) => asArray(s.Action).map((a) => a.split(':')[0])));
-    const allowed = new Set(['logs', 'xray', 'dynamodb', 's3', 'secretsmanager', 'lambda', ...(FUNCTION_PROFILES[name].runsJobs ? ['sqs'] : [])]);
+    const allowed = new Set([
+      'logs',
+      'xray',
+      'dynamodb',
+      's3',
+      'secretsmanager',
+      'lambda',
+      ...(FUNCTION_PROFILES[name].runsJobs ? ['sqs'] : []),
+      ...(FUNCTION_PROFILES[name].jobRequestKey ? ['kms'] : []),
+    ]);
     for (const service of services) expect(allowed).toContain(service);
+  });
+
+  test.each(ALL_FUNCTIONS)('%s: exactly its profile’s operations with the job-request key, on that key only', (name) => {
+    const key = { 'Fn::GetAtt': [idOf('AWS::KMS::Key', 'StorageJobRequestKey'), 'Arn'] };
+    expect(pairs(name, 'kms')).toEqual((FUNCTION_PROFILES[name].jobRequestKey ?? []).map((op) => `kms:${op} ${JSON.stringify(key)}`).sort());
   });
 
   test('the job function may send to its failure queue, and nothing else of SQS; no other function touches SQS', () => {

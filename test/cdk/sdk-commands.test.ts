@@ -36,6 +36,8 @@ const ACTION_OF_COMMAND: Readonly<Record<string, string>> = {
   HeadBucket: 's3:ListBucket',
   Invoke: 'lambda:InvokeFunction',
   GetSecretValue: 'secretsmanager:GetSecretValue',
+  Encrypt: 'kms:Encrypt',
+  Decrypt: 'kms:Decrypt',
 };
 
 /** What Powertools' DynamoDB persistence layer does to the idempotency table. */

@@ -168,11 +168,16 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
     }
     expect(job, emulator.output(functionId('job')).slice(-4000)).toMatchObject({ status: 'succeeded', result: { pages: 1 } });
     expect(emulator.invocations.some((i) => i.functionName === functionId('job') && i.outcome.ok)).toBe(true);
+    // The request waited sealed: its data key wrapped by generate, unwrapped by the job function, for this job's object only.
+    const uses = stack.kms.calls.filter((call) => call.encryptionContext?.job_request?.endsWith(`/${jobId}.json`));
+    expect(uses.map((call) => call.operation)).toEqual(['Encrypt', 'Decrypt']);
   }, 120_000);
 
   test('the scheduled functions answer their scheduled events', async () => {
     expect(await invoke('reconcile', readEvent('reconcile'))).toEqual({ repaired: expect.any(Number), returned: expect.any(Number), charged: expect.any(Number), abandonedJobs: 0 });
     expect(await invoke('webhooks', readEvent('webhooks'))).toEqual({ tried: 0 });
+    // And reconcile as the job failures queue's event source mapping invokes it.
+    expect(await invoke('reconcile', readEvent('reconcile-job-failures'))).toEqual({ batchItemFailures: [] });
   });
 
   test('every function of the stack was started, cold, from its own asset, and answered', () => {

@@ -37,8 +37,8 @@ export interface Template {
   readonly Resources: Readonly<Record<string, TemplateResource>>;
 }
 
-/** What a reference to a resource of the template is here: a stand-in's name or ARN. */
-export type ResolveRef = (logicalId: string, type: string) => string;
+/** What a reference to a resource of the template is here (`Ref`, or `Fn::GetAtt` of its `Arn`): a stand-in's name or ARN. */
+export type ResolveRef = (logicalId: string, type: string, attribute?: 'Arn') => string;
 
 export interface EmulatorOptions {
   /** The synthesized cloud assembly directory. */
@@ -181,7 +181,9 @@ export class LambdaEmulator {
     const resolve = (value: Intrinsic, where: string): string => {
       if (typeof value === 'string') return value;
       if ('Ref' in value && typeof value.Ref === 'string') return resolveRef(value.Ref, template.Resources[value.Ref]?.Type ?? 'unknown');
-      throw new Error(`${where}: the emulator resolves plain values and Refs only, not ${JSON.stringify(value)}`);
+      const getAtt = (value as { 'Fn::GetAtt'?: unknown })['Fn::GetAtt'];
+      if (Array.isArray(getAtt) && getAtt[1] === 'Arn') return resolveRef(String(getAtt[0]), template.Resources[String(getAtt[0])]?.Type ?? 'unknown', 'Arn');
+      throw new Error(`${where}: the emulator resolves plain values, Refs and ARNs only, not ${JSON.stringify(value)}`);
     };
     for (const [id, resource] of Object.entries(template.Resources)) {
       if (resource.Type === 'AWS::Lambda::EventInvokeConfig') {

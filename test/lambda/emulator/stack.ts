@@ -1,6 +1,7 @@
 /**
  * The synthesized stack running in the Lambda emulation, with everything around it: dynalite and
- * s3rver with the stack's table and bucket, a Secrets Manager holding the link secret, and a key.
+ * s3rver with the stack's table and bucket, a Secrets Manager holding the link secret, a KMS key
+ * for job requests, and a key.
  * Used by the Lambda test (test/lambda/) and by the bench's cold-start and cost phase.
  */
 import { randomBytes } from 'node:crypto';
@@ -18,6 +19,7 @@ import { STACK_NAME } from '../../../cdk/stack.ts';
 import { makeStage } from './environment.ts';
 import { LambdaEmulator, readTemplate, type Template } from './emulator.ts';
 import { startSecretsStandIn, type SecretsStandIn } from './secrets.ts';
+import { startKmsStandIn, type KmsStandIn } from '../../support/kms-standin.ts';
 
 const REGION = 'us-east-1';
 const CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
@@ -31,6 +33,8 @@ export interface EmulatedStack {
   readonly template: Template;
   readonly emulator: LambdaEmulator;
   readonly secrets: SecretsStandIn;
+  /** The job-request key's Encrypt and Decrypt, as the functions call them. */
+  readonly kms: KmsStandIn;
   /** The directory environments mount their function into. */
   readonly stage: string;
   /** A new API key of this tier, and its id. */
@@ -52,6 +56,7 @@ export async function startEmulatedStack(outdir: string, options: { cpus?: strin
   await ensureIdempotencyTable(dynamo, IDEMPOTENCY_TABLE);
   await ensureBucket(new S3Client({ ...aws, endpoint: standIns.s3Endpoint, forcePathStyle: true }), BUCKET);
   const secrets = await startSecretsStandIn({ [LINK_SECRET_ARN]: randomBytes(32).toString('base64url') });
+  const kms = await startKmsStandIn();
 
   // Outside /tmp (each environment mounts a /tmp of its own over it) and outside the project.
   mkdirSync('/var/tmp', { recursive: true });
@@ -62,7 +67,9 @@ export async function startEmulatedStack(outdir: string, options: { cpus?: strin
     template,
     stage,
     // The template's references, as the stand-ins name them.
-    resolveRef: (id, type) => {
+    resolveRef: (id, type, attribute) => {
+      if (type === 'AWS::KMS::Key') return kms.keyArn;
+      if (attribute) throw new Error(`no stand-in for the ${attribute} of ${type} ${id}`);
       if (type === 'AWS::DynamoDB::Table') return id.startsWith('StorageIdempotency') ? IDEMPOTENCY_TABLE : TABLE;
       if (type === 'AWS::S3::Bucket') return BUCKET;
       if (type === 'AWS::SecretsManager::Secret') return LINK_SECRET_ARN;
@@ -78,6 +85,7 @@ export async function startEmulatedStack(outdir: string, options: { cpus?: strin
       AWS_ENDPOINT_URL_DYNAMODB: standIns.dynamodbEndpoint,
       AWS_ENDPOINT_URL_S3: standIns.s3Endpoint,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
+      AWS_ENDPOINT_URL_KMS: kms.endpoint,
     },
     ...(options.cpus && { cpus: options.cpus }),
     ...(options.maxEnvironmentsPerFunction && { maxEnvironmentsPerFunction: options.maxEnvironmentsPerFunction }),
@@ -89,6 +97,7 @@ export async function startEmulatedStack(outdir: string, options: { cpus?: strin
     template,
     emulator,
     secrets,
+    kms,
     stage,
     createKey: async (tier) => {
       const { apiKey, key } = await createApiKey(keys, { tier });
@@ -97,6 +106,7 @@ export async function startEmulatedStack(outdir: string, options: { cpus?: strin
     stop: async () => {
       await emulator.stop();
       await secrets.close();
+      await kms.close();
       await standIns.close();
       for (const dir of [dataDir, stage]) rmSync(dir, { recursive: true, force: true });
     },

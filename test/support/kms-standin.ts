@@ -1,0 +1,72 @@
+/**
+ * A stand-in for KMS's Encrypt and Decrypt on one symmetric key, answering the SDK's own calls
+ * (`AWS_ENDPOINT_URL_KMS`): as KMS does, it binds a ciphertext to its encryption context and refuses
+ * (InvalidCiphertextException) to decrypt it under any other, or under another key id.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface KmsCall {
+  readonly operation: string;
+  readonly keyId: string | undefined;
+  readonly encryptionContext: Readonly<Record<string, string>> | undefined;
+}
+
+export interface KmsStandIn {
+  readonly endpoint: string;
+  readonly keyArn: string;
+  /** Every call answered, in order. */
+  readonly calls: KmsCall[];
+  close(): Promise<void>;
+}
+
+/** The context as KMS compares it: the same pairs in any order. */
+const canonicalContext = (context: Record<string, string> | undefined) =>
+  JSON.stringify(Object.entries(context ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)));
+
+export async function startKmsStandIn(keyArn = 'arn:aws:kms:us-east-1:000000000000:key/00000000-0000-4000-8000-000000000000'): Promise<KmsStandIn> {
+  const material = randomBytes(32);
+  const calls: KmsCall[] = [];
+  const server: Server = createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as {
+      KeyId?: string;
+      Plaintext?: string;
+      CiphertextBlob?: string;
+      EncryptionContext?: Record<string, string>;
+    };
+    const operation = String(request.headers['x-amz-target'] ?? '').replace(/^TrentService\./, '');
+    calls.push({ operation, keyId: body.KeyId, encryptionContext: body.EncryptionContext });
+    const answer = (status: number, payload: unknown) => response.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.1' }).end(JSON.stringify(payload));
+    const aad = Buffer.from(canonicalContext(body.EncryptionContext));
+    if (operation === 'Encrypt') {
+      if (body.KeyId !== keyArn) return answer(400, { __type: 'NotFoundException', message: `Key '${body.KeyId}' does not exist` });
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', material, iv).setAAD(aad);
+      const sealed = Buffer.concat([iv, cipher.update(Buffer.from(body.Plaintext ?? '', 'base64')), cipher.final(), cipher.getAuthTag()]);
+      return answer(200, { CiphertextBlob: sealed.toString('base64'), KeyId: keyArn, EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' });
+    }
+    if (operation === 'Decrypt') {
+      if (body.KeyId !== undefined && body.KeyId !== keyArn) return answer(400, { __type: 'IncorrectKeyException', message: 'The key ID in the request does not identify the key that encrypted the ciphertext.' });
+      try {
+        const blob = Buffer.from(body.CiphertextBlob ?? '', 'base64');
+        const decipher = createDecipheriv('aes-256-gcm', material, blob.subarray(0, 12)).setAAD(aad);
+        decipher.setAuthTag(blob.subarray(blob.length - 16));
+        const plaintext = Buffer.concat([decipher.update(blob.subarray(12, blob.length - 16)), decipher.final()]);
+        return answer(200, { Plaintext: plaintext.toString('base64'), KeyId: keyArn, EncryptionAlgorithm: 'SYMMETRIC_DEFAULT' });
+      } catch {
+        return answer(400, { __type: 'InvalidCiphertextException', message: '' });
+      }
+    }
+    return answer(400, { __type: 'UnsupportedOperationException', message: `${operation} is not served here` });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    keyArn,
+    calls,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
