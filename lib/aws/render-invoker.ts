@@ -2,26 +2,47 @@
  * The batch function's call to the render function: a synchronous (RequestResponse) Lambda invoke
  * through the AWS SDK, the same call locally (answered by the local stack's Invoke endpoint) and
  * in AWS.
+ *
+ * A throttled invoke (429 TooManyRequestsException: the account's or the function's concurrency is
+ * taken) is not retried here: the SDK's own retries would spend the batch's seconds and a shared
+ * retry quota blindly, while the batch's fan-out (lib/documents/batch.ts) knows what to do with it:
+ * put the items back, narrow the fan-out, group items into fewer invocations.
  */
-import { InvokeCommand } from '@aws-sdk/client-lambda';
-import type { RenderInvocation, RenderOutcome } from '#lib/documents/batch.ts';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import { RenderThrottledError, type RenderGroupInvocation, type RenderInvocation, type RenderOutcome } from '#lib/documents/batch.ts';
 import { settings } from '#lib/settings.ts';
-import { lambda } from './clients.ts';
+import { oncePerEndpoint } from './clients.ts';
 
 /** Thrown when the render function itself failed (crash, timeout, out of memory): not a document error. */
 export class RenderFunctionError extends Error {
   override readonly name = 'RenderFunctionError';
 }
 
-export async function invokeRenderFunction(invocation: RenderInvocation, signal: AbortSignal): Promise<RenderOutcome> {
-  const response = await lambda().send(
-    new InvokeCommand({
-      FunctionName: settings.renderFunctionName,
-      InvocationType: 'RequestResponse',
-      Payload: Buffer.from(JSON.stringify(invocation)),
-    }),
-    { abortSignal: signal },
-  );
+/** One try per call: throttling is the batch's to handle (see above); a failed invoke fails its items. */
+const renderLambda = oncePerEndpoint('AWS_ENDPOINT_URL_LAMBDA', () => new LambdaClient({ maxAttempts: 1 }));
+
+async function invoke(payload: unknown, signal: AbortSignal): Promise<unknown> {
+  let response;
+  try {
+    response = await renderLambda().send(
+      new InvokeCommand({ FunctionName: settings.renderFunctionName, InvocationType: 'RequestResponse', Payload: Buffer.from(JSON.stringify(payload)) }),
+      { abortSignal: signal },
+    );
+  } catch (error) {
+    if ((error as Error)?.name === 'TooManyRequestsException') throw new RenderThrottledError('Lambda throttled the render invoke', { cause: error });
+    throw error;
+  }
   if (response.FunctionError) throw new RenderFunctionError(`render function failed: ${response.FunctionError}`);
-  return JSON.parse(Buffer.from(response.Payload ?? []).toString('utf8')) as RenderOutcome;
+  return JSON.parse(Buffer.from(response.Payload ?? []).toString('utf8')) as unknown;
+}
+
+export async function invokeRenderFunction(invocation: RenderInvocation, signal: AbortSignal): Promise<RenderOutcome> {
+  return (await invoke(invocation, signal)) as RenderOutcome;
+}
+
+/** Several items in one invocation, when the fan-out is throttled: one outcome each, in order. */
+export async function invokeRenderGroup(invocation: RenderGroupInvocation, signal: AbortSignal): Promise<RenderOutcome[]> {
+  const outcomes = await invoke(invocation, signal);
+  if (!Array.isArray(outcomes) || outcomes.length !== invocation.items.length) throw new RenderFunctionError('render function answered no outcome per item');
+  return outcomes as RenderOutcome[];
 }

@@ -7,9 +7,19 @@
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { recordDocumentFailure } from '#lib/observability/metrics.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
-import { batchItemCode, type RenderInvocation, type RenderOutcome } from './batch.ts';
+import { batchItemCode, type RenderGroupInvocation, type RenderInvocation, type RenderOutcome } from './batch.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 import { prepareDocument, renderToObject } from './produce-pdf.ts';
+
+/**
+ * Several items of one batch in one invocation (the batch's fan-out was throttled): one after the
+ * other, each exactly as if it had an invocation of its own (its own workspace, its own outcome).
+ */
+export async function renderItems(store: PdfStore, { items, ...common }: RenderGroupInvocation): Promise<RenderOutcome[]> {
+  const outcomes: RenderOutcome[] = [];
+  for (const item of items) outcomes.push(await renderItem(store, { ...common, ...item }));
+  return outcomes;
+}
 
 export async function renderItem(store: PdfStore, invocation: RenderInvocation): Promise<RenderOutcome> {
   try {

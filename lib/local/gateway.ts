@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { FALLBACK_HANDLER, matchRoute, type FunctionName } from '#lib/api/routes.ts';
 import { ServiceBusyError, whileCallerWaits } from '#lib/render/capacity.ts';
+import type { LambdaConcurrency } from './lambda-concurrency.ts';
 
 /** API Gateway refuses larger payloads before any function runs. */
 export const GATEWAY_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
@@ -152,12 +153,22 @@ function writeResult(response: ServerResponse, result: APIGatewayProxyResult): v
   response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
 }
 
-function writeGatewayError(response: ServerResponse, status: number, code: string, message: string): void {
-  response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
-  response.end(JSON.stringify({ error: { code, message } }));
+function writeGatewayError(response: ServerResponse, status: number, code: string, message: string, extra: { headers?: Record<string, string>; fields?: object } = {}): void {
+  response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...extra.headers });
+  response.end(JSON.stringify({ error: { code, message, ...extra.fields } }));
 }
 
-export function createGateway(handlers: Readonly<Record<FunctionName, ProxyHandler>>, options: { timeoutMs: number }): Server {
+/**
+ * What API Gateway answers when Lambda throttles the function it integrates (its INTEGRATION_FAILURE
+ * gateway response, mapped by cdk/constructs/rest-api.ts): 503 `service_busy`, to be retried.
+ */
+export const THROTTLED_MESSAGE = 'The service is busy: too many requests are being processed right now. Retry shortly.';
+export const THROTTLED_RETRY_AFTER_SECONDS = 1;
+
+export function createGateway(
+  handlers: Readonly<Record<FunctionName, ProxyHandler>>,
+  options: { timeoutMs: number; concurrency?: LambdaConcurrency },
+): Server {
   const server = createServer(async (request, response) => {
     try {
       const url = new URL(request.url ?? '/', 'http://local');
@@ -167,6 +178,17 @@ export function createGateway(handlers: Readonly<Record<FunctionName, ProxyHandl
         return;
       }
       const { event, handler } = toProxyEvent(request, body, url);
+      // Each request is an invocation of its function: past the account's (or the function's)
+      // concurrency, Lambda throttles it and the gateway says so, before the function runs.
+      const started = options.concurrency?.tryStart(handler) ?? { release: () => undefined };
+      if ('throttled' in started) {
+        writeGatewayError(response, 503, 'service_busy', THROTTLED_MESSAGE, {
+          headers: { 'Retry-After': String(THROTTLED_RETRY_AFTER_SECONDS) },
+          fields: { retry_after: THROTTLED_RETRY_AFTER_SECONDS, request_id: event.requestContext.requestId },
+        });
+        return;
+      }
+      using _invocation = { [Symbol.dispose]: started.release };
       // A document still waiting for its turn when its caller leaves is dropped (lib/render/capacity.ts).
       const callerLeft = new AbortController();
       response.once('close', () => {

@@ -22,6 +22,7 @@ import type { GivenUpInvocation } from '#lib/jobs/job-endings.ts';
 import { isTierName, TIERS } from '#lib/accounts/tiers.ts';
 import { asBatchItem, type KeyShare } from '#lib/render/capacity.ts';
 import { lambdaContext } from './gateway.ts';
+import { throttledInvokeAnswer, type LambdaConcurrency } from './lambda-concurrency.ts';
 
 export type InvokeHandler = (event: never, context: Context) => Promise<unknown>;
 
@@ -30,16 +31,16 @@ export const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
 
 /** Whose work a render invocation is (the key its batch belongs to), and that key's share of the renderer. */
 function renderTurnOf(payload: unknown): { keyId: string; share: KeyShare } {
-  const invocation = payload as { owner?: { keyId?: unknown; tier?: unknown }; pdfId?: unknown } | null;
+  const invocation = payload as { owner?: { keyId?: unknown; tier?: unknown }; renderTimeoutMs?: unknown } | null;
   const keyId = typeof invocation?.owner?.keyId === 'string' ? invocation.owner.keyId : 'unknown';
   const tier = invocation?.owner?.tier;
   return {
     keyId,
     share: {
       ...(isTierName(tier) && { maxRunning: TIERS[tier].maxConcurrentRenders }),
-      // A job's item (its PDF id is the job's) waits in its key's line as long as its job waits for
-      // it, not a request's few seconds: its caller's timeout ends the wait.
-      ...(typeof invocation?.pdfId === 'string' && { maxWaitMs: Number.POSITIVE_INFINITY }),
+      // A job's item (it has the job's render time) waits in its key's line as long as its job waits
+      // for it, not a request's few seconds: its caller's timeout ends the wait.
+      ...(typeof invocation?.renderTimeoutMs === 'number' && { maxWaitMs: Number.POSITIVE_INFINITY }),
     },
   };
 }
@@ -59,15 +60,34 @@ export interface InvokeEndpointOptions {
   readonly retryDelayMs: number;
   /** An asynchronous invocation whose every try failed: what AWS sends its failure destination. */
   readonly onGivenUp?: (name: InternalFunctionName, record: GivenUpInvocation) => void;
+  /** Lambda's concurrency limits: an invoke past them is throttled (lib/local/lambda-concurrency.ts). */
+  readonly concurrency?: LambdaConcurrency;
 }
+
+/** How long a throttled asynchronous invocation waits in Lambda's queue before it is tried again, at most. */
+const THROTTLED_EVENT_MAX_DELAY_MS = 1_000;
 
 export function createInvokeEndpoint(handlers: Readonly<Record<InternalFunctionName, InvokeHandler>>, options: InvokeEndpointOptions): Server {
   let closed = false;
   const retries = new Set<NodeJS.Timeout>();
   /** Runs an asynchronous invocation, and again after a failure, until it succeeds or its retries run out. */
-  const runInBackground = (name: InternalFunctionName, handler: InvokeHandler, payload: unknown, attempt = 0): void => {
+  const runInBackground = (name: InternalFunctionName, handler: InvokeHandler, payload: unknown, attempt = 0, throttledFor = 0): void => {
+    // A throttled event stays in Lambda's queue and is tried again once there is room; throttling
+    // is not a failed try (Lambda keeps such events up to their maximum age).
+    const started = options.concurrency?.tryStart(name) ?? { release: () => undefined };
+    if ('throttled' in started) {
+      const delay = Math.min(THROTTLED_EVENT_MAX_DELAY_MS, 50 * 2 ** Math.min(throttledFor, 5)) * (0.5 + Math.random() / 2);
+      const retry = setTimeout(() => {
+        retries.delete(retry);
+        if (!closed) runInBackground(name, handler, payload, attempt, throttledFor + 1);
+      }, delay);
+      retry.unref();
+      retries.add(retry);
+      return;
+    }
     void Promise.resolve()
       .then(() => handler(payload as never, lambdaContext(name, options.timeoutMs(name))))
+      .finally(started.release)
       .catch((error: unknown) => {
         if (closed) return;
         if (attempt >= options.retryAttempts) {
@@ -108,6 +128,15 @@ export function createInvokeEndpoint(handlers: Readonly<Record<InternalFunctionN
       response.end();
       return;
     }
+    // Past the account's (or the function's) concurrency Lambda refuses the invoke: 429, as its API answers.
+    const started = options.concurrency?.tryStart(name) ?? { release: () => undefined };
+    if ('throttled' in started) {
+      const answer = throttledInvokeAnswer(started.throttled);
+      response.writeHead(429, answer.headers);
+      response.end(answer.body);
+      return;
+    }
+    using _invocation = { [Symbol.dispose]: started.release };
     // The caller may give up (its per-item timeout): an item still waiting for a slot is dropped; a
     // function already running finishes anyway, as in AWS.
     const callerGone = new AbortController();

@@ -3,7 +3,7 @@
  * port: order, shape checks, concurrency bound, per-item timeout, crashes and the batch deadline.
  */
 import { describe, expect, it } from 'vitest';
-import { runBatch, type BatchRun, type RenderInvocation, type RenderOutcome } from '#lib/documents/batch.ts';
+import { RenderThrottledError, runBatch, type BatchRun, type RenderInvocation, type RenderOutcome } from '#lib/documents/batch.ts';
 import type { PdfRecord } from '#lib/storage/pdfs.ts';
 
 const record = (id: string, pages = 1): PdfRecord => ({
@@ -248,5 +248,106 @@ describe('runBatch', () => {
       { pdfId: 'pdf_job_0', renderTimeoutMs: 600_000 },
       { pdfId: 'pdf_job_2', renderTimeoutMs: 600_000 },
     ]);
+  });
+
+  it('a request retried under its Idempotency-Key adopts what its dead run stored, and reports one deleted since as PDF_GONE without making it again', async () => {
+    // Prepare: the dead run stored items 0 and 1; the customer deleted item 1 before retrying.
+    const invoked: RenderInvocation[] = [];
+    const invoke = async (inv: RenderInvocation): Promise<RenderOutcome> => {
+      invoked.push(inv);
+      return { ok: true, record: record(inv.pdfId ?? 'pdf_random') };
+    };
+    const items = [0, 1, 2].map((i) => ({ html: `<p>${i}</p>` }));
+
+    // Act
+    const results = (await batch(items, invoke, {
+      madeBefore: {
+        pdfIdOf: (index) => `pdf_req_${index}`,
+        recordOf: async (index) => (index === 0 ? record('pdf_req_0', 2) : index === 1 ? 'gone' : undefined),
+      },
+    })) as { success: boolean; pdf_id?: string; error?: { code: string } }[];
+
+    // Assess: only item 2 is rendered, under its id, with the request's own render time limit.
+    expect(results.map((r) => (r.success ? r.pdf_id : r.error?.code))).toEqual(['pdf_req_0', 'PDF_GONE', 'pdf_req_2']);
+    expect(invoked.map((inv) => [inv.pdfId, inv.renderTimeoutMs])).toEqual([['pdf_req_2', undefined]]);
+  });
+});
+
+describe('runBatch under Lambda throttling', () => {
+  /** A render function behind an account with `limit` concurrent executions: past it, invokes are throttled. */
+  function throttlingAccount(limit: number, renderMs = 10) {
+    let running = 0;
+    const seen = { throttled: 0, invocations: 0, groups: [] as number[], maxRunning: 0 };
+    const admit = async <T>(work: () => Promise<T>): Promise<T> => {
+      if (running >= limit) {
+        seen.throttled++;
+        throw new RenderThrottledError('throttled');
+      }
+      running++;
+      seen.invocations++;
+      seen.maxRunning = Math.max(seen.maxRunning, running);
+      try {
+        return await work();
+      } finally {
+        running--;
+      }
+    };
+    const one = (inv: RenderInvocation): RenderOutcome => ({ ok: true, record: record(`pdf_${String(inv.item.html).replace(/\D/g, '')}`) });
+    const invokeRender: BatchRun['invokeRender'] = (inv, signal) => admit(async () => (await sleep(renderMs, signal), one(inv)));
+    const renderGroup: NonNullable<BatchRun['renderGroup']> = (inv, signal) =>
+      admit(async () => {
+        seen.groups.push(inv.items.length);
+        const outcomes: RenderOutcome[] = [];
+        for (const item of inv.items) {
+          await sleep(renderMs, signal);
+          outcomes.push(one({ ...inv, ...item }));
+        }
+        return outcomes;
+      });
+    return { invokeRender, renderGroup, seen };
+  }
+
+  it('renders every item of a batch of 100 with 3 concurrent executions, grouping items once throttled, none failed', async () => {
+    // Prepare
+    const account = throttlingAccount(3);
+    const items = Array.from({ length: 100 }, (_, i) => ({ html: `<p>${i}</p>` }));
+    const committed: string[] = [];
+
+    // Act
+    const results = (await batch(items, account.invokeRender, {
+      renderGroup: account.renderGroup,
+      concurrency: 100,
+      itemTimeoutMs: 5_000,
+      deadline: AbortSignal.timeout(20_000),
+      commit: async (r) => (committed.push(r.id), r),
+    })) as { success: boolean; pdf_id?: string }[];
+
+    // Assess
+    expect(results.every((r) => r.success)).toBe(true);
+    expect(results.map((r) => r.pdf_id)).toEqual(items.map((_, i) => `pdf_${i}`));
+    expect(committed).toHaveLength(100);
+    expect(account.seen.throttled).toBeGreaterThan(0);
+    expect(account.seen.maxRunning).toBeLessThanOrEqual(3);
+    expect(Math.max(...account.seen.groups)).toBeGreaterThan(1);
+    expect(account.seen.invocations).toBeLessThan(100);
+  });
+
+  it('fails only the items that could not start before the deadline, SERVICE_BUSY, and charges none of them', async () => {
+    // Prepare: an account that never has room
+    const account = throttlingAccount(0);
+    const committed: string[] = [];
+
+    // Act
+    const results = (await batch(
+      Array.from({ length: 5 }, (_, i) => ({ html: `<p>${i}</p>` })),
+      account.invokeRender,
+      { renderGroup: account.renderGroup, deadline: AbortSignal.timeout(300), commit: async (r) => (committed.push(r.id), r) },
+    )) as { success: boolean; error?: { code: string; message: string } }[];
+
+    // Assess
+    expect(results.map((r) => r.error?.code)).toEqual(Array(5).fill('SERVICE_BUSY'));
+    expect(results[0]!.error!.message).toMatch(/Nothing was charged.*async/);
+    expect(committed).toEqual([]);
+    expect(account.seen.throttled).toBeGreaterThan(1);
   });
 });
