@@ -13,6 +13,7 @@ import { CfnOutput, Duration, RemovalPolicy, Size, Stack, Validations, type Stac
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -27,6 +28,7 @@ import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
 import { Alarms } from './constructs/alarms.ts';
 import { ChromiumLayer } from './constructs/chromium-layer.ts';
+import { concurrencyFromContext, invocationTarget, type ConcurrencySettings } from './constructs/concurrency.ts';
 import { PdfRestApi } from './constructs/rest-api.ts';
 import { createServiceFunction, RUNTIME } from './constructs/service-function.ts';
 import { Storage } from './constructs/storage.ts';
@@ -81,6 +83,8 @@ export interface PdfApiStackProps extends StackProps {
   readonly publicBaseUrl?: string;
   /** Subscribes this address to the alarm topic. */
   readonly alarmEmail?: string;
+  /** Reserved and provisioned concurrency by function; none by default (cdk/constructs/concurrency.ts). */
+  readonly concurrency?: ConcurrencySettings;
   readonly logRetention?: RetentionDays;
 }
 
@@ -109,7 +113,8 @@ function contextString(node: Node, name: string): string | undefined {
  * The stack's switches from CDK context, with production defaults:
  * `deletionProtection` (true; `-c deletionProtection=false` for a throw-away dev stack), `tracing`
  * (true), `renderTimeoutMs` (20000), `throttleRate` / `throttleBurst` (100 / 200 requests per
- * second), `publicBaseUrl`, `alarmEmail`.
+ * second), `publicBaseUrl`, `alarmEmail`, and the concurrency switches (none set by default:
+ * `renderReservedConcurrency`, `generateProvisionedConcurrency`, `renderProvisionedConcurrency`).
  */
 export function stackPropsFromContext(node: Node): PdfApiStackProps {
   const publicBaseUrl = contextString(node, 'publicBaseUrl');
@@ -124,6 +129,7 @@ export function stackPropsFromContext(node: Node): PdfApiStackProps {
     throttle: { rateLimit: contextInt(node, 'throttleRate', 100), burstLimit: contextInt(node, 'throttleBurst', 200) },
     ...(publicBaseUrl && { publicBaseUrl }),
     ...(alarmEmail && { alarmEmail }),
+    concurrency: concurrencyFromContext(node),
   };
 }
 
@@ -184,6 +190,7 @@ export class PdfApiStack extends Stack {
         siteAssets: Boolean(profile.siteAssets),
         ...(profile.chromium && { layers: [this.chromiumLayer.layer] }),
         ...sizing(profile),
+        reservedConcurrentExecutions: props.concurrency?.[name]?.reserved,
         environment: {
           ...commonEnvironment,
           ...(profile.linkSecret && { LINK_SIGNING_SECRET_ARN: linkSigningSecret.secretArn }),
@@ -195,6 +202,12 @@ export class PdfApiStack extends Stack {
         removalPolicy,
       });
     }
+
+    // What callers invoke: the function, or its `live` alias where it has provisioned concurrency.
+    const targets = Object.fromEntries(allFunctionNames.map((name) => [name, invocationTarget(functions[name], props.concurrency?.[name])])) as Record<
+      AnyFunctionName,
+      IFunction
+    >;
 
     // Least privilege, from each function's profile: the table operations it performs on the
     // table, its queries of the entity index, its object operations under the retention prefixes
@@ -305,8 +318,9 @@ export class PdfApiStack extends Stack {
         jobRequestKey.addToResourcePolicy(new PolicyStatement({ sid: `${name}Function`, actions, principals: [fn.role!], resources: ['*'] }));
       }
       for (const target of profile.invokes ?? []) {
-        fn.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [functions[target].functionArn] }));
-        fn.addEnvironment(`${target.toUpperCase()}_FUNCTION_NAME`, functions[target].functionName);
+        // An alias's ARN is the qualified one: the grant covers that alias alone, and the SDK takes it as FunctionName.
+        fn.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [targets[target].functionArn] }));
+        fn.addEnvironment(`${target.toUpperCase()}_FUNCTION_NAME`, targets[target] === functions[target] ? functions[target].functionName : targets[target].functionArn);
       }
       if (props.tracing) {
         Validations.of(fn.role!).acknowledge({
@@ -318,7 +332,7 @@ export class PdfApiStack extends Stack {
     this.functions = functions;
 
     this.restApi = new PdfRestApi(this, 'Http', {
-      handlers: Object.fromEntries(API_FUNCTIONS.map((name) => [name, functions[name]])) as Record<FunctionName, NodejsFunction>,
+      handlers: Object.fromEntries(API_FUNCTIONS.map((name) => [name, targets[name]])) as Record<FunctionName, IFunction>,
       tracing: props.tracing,
       throttle: props.throttle,
       logRetention,

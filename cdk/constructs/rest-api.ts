@@ -44,6 +44,8 @@ interface GatewayAnswer {
   /** A fixed message, or `$context.error.messageString` (already a JSON string) for API Gateway's own. */
   readonly message: string;
   readonly headers?: Record<string, string>;
+  /** Sent as `Retry-After` and as the body's `retry_after`, as the functions' own 503s carry them (lib/api/errors.ts). */
+  readonly retryAfterSeconds?: number;
 }
 
 /** API Gateway's own refusals, answered in the API's error shape (decisions.md). */
@@ -59,6 +61,26 @@ export const GATEWAY_ANSWERS: readonly GatewayAnswer[] = [
   },
   { type: ResponseType.REQUEST_TOO_LARGE, status: '413', code: 'payload_too_large', message: 'The request body is larger than the gateway allows.' },
   { type: ResponseType.INTEGRATION_TIMEOUT, status: '504', code: 'render_timeout', message: 'The request took longer than the API allows.' },
+  // The Lambda API refused to run the function: above all a throttle (429 TooManyRequestsException,
+  // the account's or the function's concurrency used up), which API Gateway would otherwise answer as
+  // a 500 through DEFAULT_5XX. What the documentation says: Lambda's "Handling Lambda errors with an
+  // API Gateway API" has a rejected invoke answered 500 and a function that ran and failed (or
+  // answered malformed) 502, without naming the gateway response type; the type table only calls
+  // INTEGRATION_FAILURE "an integration failed error" (default 504); that a Lambda 429 is answered
+  // through INTEGRATION_FAILURE comes from API Gateway's team on the AWS forums (thread 309901, quoted
+  // on Stack Overflow 36363280), with the warning that every other integration failure shares it.
+  // A gateway response's template is not VTL (no conditions), so one answer serves them all: other
+  // refused invokes (the function not ready, Lambda's own 5xx) are worth a retry as well. Whether a
+  // function that ran and failed shares the type is not documented; our functions answer their own
+  // errors (lib/api/middlewares.ts), so that would be a crash, running out of memory or the 28 s
+  // timeout, where a retry is still the advice and a reservation left behind is repaired (reconcile).
+  {
+    type: ResponseType.INTEGRATION_FAILURE,
+    status: '503',
+    code: 'service_busy',
+    message: 'The service is busy: no function was free to take this request. Nothing was charged; retry in 2 s.',
+    retryAfterSeconds: 2,
+  },
   { type: ResponseType.DEFAULT_5XX, code: 'render_failed', message: 'The request could not be completed because of an internal error.' },
   { type: ResponseType.DEFAULT_4XX, code: 'invalid_request', message: '$context.error.messageString' },
 ];
@@ -68,7 +90,8 @@ export function gatewayAnswerTemplate(answer: GatewayAnswer): string {
   const message = answer.message.startsWith('$context.') ? answer.message : JSON.stringify(answer.message);
   const serverError = answer.type === ResponseType.DEFAULT_5XX || (answer.status ?? '').startsWith('5');
   const requestId = serverError ? ',"request_id":"$context.requestId"' : '';
-  return `{"error":{"code":${JSON.stringify(answer.code)},"message":${message}${requestId}}}`;
+  const retryAfter = answer.retryAfterSeconds === undefined ? '' : `,"retry_after":${answer.retryAfterSeconds}`;
+  return `{"error":{"code":${JSON.stringify(answer.code)},"message":${message}${retryAfter}${requestId}}}`;
 }
 
 export interface PdfRestApiProps {
@@ -149,7 +172,11 @@ export class PdfRestApi extends Construct {
       this.api.addGatewayResponse(`Response${answer.type.responseType}`, {
         type: answer.type,
         statusCode: answer.status,
-        responseHeaders: { 'Cache-Control': "'no-store'", ...answer.headers },
+        responseHeaders: {
+          'Cache-Control': "'no-store'",
+          ...answer.headers,
+          ...(answer.retryAfterSeconds !== undefined && { 'Retry-After': `'${answer.retryAfterSeconds}'` }),
+        },
         templates: { 'application/json': gatewayAnswerTemplate(answer) },
       });
     }

@@ -44,6 +44,8 @@ export interface ServiceFunctionProps {
   readonly layers?: ILayerVersion[];
   /** /tmp size; Lambda's default is 512 MiB. */
   readonly ephemeralStorage?: Size;
+  /** Reserved concurrency; none by default, which a new account needs (cdk/constructs/concurrency.ts). */
+  readonly reservedConcurrentExecutions?: number;
   readonly environment: Record<string, string>;
   readonly tracing: boolean;
   readonly logRetention: RetentionDays;
@@ -109,6 +111,7 @@ export function createServiceFunction(scope: Construct, props: ServiceFunctionPr
     memorySize: props.memorySize,
     timeout: props.timeout,
     ephemeralStorageSize: props.ephemeralStorage,
+    reservedConcurrentExecutions: props.reservedConcurrentExecutions,
     layers: props.layers,
     environment: props.environment,
     // DISABLED rather than PASS_THROUGH: with tracing off no X-Ray permission is granted at all.

@@ -41,6 +41,7 @@ function acknowledgements(scope: IConstruct): { path: string; id: string; reason
 describe.each([
   ['production defaults', {}],
   ['dev switches (no deletion protection, no tracing, alarm e-mail)', { deletionProtection: 'false', tracing: 'false', alarmEmail: 'ops@example.com' }],
+  ['concurrency switches (render reserved and provisioned, generate provisioned)', { renderReservedConcurrency: '20', renderProvisionedConcurrency: '5', generateProvisionedConcurrency: '2' }],
 ])('cdk-nag AwsSolutions, %s', (_label, context) => {
   const { app } = synthStack(context);
 

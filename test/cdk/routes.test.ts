@@ -100,6 +100,20 @@ describe('REST API from lib/api/routes.ts', () => {
     expect(JSON.parse(byType.THROTTLED.ResponseTemplates['application/json']).error.code).toBe('rate_limit_exceeded');
   });
 
+  test('a function Lambda would not run (throttled: INTEGRATION_FAILURE) is 503 service_busy with Retry-After, not a 500', () => {
+    const answers = resourcesOfType(resources, 'AWS::ApiGateway::GatewayResponse').map(([, r]) => r.Properties as Record<string, any>);
+    const failure = answers.find((a) => a.ResponseType === 'INTEGRATION_FAILURE')!;
+    expect(failure).toMatchObject({
+      StatusCode: '503',
+      ResponseParameters: { 'gatewayresponse.header.Retry-After': "'2'", 'gatewayresponse.header.Cache-Control': "'no-store'" },
+    });
+    // The body the functions' own 503 carries (lib/api/errors.ts serviceBusy): code, message, retry_after, request_id.
+    const body = JSON.parse((failure.ResponseTemplates['application/json'] as string).replaceAll('$context.requestId', 'req-1'));
+    expect(body).toEqual({ error: { code: 'service_busy', message: expect.stringMatching(/busy.*Nothing was charged; retry in 2 s\.$/), retry_after: 2, request_id: 'req-1' } });
+    // Everything else of the 5xx kind still answers render_failed.
+    expect(JSON.parse(answers.find((a) => a.ResponseType === 'DEFAULT_5XX')!.ResponseTemplates['application/json'].replace('$context.requestId', 'r')).error.code).toBe('render_failed');
+  });
+
   test('the stage is regional, named, deployed, and logged without bodies', () => {
     const [[, api]] = resourcesOfType(resources, 'AWS::ApiGateway::RestApi') as [[string, CfnResource]];
     expect(api.Properties?.EndpointConfiguration).toEqual({ Types: ['REGIONAL'] });
