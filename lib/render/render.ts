@@ -20,6 +20,7 @@ import { releaseWorkspace, takeWorkspace, type Workspace, type WorkspacePolicy }
 import type { PaperFormat, RenderOptions } from './options.ts';
 import { preparePrint } from './print-preparation.ts';
 import { applyUrlAccess, type AppliedUrlAccess } from './url-access.ts';
+import { watchNavigationsAway } from './navigation-away.ts';
 import { headerFooterOptions, type TemplateStyle } from './templates.ts';
 
 /**
@@ -158,14 +159,49 @@ interface Printed {
   readonly stamp?: Uint8Array;
 }
 
-async function printInWorkspace(
-  { page, guard, kind }: Workspace,
-  source: DocumentSource,
-  options: RenderOptions,
-  limits: RenderLimits,
-  budget: Budget,
-  now: Date,
-): Promise<Printed> {
+/** How many times printing starts again for a page that navigated away while it was being printed. */
+const MAX_NAVIGATIONS_FOLLOWED = 3;
+
+/**
+ * Prints the document in its workspace. A document that navigates its page away (meta refresh,
+ * `location`, a form) is followed as Chrome would show it: the page it went to is printed once
+ * loaded, printing again if the navigation came while the old page was being printed (a few times
+ * at most). A navigation away that is refused or reaches nothing fails the document as a refused or
+ * unreachable `url` does (lib/render/navigation-away.ts), never printing what the refusal left.
+ */
+async function printInWorkspace(workspace: Workspace, source: DocumentSource, options: RenderOptions, limits: RenderLimits, budget: Budget, now: Date): Promise<Printed> {
+  const { page, guard } = workspace;
+  // Watched from before the document exists, so that no navigation of its page is missed.
+  const navigationsAway = watchNavigationsAway(page, { opening: 'url' in source, refused: () => guard.refused });
+  const waitForResources = () => Math.min(limits.resourceTimeoutMs, budget.forWaiting());
+  try {
+    await loadDocument(workspace, source, options, limits, budget);
+    for (let followed = 0; ; followed++) {
+      const navigationsBefore = navigationsAway.begun;
+      let printed: Printed | undefined;
+      let failure: unknown;
+      try {
+        // A page the document navigated to is printed once it has loaded; a refused one fails here.
+        await navigationsAway.settle(waitForResources(), { loaded: true });
+        printed = await printPage(workspace, source, options, limits, budget, now);
+      } catch (error) {
+        failure = error;
+      }
+      // One begun while printing: its answer may be what was printed, or what broke the printing.
+      await navigationsAway.settle(waitForResources());
+      const moved = navigationsAway.begun !== navigationsBefore && followed < MAX_NAVIGATIONS_FOLLOWED;
+      if (moved) continue;
+      if (printed) return printed;
+      throw failure;
+    }
+  } catch (error) {
+    // A refused navigation away is why whatever else failed (a wait, an evaluation) did.
+    throw navigationsAway.failure ?? error;
+  }
+}
+
+/** Opens the document and waits until it is ready to print, as its options ask. */
+async function loadDocument({ page, guard, kind }: Workspace, source: DocumentSource, options: RenderOptions, limits: RenderLimits, budget: Budget): Promise<void> {
   page.setDefaultTimeout(budget.totalMs);
   // Chromium prints with print media; `screen` lays the document out as it looks on screen.
   if (options.emulateMedia === 'screen') await page.emulateMediaType('screen');
@@ -202,6 +238,10 @@ async function printInWorkspace(
     }
     await sleep(options.waitDelayMs);
   }
+}
+
+/** Prints the page as it stands. */
+async function printPage({ page, kind }: Workspace, source: DocumentSource, options: RenderOptions, limits: RenderLimits, budget: Budget, now: Date): Promise<Printed> {
   // Lazy images loaded, web fonts ready, animations finished, template fonts ready, the body's font
   // read for the templates. A static page runs nothing, so only its own style sheets can have
   // declared fonts or animations; a live one may have either from its scripts.
