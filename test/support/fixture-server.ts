@@ -77,7 +77,8 @@ const ECHOED = (name: string) => name.startsWith('x-') || ['authorization', 'coo
 /**
  * A page that shows what it was sent: the request headers (ECHOED, one per line) the server received
  * and the cookies its own script can read. Each `img` query parameter becomes an image of the page,
- * so a test can have the page load subresources from anywhere.
+ * so a test can have the page load subresources from anywhere. With `cors`, any origin may read it
+ * (`Access-Control-Allow-Origin: *`), as public APIs and CDNs allow.
  */
 function echoPage(url: URL, request: IncomingMessage): Page {
   const lines = Object.entries(request.headers)
@@ -89,6 +90,7 @@ function echoPage(url: URL, request: IncomingMessage): Page {
     body:
       `<!doctype html><style>p { word-break: break-all; margin: 2px 0 }</style><h1>Echo</h1>${lines}${images}` +
       `<p id="js">script sees</p><script>document.getElementById('js').textContent = 'document.cookie: ' + (document.cookie || '(none)');</script>`,
+    ...(url.searchParams.has('cors') && { headers: { 'Access-Control-Allow-Origin': '*' } }),
   };
 }
 
@@ -143,6 +145,8 @@ const pages: Record<string, (url: URL, request: IncomingMessage) => Page | 'hang
   '/document': (url) => ({ body: url.searchParams.get('html') ?? '' }),
   '/echo': echoPage,
   '/pixel.svg': () => ({ type: 'image/svg+xml', body: '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>' }),
+  // A style sheet whose background image is ?bg= (a style sheet asks for its images itself, naming itself as the referrer).
+  '/style.css': (url) => ({ type: 'text/css', body: `body { background-image: url(${JSON.stringify(url.searchParams.get('bg') ?? '')}) }` }),
   // Signed-in content behind HTTP Basic authentication.
   '/basic-auth': (_url, request) => {
     const expected = `Basic ${Buffer.from(`${BASIC_AUTH_USER}:${BASIC_AUTH_PASSWORD}`, 'utf8').toString('base64')}`;

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { itemOptionsSchema } from '#lib/documents/document-options.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { resolveUrlAccess, urlAccessProblem, type UrlAccess } from '#lib/render/url-access-options.ts';
-import { cookieParams, originHeaders, withOriginHeaders } from '#lib/render/url-access.ts';
+import { cookieParams, FrameDocuments, originHeaders, startedByOrigin, withOriginHeaders, type PausedRequest } from '#lib/render/url-access.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 
 function refusal(options: Record<string, unknown>): string | undefined {
@@ -142,5 +142,107 @@ describe('cookieParams', () => {
     expect(plain?.secure).toBe(false);
     expect(secure).toThrow(DocumentError);
     expect(secure).toThrow(/cookies\[1\] is secure but url is http/);
+  });
+});
+
+describe('startedByOrigin: whose requests the origin’s headers go with', () => {
+  const origin = 'https://reports.example';
+  const request = (resourceType: string, headers: Record<string, string>, mainFrame = false): PausedRequest => ({ resourceType, headers, mainFrame });
+
+  it.each([
+    ['the top-level navigation, which has no referrer', request('Document', {}, true), true],
+    ['a top-level navigation another origin starts (its answer replaces everything in the page)', request('Document', { Referer: 'https://evil.example/' }, true), true],
+    ['a form another origin posts to the top', request('Document', { Origin: 'https://evil.example', Referer: 'https://evil.example/' }, true), false],
+    ['a form the origin posts to the top', request('Document', { Origin: origin, Referer: `${origin}/form` }, true), true],
+    ['an image of the origin’s page', request('Image', { Referer: `${origin}/report` }), true],
+    ['an image of the origin’s style sheet', request('Image', { referer: `${origin}/style.css` }), true],
+    ['the origin’s own POST fetch', request('XHR', { Origin: origin, Referer: `${origin}/report` }), true],
+    ['a frame of the origin', request('Document', { Referer: `${origin}/report` }), true],
+    ['an image of the origin’s page with a no-referrer policy', request('Image', {}), false],
+    ['another origin’s fetch, in any credentials mode', request('XHR', { Origin: 'https://evil.example', Referer: 'https://evil.example/' }), false],
+    ['another origin’s fetch without a referrer (a worker, an about:blank frame)', request('XHR', { Origin: 'https://evil.example' }), false],
+    ['a fetch from an opaque origin (data: or sandboxed frame)', request('XHR', { Origin: 'null', Referer: `${origin}/report` }), false],
+    ['another origin’s image or script', request('Script', { Referer: 'https://evil.example/page' }), false],
+    ['another origin’s frame of the origin', request('Document', { Referer: 'https://evil.example/' }), false],
+    ['another origin on the same host (another port)', request('Image', { Referer: 'https://reports.example:8443/' }), false],
+    ['a referrer that is not a URL', request('Image', { Referer: 'reports.example' }), false],
+  ])('%s: %s', (_what, paused, lent) => {
+    // Act
+    const started = startedByOrigin(paused, origin);
+
+    // Assess
+    expect(started).toBe(lent);
+  });
+});
+
+describe('FrameDocuments: which frames hold another origin’s document', () => {
+  const origin = 'https://reports.example';
+  const frame = (id: string, securityOrigin: string, parentId?: string) =>
+    ({ frame: { id, securityOrigin, url: `${securityOrigin}/`, ...(parentId && { parentId }) } }) as Parameters<FrameDocuments['navigated']>[0];
+
+  it('knows the main frame and a frame of another origin, and not a frame without an origin of its own', async () => {
+    // Prepare
+    const frames = new FrameDocuments(origin);
+    frames.mainFrame('main');
+
+    // Act
+    frames.navigated(frame('main', origin));
+    frames.navigated(frame('evil', 'https://evil.example', 'main'));
+    frames.navigated(frame('blank', '://', 'main'));
+
+    // Assess
+    expect(frames.isMainFrame('main')).toBe(true);
+    expect(frames.isMainFrame('evil')).toBe(false);
+    expect(await frames.holdsForeignDocument('main')).toBe(false);
+    expect(await frames.holdsForeignDocument('evil')).toBe(true);
+    expect(await frames.holdsForeignDocument('blank')).toBe(false);
+    expect(await frames.holdsForeignDocument('never-seen')).toBe(false);
+  });
+
+  it('judges a request from a foreign frame that is navigating by the document that commits next', async () => {
+    // Prepare
+    const frames = new FrameDocuments(origin);
+    frames.navigated(frame('f', 'https://evil.example', 'main'));
+    frames.startedNavigating({ frameId: 'f', url: `${origin}/next`, loaderId: 'l', navigationType: 'differentDocument' });
+
+    // Act: asked while the navigation is under way, answered once it commits on the origin
+    const asked = frames.holdsForeignDocument('f');
+    frames.navigated(frame('f', origin, 'main'));
+
+    // Assess
+    expect(await asked).toBe(false);
+    expect(await frames.holdsForeignDocument('f')).toBe(false);
+  });
+
+  it('keeps a frame foreign across a same-document navigation, and one whose navigation never commits', async () => {
+    // Prepare
+    const frames = new FrameDocuments(origin);
+    frames.navigated(frame('f', 'https://evil.example', 'main'));
+    frames.startedNavigating({ frameId: 'f', url: 'https://evil.example/#x', loaderId: 'l', navigationType: 'sameDocument' });
+
+    // Act
+    const sameDocument = await frames.holdsForeignDocument('f');
+    frames.startedNavigating({ frameId: 'f', url: `${origin}/no-content`, loaderId: 'l2', navigationType: 'differentDocument' });
+    const started = performance.now();
+    const neverCommitted = await frames.holdsForeignDocument('f');
+
+    // Assess
+    expect(sameDocument).toBe(true);
+    expect(neverCommitted).toBe(true);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(900);
+  });
+
+  it('a frame detached while its request waits counts as foreign', async () => {
+    // Prepare
+    const frames = new FrameDocuments(origin);
+    frames.navigated(frame('f', 'https://evil.example', 'main'));
+    frames.startedNavigating({ frameId: 'f', url: `${origin}/next`, loaderId: 'l', navigationType: 'differentDocument' });
+
+    // Act
+    const asked = frames.holdsForeignDocument('f');
+    frames.detached({ frameId: 'f', reason: 'remove' });
+
+    // Assess
+    expect(await asked).toBe(true);
   });
 });
