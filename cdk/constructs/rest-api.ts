@@ -23,6 +23,7 @@ import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { FALLBACK_HANDLER, ROUTES, type FunctionName } from '#lib/api/routes.ts';
+import { THROTTLED_FUNCTION } from '#lib/api/errors.ts';
 
 export const STAGE_NAME = 'prod';
 
@@ -78,8 +79,8 @@ export const GATEWAY_ANSWERS: readonly GatewayAnswer[] = [
     type: ResponseType.INTEGRATION_FAILURE,
     status: '503',
     code: 'service_busy',
-    message: 'The service is busy: no function was free to take this request. Nothing was charged; retry in 2 s.',
-    retryAfterSeconds: 2,
+    message: THROTTLED_FUNCTION.message,
+    retryAfterSeconds: THROTTLED_FUNCTION.retryAfterSeconds,
   },
   { type: ResponseType.DEFAULT_5XX, code: 'render_failed', message: 'The request could not be completed because of an internal error.' },
   { type: ResponseType.DEFAULT_4XX, code: 'invalid_request', message: '$context.error.messageString' },

@@ -139,3 +139,13 @@ export const serviceBusy = (retryAfterSeconds: number, message?: string): ApiErr
 export function errorBody(error: ApiError): { error: Record<string, unknown> } {
   return { error: { code: error.code, message: error.message, ...error.extra } };
 }
+
+/**
+ * What API Gateway answers when Lambda refuses to run the function (throttled: the account's or the
+ * function's concurrency is taken), from its INTEGRATION_FAILURE gateway response
+ * (cdk/constructs/rest-api.ts), and the local gateway alike (lib/local/gateway.ts): 503 `service_busy`.
+ */
+export const THROTTLED_FUNCTION = {
+  message: 'The service is busy: no function was free to take this request. Nothing was charged; retry in 2 s.',
+  retryAfterSeconds: 2,
+} as const;

@@ -8,6 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { FALLBACK_HANDLER, matchRoute, type FunctionName } from '#lib/api/routes.ts';
 import { ServiceBusyError, whileCallerWaits } from '#lib/render/capacity.ts';
+import { THROTTLED_FUNCTION } from '#lib/api/errors.ts';
 import type { LambdaConcurrency } from './lambda-concurrency.ts';
 
 /** API Gateway refuses larger payloads before any function runs. */
@@ -158,12 +159,6 @@ function writeGatewayError(response: ServerResponse, status: number, code: strin
   response.end(JSON.stringify({ error: { code, message, ...extra.fields } }));
 }
 
-/**
- * What API Gateway answers when Lambda throttles the function it integrates (its INTEGRATION_FAILURE
- * gateway response, mapped by cdk/constructs/rest-api.ts): 503 `service_busy`, to be retried.
- */
-export const THROTTLED_MESSAGE = 'The service is busy: too many requests are being processed right now. Retry shortly.';
-export const THROTTLED_RETRY_AFTER_SECONDS = 1;
 
 export function createGateway(
   handlers: Readonly<Record<FunctionName, ProxyHandler>>,
@@ -182,9 +177,10 @@ export function createGateway(
       // concurrency, Lambda throttles it and the gateway says so, before the function runs.
       const started = options.concurrency?.tryStart(handler) ?? { release: () => undefined };
       if ('throttled' in started) {
-        writeGatewayError(response, 503, 'service_busy', THROTTLED_MESSAGE, {
-          headers: { 'Retry-After': String(THROTTLED_RETRY_AFTER_SECONDS) },
-          fields: { retry_after: THROTTLED_RETRY_AFTER_SECONDS, request_id: event.requestContext.requestId },
+        // As API Gateway's INTEGRATION_FAILURE gateway response answers it (cdk/constructs/rest-api.ts).
+        writeGatewayError(response, 503, 'service_busy', THROTTLED_FUNCTION.message, {
+          headers: { 'Retry-After': String(THROTTLED_FUNCTION.retryAfterSeconds) },
+          fields: { retry_after: THROTTLED_FUNCTION.retryAfterSeconds, request_id: event.requestContext.requestId },
         });
         return;
       }
