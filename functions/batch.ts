@@ -2,6 +2,7 @@ import { limitsFor } from '#lib/accounts/keys.ts';
 import { withReservedQuota } from '#lib/accounts/quota.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
 import { runBatchRequest } from '#lib/api/document-requests.ts';
+import { earlierBatch, earlierJob } from '#lib/api/earlier-runs.ts';
 import { ApiError, invalidRequest } from '#lib/api/errors.ts';
 import { json, publicBaseUrl } from '#lib/api/http.ts';
 import { byApiKey } from '#lib/api/authentication.ts';
@@ -15,7 +16,7 @@ import { admitBatch } from '#lib/render/capacity.ts';
 import { settings } from '#lib/settings.ts';
 
 /** POST /v1/pdf/batch: up to 100 PDFs, one result per item in input order (spec 4.2), now or as a job. */
-export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, context, apiKey, body }) => {
+export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, context, apiKey, body, requestIds }) => {
   const started = performance.now();
   const parsed = batchBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
@@ -35,16 +36,24 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
   const asked = await asyncRequestOf(parsed.data);
   const baseUrl = publicBaseUrl(event);
   if (asked.async) {
-    const job = await submitJob({ apiKey, kind: 'batch', body, count: items.length, baseUrl, ...(asked.webhookUrl && { webhookUrl: asked.webhookUrl }) });
-    const accepted = jobAccepted(job);
+    // With an Idempotency-Key the job's id is the request's: a run after one that died having queued
+    // it answers that job (lib/api/earlier-runs.ts) rather than queueing, and charging, another.
+    const jobId = requestIds && (await requestIds()).jobId();
+    const job =
+      (jobId && (await earlierJob(pdfStore(), apiKey.keyId, jobId))) ||
+      (await submitJob({ apiKey, kind: 'batch', body, count: items.length, baseUrl, ...(asked.webhookUrl && { webhookUrl: asked.webhookUrl }), ...(jobId && { id: jobId }) }));
+    const accepted = { ...jobAccepted(job), status: job.status };
     return json(202, accepted, { Location: accepted.status_url });
   }
 
+  // With an Idempotency-Key: what a run of this request that died stored is adopted, and only the
+  // rest is reserved and made (lib/api/earlier-runs.ts).
+  const earlier = requestIds && (await earlierBatch(pdfStore(), apiKey.keyId, items.length, await requestIds()));
   using _admission = admitBatch(apiKey.keyId, items.length); // 503 service_busy, before any charge
   const deadlineMs = Math.min(settings.batchDeadlineMs, context.getRemainingTimeInMillis() - 1_000);
   const response = await withReservedQuota(
     counterStore(),
-    { keyId: apiKey.keyId, monthlyQuota: limits.monthlyQuota, count: items.length, now: new Date() },
+    { keyId: apiKey.keyId, monthlyQuota: limits.monthlyQuota, count: earlier?.toMake ?? items.length, now: new Date() },
     (reservation) =>
       runBatchRequest(
         {
@@ -55,6 +64,7 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
           baseUrl,
           deadline: AbortSignal.timeout(Math.max(1, deadlineMs)),
           itemTimeoutMs: settings.batchItemTimeoutMs,
+          ...(earlier && { madeBefore: earlier.madeBefore }),
         },
         started,
       ),

@@ -4,6 +4,8 @@ import { byApiKey } from '#lib/api/authentication.ts';
 import { byIdempotencyKey } from '#lib/api/idempotency.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
 import { generateDocument } from '#lib/api/document-requests.ts';
+import { earlierJob, earlierPdf, pdfGone } from '#lib/api/earlier-runs.ts';
+import { pdfRecordView } from '#lib/api/views.ts';
 import { limitsFor } from '#lib/accounts/keys.ts';
 import { withReservedQuota } from '#lib/accounts/quota.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
@@ -15,7 +17,7 @@ import { describeIssue } from '#lib/render/options.ts';
 import { admitRender } from '#lib/render/capacity.ts';
 
 /** POST /v1/pdf/generate: one PDF from html or url (spec 4.1), now or as an asynchronous job. */
-export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, apiKey, body }) => {
+export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, apiKey, body, requestIds }) => {
   const parsed = generateBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
   // prepareDocument reads the options as sent (their schema transforms them, so once only).
@@ -24,9 +26,22 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
   const asked = await asyncRequestOf(parsed.data);
   const baseUrl = publicBaseUrl(event);
   if (asked.async) {
-    const job = await submitJob({ apiKey, kind: 'generate', body, count: 1, baseUrl, ...(asked.webhookUrl && { webhookUrl: asked.webhookUrl }) });
-    const accepted = jobAccepted(job);
+    // With an Idempotency-Key the job's id is the request's: a run after one that died having queued
+    // it answers that job (lib/api/earlier-runs.ts) rather than queueing, and charging, another.
+    const jobId = requestIds && (await requestIds()).jobId();
+    const job =
+      (jobId && (await earlierJob(pdfStore(), apiKey.keyId, jobId))) ||
+      (await submitJob({ apiKey, kind: 'generate', body, count: 1, baseUrl, ...(asked.webhookUrl && { webhookUrl: asked.webhookUrl }), ...(jobId && { id: jobId }) }));
+    const accepted = { ...jobAccepted(job), status: job.status };
     return json(202, accepted, { Location: accepted.status_url });
+  }
+  // With an Idempotency-Key: the PDF a run of this request that died stored is the answer, charged
+  // to that run alone (lib/api/earlier-runs.ts); otherwise it is made under the same id.
+  const pdfId = requestIds && (await requestIds()).pdfId('document');
+  if (pdfId) {
+    const made = await earlierPdf(pdfStore(), apiKey.keyId, pdfId);
+    if (made === 'gone') throw pdfGone(pdfId, { replayed: false });
+    if (made) return json(200, pdfRecordView(made, baseUrl));
   }
   using _admission = admitRender(apiKey.keyId); // 503 service_busy now, before any charge; the render waits its turn
   return json(
@@ -34,7 +49,7 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
     await withReservedQuota(
       counterStore(),
       { keyId: apiKey.keyId, monthlyQuota: limitsFor(apiKey).monthlyQuota, count: 1, now: new Date() },
-      async (reservation) => ({ result: await generateDocument(apiKey, request, { reservationId: reservation.id }, baseUrl), failed: 0 }),
+      async (reservation) => ({ result: await generateDocument(apiKey, request, { reservationId: reservation.id, ...(pdfId && { pdfId }) }, baseUrl), failed: 0 }),
       (keyId, now) => repairDeadRequestsOf({ counters: counterStore(), pdfs: pdfStore() }, keyId, now),
     ),
   );

@@ -1,10 +1,12 @@
 import { invalidRequest, notFound } from '#lib/api/errors.ts';
+import { decodeListCursor, encodeListCursor } from '#lib/api/list-cursors.ts';
 import { json, publicBaseUrl } from '#lib/api/http.ts';
 import { byApiKey } from '#lib/api/authentication.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
 import { pdfRecordView } from '#lib/api/views.ts';
 import { pdfStore } from '#lib/aws/stores.ts';
-import { DEFAULT_PAGE_SIZE, deletePdf, getPdfRecord, listPdfs, MAX_PAGE_SIZE, type ListCursor } from '#lib/storage/pdfs.ts';
+import { settings } from '#lib/settings.ts';
+import { DEFAULT_PAGE_SIZE, deletePdf, getPdfRecord, listPdfs, MAX_PAGE_SIZE } from '#lib/storage/pdfs.ts';
 
 function pageSize(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_PAGE_SIZE;
@@ -13,22 +15,6 @@ function pageSize(raw: string | undefined): number {
     throw invalidRequest(`limit must be a whole number from 1 to ${MAX_PAGE_SIZE}`);
   }
   return size;
-}
-
-/** Cursors are opaque to callers: base64url JSON of the last record's creation time and id. */
-const encodeCursor = (cursor: ListCursor) => Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
-
-function decodeCursor(raw: string | undefined): ListCursor | undefined {
-  if (raw === undefined) return undefined;
-  try {
-    const [createdAt, id] = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown[];
-    if (typeof createdAt === 'string' && typeof id === 'string' && !Number.isNaN(Date.parse(createdAt)) && /^pdf_\w{1,64}$/.test(id)) {
-      return { createdAt, id };
-    }
-  } catch {
-    // not a cursor of ours
-  }
-  throw invalidRequest('cursor is not a cursor this API gave out; use next_cursor from the previous page');
 }
 
 /**
@@ -42,11 +28,12 @@ export const handler = apiHandler({ auth: byApiKey, body: false }, async ({ even
   const id = event.pathParameters?.id;
   if (id === undefined) {
     const query = event.queryStringParameters ?? {};
-    const page = await listPdfs(store, apiKey.keyId, { limit: pageSize(query.limit), after: decodeCursor(query.cursor), now: new Date() });
+    const after = decodeListCursor(query.cursor, apiKey.keyId, settings.linkSigningSecret);
+    const page = await listPdfs(store, apiKey.keyId, { limit: pageSize(query.limit), after, now: new Date() });
     const baseUrl = publicBaseUrl(event);
     return json(200, {
       data: page.records.map((record) => pdfRecordView(record, baseUrl)),
-      next_cursor: page.next ? encodeCursor(page.next) : null,
+      next_cursor: page.next ? encodeListCursor(page.next, apiKey.keyId, settings.linkSigningSecret) : null,
     });
   }
   const record = await getPdfRecord(store, id);

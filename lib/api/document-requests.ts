@@ -39,7 +39,10 @@ export interface BatchRequest {
   readonly deadline: AbortSignal;
   /** Longest one item may take. */
   readonly itemTimeoutMs: number;
-  /** An asynchronous job's batch: its PDF ids and what an earlier run of it made (lib/jobs/jobs.ts). */
+  /**
+   * An asynchronous job's batch (lib/jobs/jobs.ts), or one sent with an Idempotency-Key
+   * (lib/api/earlier-runs.ts): its PDF ids and what an earlier run of it made.
+   */
   readonly madeBefore?: BatchRun['madeBefore'] & { readonly mergedPdfId: string; readonly mergedRecord: () => Promise<PdfRecord | undefined> };
 }
 
@@ -70,6 +73,11 @@ export async function runBatchRequest(batch: BatchRequest, started = performance
     done.push(committed.get(result.pdf_id) ?? ((await batch.madeBefore?.recordOf(index)) as PdfRecord));
   }
   const successful = done.length;
+  // What this request's reservation paid for: the records written under it. An item an earlier run
+  // of the same job made is under the same reservation (the job's); one that a dead run of the same
+  // idempotent request made is under that run's reservation, which the reconcile settles by it
+  // (lib/api/earlier-runs.ts explains why that charges each PDF once).
+  const stored = done.filter((record) => record.reservationId === batch.reservation.id).length;
   const body = {
     success: true,
     results,
@@ -79,7 +87,7 @@ export async function runBatchRequest(batch: BatchRequest, started = performance
     ...(batch.merge && (await mergedResult(batch, done))),
     processing_time_ms: Math.round(performance.now() - started),
   };
-  return { result: body, failed: results.length - successful } satisfies Produced<unknown>;
+  return { result: body, failed: batch.reservation.count - stored } satisfies Produced<unknown>;
 }
 
 /**

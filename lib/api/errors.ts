@@ -51,6 +51,12 @@ export const API_ERRORS = {
     description: 'A request with the same `Idempotency-Key` is still running. Retry once it has answered: the retry gets its response.',
   },
   link_expired: { status: 410, description: 'The download link has expired.' },
+  pdf_gone: {
+    status: 410,
+    description:
+      'With an `Idempotency-Key`: the PDF the first request made was deleted or has expired since (a replay, or a retry after a crash). It was charged once; send a new key to make it again.',
+    extra: { pdf_id: z.string().meta({ description: 'The PDF the request made.' }) },
+  },
   payload_too_large: { status: 413, description: 'The request body is larger than 5 MB.' },
   url_fetch_failed: {
     status: 422,

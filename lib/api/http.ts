@@ -26,6 +26,23 @@ export function header(event: Pick<APIGatewayProxyEvent, 'headers'>, name: strin
 }
 
 /**
+ * Every value a header was sent with, whatever its case: a header sent twice is two values. API
+ * Gateway (REST, and the local gateway) keeps only the last in `headers` and all of them in
+ * `multiValueHeaders`; an event with only `headers` (a hand-made test event) gives what it has.
+ */
+export function headerValues(event: Pick<APIGatewayProxyEvent, 'headers' | 'multiValueHeaders'>, name: string): string[] {
+  const wanted = name.toLowerCase();
+  const values: string[] = [];
+  const multi = event.multiValueHeaders ?? {};
+  if (Object.keys(multi).length > 0) {
+    for (const [key, list] of Object.entries(multi)) if (key.toLowerCase() === wanted) values.push(...(list ?? []));
+    return values;
+  }
+  for (const [key, value] of Object.entries(event.headers ?? {})) if (key.toLowerCase() === wanted && value !== undefined) values.push(value);
+  return values;
+}
+
+/**
  * The base URL callers reach this API at, for links in responses: PUBLIC_BASE_URL when set (custom
  * domains), else the execute-api host and stage the request came through.
  */

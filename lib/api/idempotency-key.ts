@@ -14,6 +14,6 @@ export const idempotencyKeySchema = z
   .regex(/^[\x20-\x7e]{1,255}$/, { error: `${IDEMPOTENCY_HEADER} must be 1 to 255 printable ASCII characters.` })
   .meta({
     description:
-      'Makes the request safe to retry: the same key with the same request within 24 hours answers the first response (marked `Idempotent-Replayed: true`) and charges nothing; with another request it is 422 `idempotency_key_reused`; while the first still runs, 409 `request_in_progress`. A request that failed keeps nothing: the same key runs again. Scoped to your API key. 1 to 255 printable ASCII characters.',
+      'Makes the request safe to retry: the same key with the same request within 24 hours answers the first response (marked `Idempotent-Replayed: true`) and charges nothing; with another request it is 422 `idempotency_key_reused`; while the first still runs, 409 `request_in_progress`. A request that failed keeps nothing: the same key runs again; one that died (a crash) is finished by the retry, which adopts what it stored and charges it once. A replay answers a job’s current status, and 410 `pdf_gone` (batch item `PDF_GONE`) for a PDF deleted since. Scoped to your API key. 1 to 255 printable ASCII characters; sent twice, 400.',
     example: 'order-1042-invoice',
   });

@@ -89,10 +89,23 @@ export interface Authentication {
   readonly middlewares: () => MiddlewareObj<Event, Result, Error, Context>[];
 }
 
-/** How a route honours `Idempotency-Key`: runs the request, or answers the first response again. */
+/**
+ * The ids a request sent with an `Idempotency-Key` gives what it makes: its PDFs (`document`,
+ * `item-<n>`, `merged`) and its job (`async: true`), the same on every run of the same request, so a
+ * run after one that died finds what it stored (lib/api/earlier-runs.ts).
+ */
+export interface RequestIds {
+  pdfId(label: string): string;
+  jobId(): string;
+}
+
+/**
+ * How a route honours `Idempotency-Key`: runs the request, or answers the first response again.
+ * `respond` gets, with a key, what reads (once, on first use) the request's RequestIds.
+ */
 export type Idempotency = (
   scope: { apiKey: ApiKey; event: Event; body: Record<string, unknown> | undefined; context: Context },
-  respond: () => Promise<Result>,
+  respond: (requestIds?: () => Promise<RequestIds>) => Promise<Result>,
 ) => Promise<Result>;
 
 export interface BodyContext extends Context {
@@ -135,7 +148,8 @@ export interface HandlerInput {
 type Options = { auth?: Authentication; body: boolean; idempotent?: Idempotency };
 type InputFor<O extends Options> = HandlerInput &
   (O['auth'] extends Authentication ? { apiKey: ApiKey } : unknown) &
-  (O['body'] extends true ? { body: Record<string, unknown> } : unknown);
+  (O['body'] extends true ? { body: Record<string, unknown> } : unknown) &
+  (O['idempotent'] extends Idempotency ? { requestIds?: () => Promise<RequestIds> } : unknown);
 
 /** An API Gateway handler wrapped in the standard middleware chain. */
 export function apiHandler<O extends Options>(options: O, handle: (input: InputFor<O>) => Promise<Result>) {
@@ -150,7 +164,8 @@ export function apiHandler<O extends Options>(options: O, handle: (input: InputF
   if (options.body) chain.use(jsonObjectBody() as MiddlewareObj<Event, Result, Error, Context>);
   return chain.handler((event, context) => {
     const extended = context as Partial<AuthenticatedContext & BodyContext>;
-    const run = () => handle({ event, context, apiKey: extended.apiKey, body: extended.body } as InputFor<O>);
+    const run = (requestIds?: () => Promise<RequestIds>) =>
+      handle({ event, context, apiKey: extended.apiKey, body: extended.body, ...(requestIds && { requestIds }) } as InputFor<O>);
     if (!options.idempotent || !extended.apiKey) return run();
     return options.idempotent({ apiKey: extended.apiKey, event, body: extended.body, context }, run);
   });

@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
-import { TIERS, TIER_NAMES } from '#lib/accounts/tiers.ts';
+import { JOB_POLLS_PER_MINUTE, TIERS, TIER_NAMES } from '#lib/accounts/tiers.ts';
 import { API_ERRORS, type ApiErrorCode } from '#lib/api/errors.ts';
 import { IDEMPOTENCY_HEADER, idempotencyKeySchema, REPLAYED_HEADER } from '#lib/api/idempotency-key.ts';
 import {
@@ -246,7 +246,7 @@ const html = (description: string) => ({ description, content: { 'text/html': { 
  * The contract's version (`info.version`): the path's `v1`, then additions that break no client.
  * Raise the minor when an option, field or route is added; a breaking change is a new path prefix.
  */
-export const API_VERSION = '1.3.0';
+export const API_VERSION = '1.4.0';
 
 /**
  * The OpenAPI document, with `serverUrl` (where the caller reached the API) as its server.
@@ -313,7 +313,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
             200: json(pdfRecordSchema, 'The stored PDF.', replayedHeader),
             202: jobAccepted,
             ...errorResponses(
-              [...WITH_BODY, 'url_not_allowed', ...KEYED, ...IDEMPOTENT, 'quota_exceeded', 'url_fetch_failed', 'too_many_pages', 'pdf_too_large', 'service_busy', 'render_timeout'],
+              [...WITH_BODY, 'url_not_allowed', ...KEYED, ...IDEMPOTENT, 'pdf_gone', 'quota_exceeded', 'url_fetch_failed', 'too_many_pages', 'pdf_too_large', 'service_busy', 'render_timeout'],
               { rateLimited: true },
             ),
           },
@@ -400,7 +400,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
         get: operation({
           operationId: 'getJob',
           summary: 'Get an asynchronous job',
-          description: 'The job’s state and, once it ended, `result`: exactly the body the synchronous call would have answered. Another key’s job reads as missing.',
+          description: `The job’s state and, once it ended, \`result\`: exactly the body the synchronous call would have answered. Another key’s job reads as missing. Polling spends a per-minute budget of its own, not the key’s requests’ (${TIER_NAMES.map((tier) => `${tier} ${JOB_POLLS_PER_MINUTE[tier]}`).join(', ')}; never below the key’s own request limit): the \`RateLimit-*\` headers here are that budget’s.`,
           tags: ['Jobs'],
           ...keyed,
           requestParams: { path: z.object({ job_id: jobSchema.shape.job_id }) },

@@ -111,7 +111,7 @@ const jobStatus = z.enum(['queued', 'running', 'succeeded', 'failed']).meta({
 export const jobAcceptedSchema = z
   .object({
     job_id: jobId,
-    status: z.literal('queued'),
+    status: jobStatus.meta({ description: '`queued` when accepted; a replay (the same `Idempotency-Key` and request) answers the job’s status now.' }),
     status_url: z.url().meta({ description: 'Where to read the job: `GET /v1/jobs/{job_id}` (also in `Location`).' }),
   })
   .meta({ id: 'JobAccepted', description: 'An asynchronous job was accepted; its quota is reserved and charged only for the PDFs it stores.' });

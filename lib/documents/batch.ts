@@ -29,6 +29,7 @@ export const BATCH_ITEM_ERRORS = {
   URL_FETCH_FAILED: 'The url answered with an HTTP error status (4xx or 5xx).',
   RENDER_TIMEOUT: 'Rendering took too long, a readiness condition never held, or the batch ran out of time.',
   RENDER_FAILED: 'The document could not be rendered (or its url could not be reached); retrying may work.',
+  PDF_GONE: 'With an Idempotency-Key: the PDF made for this item by an earlier run of the same request (a replay, or a retry after a crash) was deleted or has expired since; it was charged once. Send a new key to make it again.',
 } as const;
 export type BatchItemCode = keyof typeof BATCH_ITEM_ERRORS;
 
@@ -36,6 +37,7 @@ export type BatchItemCode = keyof typeof BATCH_ITEM_ERRORS;
 export const MERGE_ERRORS = {
   TOO_MANY_PAGES: 'The items together are longer than the page limit of one PDF.',
   MERGE_FAILED: 'The PDFs could not be joined into one file.',
+  PDF_GONE: 'A replay (Idempotency-Key): the merged file was deleted or has expired since.',
 } as const;
 
 /** The spec's absolute ceiling on items in one batch, whatever the tier. */
@@ -145,14 +147,15 @@ export interface BatchRun {
   /** When every unfinished item gives up, so the batch answers inside the gateway's limit. */
   readonly deadline: AbortSignal;
   /**
-   * An asynchronous job's batch (lib/jobs/jobs.ts): the id of each item's PDF, and its record when
-   * an earlier run of the same job already made it (that item is not rendered again), plus the
-   * longer render time its items get.
+   * An asynchronous job's batch (lib/jobs/jobs.ts), or one sent with an Idempotency-Key
+   * (lib/api/earlier-runs.ts): the id of each item's PDF, and its record when an earlier run of the
+   * same job or request already made it (that item is not rendered again; `gone` when its PDF was
+   * deleted since), plus the longer render time a job's items get.
    */
   readonly madeBefore?: {
     readonly pdfIdOf: (index: number) => string;
-    readonly recordOf: (index: number) => Promise<PdfRecord | undefined>;
-    readonly renderTimeoutMs: number;
+    readonly recordOf: (index: number) => Promise<PdfRecord | 'gone' | undefined>;
+    readonly renderTimeoutMs?: number;
   };
 }
 
@@ -179,6 +182,7 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
 
     const { html, url, options, metadata } = item as Record<string, unknown>;
     const made = await run.madeBefore?.recordOf(index);
+    if (made === 'gone') return failure('PDF_GONE', 'The PDF an earlier run of this request made for this item was deleted since; it was charged once');
     if (made) return done(made, metadata);
     const signal = AbortSignal.any([AbortSignal.timeout(run.itemTimeoutMs), run.deadline]);
     try {
@@ -186,7 +190,8 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
         {
           owner: run.owner,
           reservationId: run.reservationId,
-          ...(run.madeBefore && { pdfId: run.madeBefore.pdfIdOf(index), renderTimeoutMs: run.madeBefore.renderTimeoutMs }),
+          ...(run.madeBefore && { pdfId: run.madeBefore.pdfIdOf(index) }),
+          ...(run.madeBefore?.renderTimeoutMs !== undefined && { renderTimeoutMs: run.madeBefore.renderTimeoutMs }),
           item: { html, ...(url !== undefined && { url: url as string }), options },
         },
         signal,

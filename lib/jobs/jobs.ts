@@ -103,6 +103,8 @@ export async function submitJob(input: {
   count: number;
   webhookUrl?: string;
   baseUrl: string;
+  /** The job's id when the request decides it (an Idempotency-Key's, lib/api/earlier-runs.ts); new otherwise. */
+  id?: string;
 }): Promise<Job> {
   const { apiKey } = input;
   const now = new Date();
@@ -113,7 +115,7 @@ export async function submitJob(input: {
     { keyId: apiKey.keyId, monthlyQuota: limitsFor(apiKey).monthlyQuota, count: input.count, now, lifetimeMs: JOB_RESERVATION_LIFETIME_MS },
     (keyId, at) => repairDeadRequestsOf({ counters, pdfs: store }, keyId, at),
   );
-  const id = 'job_' + randomBase62(24);
+  const id = input.id ?? 'job_' + randomBase62(24);
   const request = Object.fromEntries(Object.entries(input.body).filter(([name]) => !(ASYNC_REQUEST_FIELDS as string[]).includes(name)));
   const job: Job = {
     id,

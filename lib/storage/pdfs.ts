@@ -154,6 +154,16 @@ export async function getPdfRecord(store: PdfStore, id: string): Promise<PdfReco
   return asRecord(Item);
 }
 
+/**
+ * The PDF's record whether or not it was deleted since: a retry of an idempotent request tells a PDF
+ * its dead run stored from one the customer deleted since (lib/api/earlier-runs.ts).
+ */
+export async function getPdfRecordEvenDeleted(store: PdfStore, id: string): Promise<{ record: PdfRecord; deleted: boolean } | undefined> {
+  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: recordKey(id), ConsistentRead: true }));
+  if (!Item) return undefined;
+  return { record: asRecord(Item), deleted: (Item as StoredItem).deletedAt !== undefined };
+}
+
 /** Marks the record deleted first, so the link dies at once even if the object removal fails. */
 export async function deletePdf(store: PdfStore, record: PdfRecord, now = new Date()): Promise<void> {
   await store.dynamo.send(

@@ -5,7 +5,7 @@
  *   APIKEY#<sha256 of key>  / APIKEY   an API key (looked up by the hash of the presented key)
  *   PDF#<pdf id>            / PDF      a generated PDF's record
  *   QUOTA#<key id>          / YYYY-MM  a key's month counter and its open reservations
- *   RATE#<key id>           / <epoch>  a key's rate-limit window
+ *   RATE#<key id>           / <epoch>  a key's rate-limit window (`job-polls#<epoch>`: its job polls')
  *   JOB#<job id>            / JOB      an asynchronous job (lib/jobs/job-records.ts)
  *   WEBHOOK#<webhook id>    / WEBHOOK  a webhook delivery (lib/webhooks/deliveries.ts)
  * Index `byEntity` (gsi1pk / gsi1sk) lists one kind of item: API keys by key id (APIKEY), a key's

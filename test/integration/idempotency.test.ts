@@ -5,11 +5,12 @@
  * the API key.
  */
 import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { DynamoDBClient, paginateScan } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, paginateScan, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { StackInfo } from '#lib/local/stack.ts';
-import { createKey, expectApiError, quotaUsed, request, requestsReceivedBy, type TestKey } from '../support/api.ts';
+import { apiUrl, createKey, expectApiError, quotaUsed, request, requestsReceivedBy, type ApiResponse, type TestKey } from '../support/api.ts';
 import { readPdf } from '../support/pdf.ts';
 
 const GENERATE = '/v1/pdf/generate';
@@ -30,12 +31,45 @@ function post(path: string, key: TestKey, body: unknown, idempotencyKey?: string
 /** DynamoDB refuses an item over 400 KB (names and values); dynalite, the local stand-in, does not check. */
 const DYNAMODB_ITEM_LIMIT = 400 * 1024;
 
-/** The largest idempotency record of the local stack, in bytes as DynamoDB counts them (near enough: names plus values). */
-async function largestIdempotencyRecord(): Promise<number> {
+function idempotencyTable() {
   const info = JSON.parse(readFileSync(join(inject('dataDir'), 'stack.json'), 'utf8')) as StackInfo;
   const client = new DynamoDBClient({ endpoint: info.dynamodbEndpoint, region: info.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  return { client, tableName: info.idempotencyTableName };
+}
+
+/**
+ * Puts the record of the request whose kept response names `id` back as a request that died after
+ * doing its work leaves it once its time is up: in progress, lapsed, no response kept. That is what
+ * a kill -9 between storing the work and keeping the response leaves (idempotency-crash.test.ts
+ * kills a real stack mid-batch); here it is made without a crash, on the shared stack.
+ */
+async function asIfItsRequestDied(id: string): Promise<void> {
+  const { client, tableName } = idempotencyTable();
+  let found = 0;
+  for await (const page of paginateScan({ client }, { TableName: tableName })) {
+    for (const item of page.Items ?? []) {
+      if (!item.id?.S?.startsWith('request#') || !JSON.stringify(item.data ?? {}).includes(id)) continue;
+      found++;
+      await client.send(
+        new UpdateItemCommand({
+          TableName: tableName,
+          Key: { id: item.id },
+          UpdateExpression: 'SET #status = :inProgress, #lapsed = :lapsed REMOVE #data',
+          ExpressionAttributeNames: { '#status': 'status', '#lapsed': 'in_progress_expiration', '#data': 'data' },
+          ExpressionAttributeValues: { ':inProgress': { S: 'INPROGRESS' }, ':lapsed': { N: String(Date.now() - 1_000) } },
+        }),
+      );
+    }
+  }
+  client.destroy();
+  expect(found).toBe(1);
+}
+
+/** The largest idempotency record of the local stack, in bytes as DynamoDB counts them (near enough: names plus values). */
+async function largestIdempotencyRecord(): Promise<number> {
+  const { client, tableName } = idempotencyTable();
   let largest = 0;
-  for await (const page of paginateScan({ client }, { TableName: info.idempotencyTableName })) {
+  for await (const page of paginateScan({ client }, { TableName: tableName })) {
     for (const item of page.Items ?? []) {
       const size = Object.entries(item).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + Buffer.byteLength(JSON.stringify(Object.values(value)[0])), 0);
       largest = Math.max(largest, size);
@@ -43,6 +77,33 @@ async function largestIdempotencyRecord(): Promise<number> {
   }
   client.destroy();
   return largest;
+}
+
+/** A POST with these header lines, as sent (fetch would join two lines of one header into one). */
+function postWithHeaderLines(path: string, key: TestKey, body: unknown, lines: [string, string][]): Promise<ApiResponse> {
+  const text = JSON.stringify(body);
+  const url = new URL(apiUrl + path);
+  const raw = [
+    ['Host', url.host],
+    ['Authorization', `Bearer ${key.apiKey}`],
+    ['Content-Type', 'application/json'],
+    ['Content-Length', String(Buffer.byteLength(text))],
+    ...lines,
+  ].flat();
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest(url, { method: 'POST', headers: raw }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const responseHeaders = new Headers();
+        for (const [name, value] of Object.entries(response.headers)) if (typeof value === 'string') responseHeaders.set(name, value);
+        resolve({ status: response.statusCode ?? 0, headers: responseHeaders, body: JSON.parse(text), text });
+      });
+    });
+    sent.on('error', reject);
+    sent.end(text);
+  });
 }
 
 async function listedIds(key: TestKey): Promise<string[]> {
@@ -190,5 +251,133 @@ describe('Idempotency-Key', () => {
     const message = expectApiError(response, 400, 'invalid_request');
     expect(message).toContain('Idempotency-Key');
     expect(await quotaUsed(key)).toBe(usedBefore);
+  });
+
+  it.each([
+    ['twice under one name', [['Idempotency-Key', 'order-1'], ['Idempotency-Key', 'order-2']]],
+    ['under two spellings of its name', [['Idempotency-Key', 'order-1'], ['idempotency-key', 'order-2']]],
+    ['twice with the same value', [['Idempotency-Key', 'order-1'], ['Idempotency-Key', 'order-1']]],
+  ] as [string, [string, string][]][])('an Idempotency-Key header sent %s is 400 invalid_request naming it, and charges nothing', async (_case, lines) => {
+    // Arrange
+    const usedBefore = await quotaUsed(key);
+
+    // Act
+    const response = await postWithHeaderLines(GENERATE, key, { html: '<p>two keys</p>' }, lines);
+
+    // Assess
+    expect(expectApiError(response, 400, 'invalid_request')).toContain('Idempotency-Key');
+    expect(await quotaUsed(key)).toBe(usedBefore);
+  });
+
+  it('a replayed generate whose PDF was deleted since is 410 pdf_gone naming it, marked as replayed, and charges nothing', async () => {
+    // Arrange
+    const idempotencyKey = newKey();
+    const body = { html: '<h1>Deleted later</h1>' };
+    const first = await post(GENERATE, key, body, idempotencyKey);
+    expect(first.status).toBe(200);
+    expect((await request('DELETE', `/v1/pdf/${first.body.id}`, { apiKey: key.apiKey })).status).toBe(204);
+    const usedBefore = await quotaUsed(key);
+
+    // Act
+    const replay = await post(GENERATE, key, body, idempotencyKey);
+
+    // Assess
+    expect(expectApiError(replay, 410, 'pdf_gone')).toContain(first.body.id);
+    expect(replay.body.error.pdf_id).toBe(first.body.id);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await quotaUsed(key)).toBe(usedBefore);
+  });
+
+  it('a replayed batch says which of its PDFs were deleted since (PDF_GONE), the others as they were, and charges nothing', async () => {
+    // Arrange
+    const idempotencyKey = newKey();
+    const body = { pdfs: [0, 1, 2].map((i) => ({ html: `<h1>Item ${i}</h1>`, metadata: { reference_id: `item-${i}` } })) };
+    const first = await post(BATCH, key, body, idempotencyKey);
+    expect(first.body.successful).toBe(3);
+    const deleted = first.body.results[1].pdf_id as string;
+    expect((await request('DELETE', `/v1/pdf/${deleted}`, { apiKey: key.apiKey })).status).toBe(204);
+    const usedBefore = await quotaUsed(key);
+
+    // Act
+    const replay = await post(BATCH, key, body, idempotencyKey);
+
+    // Assess
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.results[0]).toEqual(first.body.results[0]);
+    expect(replay.body.results[2]).toEqual(first.body.results[2]);
+    expect(replay.body.results[1]).toMatchObject({ success: false, error: { code: 'PDF_GONE', message: expect.stringContaining(deleted) } });
+    expect(replay.body).toMatchObject({ total: 3, successful: 2, failed: 1 });
+    expect(await quotaUsed(key)).toBe(usedBefore);
+  });
+
+  it('a replayed async submission answers the job’s current status, not the queued it was accepted with', async () => {
+    // Arrange: a job accepted under a key, then run to its end
+    const idempotencyKey = newKey();
+    const body = { html: '<h1>Async once</h1>', async: true };
+    const accepted = await post(GENERATE, key, body, idempotencyKey);
+    expect(accepted).toMatchObject({ status: 202, body: { status: 'queued' } });
+    const deadline = Date.now() + 30_000;
+    let job = await request('GET', `/v1/jobs/${accepted.body.job_id}`, { apiKey: key.apiKey });
+    while (job.body.status !== 'succeeded' && job.body.status !== 'failed' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      job = await request('GET', `/v1/jobs/${accepted.body.job_id}`, { apiKey: key.apiKey });
+    }
+    expect(job.body.status).toBe('succeeded');
+    const usedBefore = await quotaUsed(key);
+
+    // Act
+    const replay = await post(GENERATE, key, body, idempotencyKey);
+
+    // Assess
+    expect(replay.status).toBe(202);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual({ ...accepted.body, status: 'succeeded' });
+    expect(await quotaUsed(key)).toBe(usedBefore);
+  });
+
+  it('a generate that died after storing its PDF, retried with its key once its record lapsed, answers that PDF and charges it once', async () => {
+    // Arrange
+    const idempotencyKey = newKey();
+    const body = { html: '<h1>Stored, then the process died</h1>' };
+    const usedBefore = await quotaUsed(key);
+    const first = await post(GENERATE, key, body, idempotencyKey);
+    expect(first.status).toBe(200);
+    await asIfItsRequestDied(first.body.id);
+
+    // Act
+    const retry = await post(GENERATE, key, body, idempotencyKey);
+
+    // Assess: the PDF the dead request stored is the answer, made and charged once.
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(retry.body.id).toBe(first.body.id);
+    expect(await quotaUsed(key)).toBe(usedBefore + 1);
+    expect((await listedIds(key)).filter((id) => id === first.body.id)).toHaveLength(1);
+  });
+
+  it('an async submission that died after queueing its job, retried with its key, answers that job: one job, charged once', async () => {
+    // Arrange
+    const idempotencyKey = newKey();
+    const body = { html: '<h1>Queued, then the process died</h1>', async: true };
+    const usedBefore = await quotaUsed(key);
+    const first = await post(GENERATE, key, body, idempotencyKey);
+    expect(first.status).toBe(202);
+    await asIfItsRequestDied(first.body.job_id);
+
+    // Act
+    const retry = await post(GENERATE, key, body, idempotencyKey);
+
+    // Assess
+    expect(retry.status).toBe(202);
+    expect(retry.body.job_id).toBe(first.body.job_id);
+    const deadline = Date.now() + 30_000;
+    let job = await request('GET', `/v1/jobs/${first.body.job_id}`, { apiKey: key.apiKey });
+    while (job.body.status !== 'succeeded' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      job = await request('GET', `/v1/jobs/${first.body.job_id}`, { apiKey: key.apiKey });
+    }
+    expect(job.body.status).toBe('succeeded');
+    expect(await quotaUsed(key)).toBe(usedBefore + 1);
   });
 });

@@ -75,6 +75,30 @@ describe('GET /v1/pdf', () => {
     expect(expectApiError(answer, 400, 'invalid_request')).toContain(message);
   });
 
+  it('refuses a cursor it did not give to this key: another key’s, or one made up from the caller’s own PDF, is 400', async () => {
+    // Prepare: a real cursor of this key's listing, and one made up to skip ahead to one of its own
+    // PDFs (what an unsigned cursor would have taken)
+    const page = await request('GET', '/v1/pdf?limit=1', { apiKey: key.apiKey });
+    const cursor = page.body.next_cursor as string;
+    const own = (await request('GET', `/v1/pdf/${made[2]}`, { apiKey: key.apiKey })).body as { id: string; created_at: string };
+    const madeUp = Buffer.from(JSON.stringify([own.created_at, own.id])).toString('base64url');
+    const other = await createKey('pro');
+    await generate(other.apiKey, { html: '<p>Other key’s page</p>' });
+
+    // Act
+    const foreign = await request('GET', `/v1/pdf?limit=1&cursor=${cursor}`, { apiKey: other.apiKey });
+    const forged = await request('GET', `/v1/pdf?limit=1&cursor=${madeUp}`, { apiKey: key.apiKey });
+    const tampered = await request('GET', `/v1/pdf?limit=1&cursor=${madeUp}.${cursor.split('.')[1]}`, { apiKey: key.apiKey });
+    const genuine = await request('GET', `/v1/pdf?limit=1&cursor=${cursor}`, { apiKey: key.apiKey });
+
+    // Assess
+    for (const answer of [foreign, forged, tampered]) {
+      expect(expectApiError(answer, 400, 'invalid_request')).toContain('cursor is not a cursor this API gave out');
+    }
+    expect(genuine.status).toBe(200);
+    expect(genuine.body.data[0].id).toBe(made[3]);
+  });
+
   it('needs a key', async () => {
     // Act / Assess
     expectApiError(await request('GET', '/v1/pdf'), 401, 'unauthorized');

@@ -117,7 +117,7 @@ export type paths = {
         };
         /**
          * Get an asynchronous job
-         * @description The job’s state and, once it ended, `result`: exactly the body the synchronous call would have answered. Another key’s job reads as missing.
+         * @description The job’s state and, once it ended, `result`: exactly the body the synchronous call would have answered. Another key’s job reads as missing. Polling spends a per-minute budget of its own, not the key’s requests’ (free 120, starter 300, pro 1200, enterprise 3000; never below the key’s own request limit): the `RateLimit-*` headers here are that budget’s.
          */
         get: operations["getJob"];
         put?: never;
@@ -854,9 +854,10 @@ export type components = {
                 /**
                  * @description - `TOO_MANY_PAGES`: The items together are longer than the page limit of one PDF.
                  *     - `MERGE_FAILED`: The PDFs could not be joined into one file.
+                 *     - `PDF_GONE`: A replay (Idempotency-Key): the merged file was deleted or has expired since.
                  * @enum {string}
                  */
-                code: "TOO_MANY_PAGES" | "MERGE_FAILED";
+                code: "TOO_MANY_PAGES" | "MERGE_FAILED" | "PDF_GONE";
                 message: string;
             };
             processing_time_ms: number;
@@ -895,9 +896,10 @@ export type components = {
                  *     - `URL_FETCH_FAILED`: The url answered with an HTTP error status (4xx or 5xx).
                  *     - `RENDER_TIMEOUT`: Rendering took too long, a readiness condition never held, or the batch ran out of time.
                  *     - `RENDER_FAILED`: The document could not be rendered (or its url could not be reached); retrying may work.
+                 *     - `PDF_GONE`: With an Idempotency-Key: the PDF made for this item by an earlier run of the same request (a replay, or a retry after a crash) was deleted or has expired since; it was charged once. Send a new key to make it again.
                  * @enum {string}
                  */
-                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED";
+                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED" | "PDF_GONE";
                 /** @description What went wrong, in words meant for the caller. */
                 message: string;
             };
@@ -914,8 +916,11 @@ export type components = {
              * @example job_4hTz8QmW2pLx6NvR0cYb5KsJ
              */
             job_id: string;
-            /** @constant */
-            status: "queued";
+            /**
+             * @description `queued` when accepted; a replay (the same `Idempotency-Key` and request) answers the job’s status now.
+             * @enum {string}
+             */
+            status: "queued" | "running" | "succeeded" | "failed";
             /**
              * Format: uri
              * @description Where to read the job: `GET /v1/jobs/{job_id}` (also in `Location`).
@@ -1038,6 +1043,17 @@ export type components = {
                 code: "link_expired";
                 /** @description What went wrong, in words meant for the caller; never internals. */
                 message: string;
+            };
+        };
+        /** @description 410: With an `Idempotency-Key`: the PDF the first request made was deleted or has expired since (a replay, or a retry after a crash). It was charged once; send a new key to make it again. */
+        PdfGoneError: {
+            error: {
+                /** @constant */
+                code: "pdf_gone";
+                /** @description What went wrong, in words meant for the caller; never internals. */
+                message: string;
+                /** @description The PDF the request made. */
+                pdf_id: string;
             };
         };
         /** @description 413: The request body is larger than 5 MB. */
@@ -1193,9 +1209,10 @@ export type components = {
                 /**
                  * @description - `TOO_MANY_PAGES`: The items together are longer than the page limit of one PDF.
                  *     - `MERGE_FAILED`: The PDFs could not be joined into one file.
+                 *     - `PDF_GONE`: A replay (Idempotency-Key): the merged file was deleted or has expired since.
                  * @enum {string}
                  */
-                code: "TOO_MANY_PAGES" | "MERGE_FAILED";
+                code: "TOO_MANY_PAGES" | "MERGE_FAILED" | "PDF_GONE";
                 message: string;
             };
             processing_time_ms: number;
@@ -1234,9 +1251,10 @@ export type components = {
                  *     - `URL_FETCH_FAILED`: The url answered with an HTTP error status (4xx or 5xx).
                  *     - `RENDER_TIMEOUT`: Rendering took too long, a readiness condition never held, or the batch ran out of time.
                  *     - `RENDER_FAILED`: The document could not be rendered (or its url could not be reached); retrying may work.
+                 *     - `PDF_GONE`: With an Idempotency-Key: the PDF made for this item by an earlier run of the same request (a replay, or a retry after a crash) was deleted or has expired since; it was charged once. Send a new key to make it again.
                  * @enum {string}
                  */
-                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED";
+                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED" | "PDF_GONE";
                 /** @description What went wrong, in words meant for the caller. */
                 message: string;
             };
@@ -1382,6 +1400,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RequestInProgressError"];
+                };
+            };
+            /** @description `pdf_gone`: With an `Idempotency-Key`: the PDF the first request made was deleted or has expired since (a replay, or a retry after a crash). It was charged once; send a new key to make it again. */
+            410: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PdfGoneError"];
                 };
             };
             /** @description `payload_too_large`: The request body is larger than 5 MB. */
