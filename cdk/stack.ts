@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, RemovalPolicy, Size, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -144,6 +145,8 @@ export class PdfApiStack extends Stack {
   readonly chromiumLayer: ChromiumLayer;
   /** The job function's failure destination (lib/jobs/jobs.ts). */
   readonly jobFailures: Queue;
+  /** Failure records the reconcile function could not handle after several tries. */
+  readonly jobFailuresDeadLetters: Queue;
 
   constructor(scope: Construct, id: string, props: PdfApiStackProps) {
     super(scope, id, props);
@@ -214,17 +217,23 @@ export class PdfApiStack extends Stack {
     // only, the health probes, the secret if it signs links, and invoking exactly the functions it calls.
     const objectArns = RETENTION_DAYS.map((days) => bucket.arnForObjects(`${retentionPrefix(days)}*`));
     const bucketId = this.getLogicalId(bucket.node.defaultChild as CfnBucket);
-    // Job events Lambda gave up on (every run failed, or too old): kept 14 days for the operator,
-    // and alarmed on. The jobs themselves are ended by the reconcile function (lib/jobs/job-endings.ts).
-    this.jobFailures = new Queue(this, 'JobFailures', {
+    // Job events Lambda gave up on (every run failed, or too old): the reconcile function reads
+    // them at once and ends each job (lib/jobs/job-endings.ts), so a job is never left running. A
+    // record it cannot handle after 5 receives goes to the dead-letter queue, kept 14 days and alarmed on.
+    this.jobFailuresDeadLetters = new Queue(this, 'UnhandledJobFailures', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
       removalPolicy,
     });
-    Validations.of(this.jobFailures).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason: 'This queue is itself the failure destination of the job function; nothing consumes it but the operator.',
+    this.jobFailures = new Queue(this, 'JobFailures', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      // Longer than the reconcile function's timeout, as an event source mapping requires.
+      visibilityTimeout: Duration.seconds(6 * (FUNCTION_PROFILES.reconcile.timeoutSeconds ?? 60)),
+      deadLetterQueue: { queue: this.jobFailuresDeadLetters, maxReceiveCount: 5 },
+      removalPolicy,
     });
     for (const name of allFunctionNames) {
       const profile = FUNCTION_PROFILES[name];
@@ -274,6 +283,10 @@ export class PdfApiStack extends Stack {
           onFailure: { bind: () => ({ destination: failureQueue }) },
         });
         fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [failureQueue] }));
+      }
+      if (profile.endsGivenUpJobs) {
+        // Grants what the mapping itself calls (ReceiveMessage, DeleteMessage, ChangeMessageVisibility, GetQueueAttributes, GetQueueUrl).
+        fn.addEventSource(new SqsEventSource(this.jobFailures, { batchSize: 10, reportBatchItemFailures: true }));
       }
       if (profile.healthProbes) {
         // Only the probe key and the empty probe prefix: the health check can read nothing stored.
@@ -344,7 +357,7 @@ export class PdfApiStack extends Stack {
       functions,
       renderLogGroups: allFunctionNames.filter((name) => FUNCTION_PROFILES[name].chromium).map((name) => functions[name].logGroup),
       metricsNamespace: METRICS_NAMESPACE,
-      jobFailures: this.jobFailures,
+      jobFailures: this.jobFailuresDeadLetters,
       ...(props.alarmEmail && { email: props.alarmEmail }),
     });
 

@@ -43,7 +43,8 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
     if (made === 'gone') throw pdfGone(pdfId, { replayed: false });
     if (made) return json(200, pdfRecordView(made, baseUrl));
   }
-  using _admission = admitRender(apiKey.keyId); // 503 service_busy now, before any charge; the render waits its turn
+  // 503 service_busy now, before any charge; the render waits its turn, within the key's share.
+  using _admission = admitRender(apiKey.keyId, { maxRunning: limitsFor(apiKey).maxConcurrentRenders });
   return json(
     200,
     await withReservedQuota(

@@ -167,6 +167,15 @@ export const settings = {
     return intFromEnv('MAX_QUEUE_WAIT_MS', 5_000);
   },
 
+  /**
+   * The account's concurrent Lambda executions, as the local stack enforces them (and the Lambda
+   * emulation): every invocation counts, API requests included (lib/local/lambda-concurrency.ts).
+   * 1000 is an established account's default; many new accounts get 10.
+   */
+  get lambdaAccountConcurrency(): number {
+    return intFromEnv('LAMBDA_ACCOUNT_CONCURRENCY', 1_000);
+  },
+
   /** Name (or ARN) of the job function that generate and batch invoke asynchronously for `async: true`. */
   get jobFunctionName(): string {
     return required('JOB_FUNCTION_NAME');

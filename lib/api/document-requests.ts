@@ -5,7 +5,7 @@
  */
 import type { ApiKey } from '#lib/accounts/keys.ts';
 import type { QuotaReservation } from '#lib/accounts/quota.ts';
-import { invokeRenderFunction } from '#lib/aws/render-invoker.ts';
+import { invokeRenderFunction, invokeRenderGroup } from '#lib/aws/render-invoker.ts';
 import { pdfStore } from '#lib/aws/stores.ts';
 import { runBatch, type BatchRun } from '#lib/documents/batch.ts';
 import { MergeTooLongError, storeMergedPdf } from '#lib/documents/merge.ts';
@@ -55,6 +55,7 @@ export async function runBatchRequest(batch: BatchRequest, started = performance
     owner: batch.owner,
     reservationId: batch.reservation.id,
     invokeRender: invokeRenderFunction,
+    renderGroup: invokeRenderGroup,
     commit: async (record) => {
       const stored = await putPdfRecord(store, record);
       committed.set(stored.id, stored);

@@ -262,7 +262,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
         '',
         'Send your key as `Authorization: Bearer pdfk_…`. Every error answers `{ "error": { "code", "message", …extra } }`; a request that fails costs nothing. A path that exists answers another method with 405 `method_not_allowed`; an unknown path is 404 `not_found`.',
         '',
-        `Limits per tier (batch size / requests per minute / PDFs per month / link days): ${TIER_NAMES.map((tier) => `${tier} ${TIERS[tier].maxBatchSize} / ${TIERS[tier].rateLimitPerMinute} / ${TIERS[tier].monthlyQuota} / ${TIERS[tier].linkValidityDays}`).join('; ')}.`,
+        `Limits per tier (batch size / requests per minute / PDFs per month / link days / documents rendering at once / seconds a job's document may take): ${TIER_NAMES.map((tier) => `${tier} ${TIERS[tier].maxBatchSize} / ${TIERS[tier].rateLimitPerMinute} / ${TIERS[tier].monthlyQuota} / ${TIERS[tier].linkValidityDays} / ${TIERS[tier].maxConcurrentRenders} / ${TIERS[tier].jobRenderTimeoutMs / 1000}`).join('; ')}.`,
       ].join('\n'),
     },
     servers: [{ url: serverUrl }],

@@ -87,6 +87,11 @@ export interface FunctionProfile {
   readonly rendersJobItems?: boolean;
   /** Signs or verifies download links, so it reads the link-signing secret. */
   readonly linkSecret?: boolean;
+  /**
+   * Reads the job function's failure queue (an SQS event source) and ends each job Lambda gave up
+   * on at once (lib/jobs/job-endings.ts), rather than when its reservation expires.
+   */
+  readonly endsGivenUpJobs?: boolean;
   /** Internal functions it invokes through the Lambda API; each arrives as `<NAME>_FUNCTION_NAME`. */
   readonly invokes?: readonly InternalFunctionName[];
   /**
@@ -172,6 +177,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     jobResults: ['GetObject', 'PutObject', 'DeleteObject'],
     linkSecret: true,
     schedule: 'rate(5 minutes)',
+    endsGivenUpJobs: true,
     // An abandoned job's webhook gets its first try at once, as the job function would give it.
     timeoutSeconds: 60,
   },

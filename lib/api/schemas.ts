@@ -100,6 +100,18 @@ export const healthSchema = z
   .object({
     status: z.enum(['ok', 'unavailable']),
     checks: z.object({ browser: checkStatus, table: checkStatus, bucket: checkStatus }),
+    rendering: z
+      .object({
+        status: z.enum(['available', 'saturated']),
+        slots: z.int().meta({ description: 'Documents rendered at once.' }),
+        running: z.int().meta({ description: 'Documents rendering now.' }),
+        waiting: z.int().meta({ description: 'Documents waiting for their turn.' }),
+      })
+      .optional()
+      .meta({
+        description:
+          'Where one process renders for everyone (the local stack): `saturated` when every slot is taken and documents wait. New documents then wait their key’s turn or get 503 `service_busy`; the service is still up. Absent in AWS, where Lambda adds instances.',
+      }),
   })
   .meta({ id: 'Health' });
 

@@ -29,6 +29,7 @@ export const BATCH_ITEM_ERRORS = {
   URL_FETCH_FAILED: 'The url answered with an HTTP error status (4xx or 5xx).',
   RENDER_TIMEOUT: 'Rendering took too long, a readiness condition never held, or the batch ran out of time.',
   RENDER_FAILED: 'The document could not be rendered (or its url could not be reached); retrying may work.',
+  SERVICE_BUSY: 'The item could not start before the batch ran out of time (the service, or its Lambda concurrency, was busy). Nothing was charged for it; send it again, or send the batch with "async": true.',
   PDF_GONE: 'With an Idempotency-Key: the PDF made for this item by an earlier run of the same request (a replay, or a retry after a crash) was deleted or has expired since; it was charged once. Send a new key to make it again.',
 } as const;
 export type BatchItemCode = keyof typeof BATCH_ITEM_ERRORS;
@@ -61,16 +62,36 @@ export function batchItemCode(code: DocumentFailureCode): BatchItemCode {
 /** Largest `metadata` an item may carry, as JSON: it is echoed back, not stored or rendered. */
 export const MAX_METADATA_BYTES = 16 * 1024;
 
-/** What the batch function sends the render function for one item. */
-export interface RenderInvocation {
+/** One item as the render function gets it. */
+export interface RenderItem {
+  /** The item's PDF id, when the batch decides it (an asynchronous job's, lib/jobs/jobs.ts). */
+  readonly pdfId?: string;
+  readonly item: { readonly html?: unknown; readonly url?: string; readonly options?: unknown };
+}
+
+/** What every item of one batch shares. */
+interface RenderCommon {
   readonly owner: Pick<ApiKey, 'keyId' | 'tier'>;
   /** The batch's quota reservation, which the item's record names (lib/accounts/quota.ts). */
   readonly reservationId: string;
-  /** The item's PDF id, when the batch decides it (an asynchronous job's, lib/jobs/jobs.ts). */
-  readonly pdfId?: string;
   /** Longest the render may take (an asynchronous job's); the render timeout setting otherwise. */
   readonly renderTimeoutMs?: number;
-  readonly item: { readonly html?: unknown; readonly url?: string; readonly options?: unknown };
+}
+
+/** What the batch function sends the render function for one item. */
+export interface RenderInvocation extends RenderCommon, RenderItem {}
+
+/**
+ * What the batch function sends the render function for several items, when Lambda throttles its
+ * fan-out: rendered one after the other, each in a workspace of its own, one outcome each in order.
+ */
+export interface RenderGroupInvocation extends RenderCommon {
+  readonly items: readonly RenderItem[];
+}
+
+/** Lambda refused the render invoke (TooManyRequestsException): nothing of it started. */
+export class RenderThrottledError extends Error {
+  override readonly name = 'RenderThrottledError';
 }
 
 /** What the render function answers for one item: a stored file whose record is not written yet, or why not. */
@@ -134,8 +155,10 @@ export interface BatchRun {
   readonly owner: Pick<ApiKey, 'keyId' | 'tier'>;
   /** The quota reservation the items are made under. */
   readonly reservationId: string;
-  /** Invokes the render function for one item; must honour the signal. */
+  /** Invokes the render function for one item; must honour the signal. Throws RenderThrottledError when Lambda throttles it. */
   readonly invokeRender: (invocation: RenderInvocation, signal: AbortSignal) => Promise<RenderOutcome>;
+  /** Invokes the render function for several items (one outcome each, in order), used when the fan-out is throttled. */
+  readonly renderGroup?: (invocation: RenderGroupInvocation, signal: AbortSignal) => Promise<RenderOutcome[]>;
   /** Writes a done item's record: from then on its PDF exists, is listed and is charged. Answers the record stored. */
   readonly commit: (record: PdfRecord) => Promise<PdfRecord>;
   /** The item's download link, from its stored record. */
@@ -161,10 +184,43 @@ export interface BatchRun {
 
 const failure = (code: BatchItemCode, message: string): BatchItemResult => ({ success: false, error: { code, message } });
 
+/** Most items one render invocation takes when Lambda throttles the batch's fan-out. */
+export const MAX_ITEMS_PER_INVOCATION = 10;
+/** First wait after a throttled invoke when no other invocation of the batch is under way; doubled each time, with jitter. */
+const THROTTLE_BACKOFF_MS = 100;
+const THROTTLE_BACKOFF_MAX_MS = 2_000;
+/** Invocations that succeed in a row after a throttle before the fan-out widens again by one. */
+const SUCCESSES_BEFORE_WIDENING = 3;
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+/**
+ * Renders the items in input order of results, each by the render function, at most
+ * `run.concurrency` invocations at once; an item's record is written (`commit`) when its outcome
+ * arrives in time.
+ *
+ * Lambda may throttle the fan-out (the account's or the function's concurrency is taken: 10 on many
+ * new accounts). A throttled invoke started nothing, so its items go back to the front of the line
+ * and the fan-out narrows: the invocation that was refused stops (unless it is the last, which
+ * waits with jittered backoff), and the invocations left take several items each
+ * (`renderGroup`, up to MAX_ITEMS_PER_INVOCATION, each item still in a browser context of its own),
+ * so a batch of 100 finishes with the few invocations the account gives it. After a few successes
+ * in a row it widens again. No item fails because of throttling while the batch has time; one that
+ * could not start before the deadline fails `SERVICE_BUSY`, uncharged, to be retried (or sent with
+ * `async`).
+ */
 export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
   const results: BatchItemResult[] = new Array(run.items.length);
-  let next = 0;
-
+  const metadataOf = (index: number) => (run.items[index] as Record<string, unknown>).metadata;
   const done = (record: PdfRecord, metadata: unknown): BatchItemResult => ({
     success: true,
     pdf_id: record.id,
@@ -174,51 +230,131 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
     metadata: metadata ?? {},
   });
 
-  const processItem = async (index: number): Promise<BatchItemResult> => {
-    const item = run.items[index];
-    const shapeProblem = checkItemShape(item);
-    if (shapeProblem) return failure(shapeProblem.code, shapeProblem.message);
-    if (run.deadline.aborted) return failure('RENDER_TIMEOUT', 'The batch ran out of time before this item could start');
+  // What needs no render is decided first: a bad shape, or what an earlier run made.
+  const waiting: number[] = [];
+  await Promise.all(
+    run.items.map(async (item, index) => {
+      const shapeProblem = checkItemShape(item);
+      if (shapeProblem) return void (results[index] = failure(shapeProblem.code, shapeProblem.message));
+      const made = await run.madeBefore?.recordOf(index);
+      if (made === 'gone') return void (results[index] = failure('PDF_GONE', 'The PDF an earlier run of this request made for this item was deleted since; it was charged once'));
+      if (made) return void (results[index] = done(made, metadataOf(index)));
+      waiting.push(index);
+    }),
+  );
+  waiting.sort((a, b) => a - b);
 
-    const { html, url, options, metadata } = item as Record<string, unknown>;
-    const made = await run.madeBefore?.recordOf(index);
-    if (made === 'gone') return failure('PDF_GONE', 'The PDF an earlier run of this request made for this item was deleted since; it was charged once');
-    if (made) return done(made, metadata);
-    const signal = AbortSignal.any([AbortSignal.timeout(run.itemTimeoutMs), run.deadline]);
+  const renderItemOf = (index: number): RenderItem => {
+    const { html, url, options } = run.items[index] as Record<string, unknown>;
+    return {
+      item: { html, ...(url !== undefined && { url: url as string }), options },
+      ...(run.madeBefore && { pdfId: run.madeBefore.pdfIdOf(index) }),
+    };
+  };
+  const common = {
+    owner: run.owner,
+    reservationId: run.reservationId,
+    ...(run.madeBefore?.renderTimeoutMs !== undefined && { renderTimeoutMs: run.madeBefore.renderTimeoutMs }),
+  };
+
+  /** Records an item's outcome: its record written if it came in time. */
+  const settle = async (index: number, outcome: RenderOutcome, signal: AbortSignal): Promise<void> => {
+    if (!outcome.ok) return void (results[index] = failure(outcome.code, outcome.message));
+    // An item that came back after its time is reported as timed out; without its record its
+    // file is never linked, listed or charged (and expires with its retention prefix).
+    if (signal.aborted) return void (results[index] = failure('RENDER_TIMEOUT', 'Rendering this item took longer than its time limit'));
     try {
-      const outcome = await run.invokeRender(
-        {
-          owner: run.owner,
-          reservationId: run.reservationId,
-          ...(run.madeBefore && { pdfId: run.madeBefore.pdfIdOf(index) }),
-          ...(run.madeBefore?.renderTimeoutMs !== undefined && { renderTimeoutMs: run.madeBefore.renderTimeoutMs }),
-          item: { html, ...(url !== undefined && { url: url as string }), options },
-        },
-        signal,
-      );
-      if (!outcome.ok) return failure(outcome.code, outcome.message);
-      // An item that came back after its time is reported as timed out; without its record its
-      // file is never linked, listed or charged (and expires with its retention prefix).
-      if (signal.aborted) return failure('RENDER_TIMEOUT', 'Rendering this item took longer than its time limit');
-      let stored: PdfRecord;
-      try {
-        stored = await run.commit(outcome.record);
-      } catch {
-        return failure('RENDER_FAILED', 'The PDF could not be stored; nothing was charged for it');
-      }
-      return done(stored, metadata);
+      results[index] = done(await run.commit(outcome.record), metadataOf(index));
     } catch {
-      if (signal.aborted) return failure('RENDER_TIMEOUT', 'Rendering this item took longer than its time limit');
-      return failure('RENDER_FAILED', 'The render function failed for this item');
+      results[index] = failure('RENDER_FAILED', 'The PDF could not be stored; nothing was charged for it');
     }
   };
 
-  const worker = async () => {
-    while (next < run.items.length) {
-      const index = next++;
-      results[index] = await processItem(index);
+  let running = 0;
+  let throttled = false;
+  let successesInARow = 0;
+  /**
+   * The widest the fan-out goes. Once throttled, one below the width that was refused: the batch
+   * leaves an execution of the account to everything else (a single generate, a download) rather
+   * than take every last one and have theirs throttled too.
+   */
+  let ceiling = Math.max(1, Math.min(run.concurrency, waiting.length));
+
+  /** How many items the next invocation takes: one, unless the fan-out was throttled. */
+  const groupSize = () => (throttled && run.renderGroup ? Math.max(1, Math.min(MAX_ITEMS_PER_INVOCATION, Math.ceil(waiting.length / Math.max(1, running)))) : 1);
+
+  const invoke = async (group: number[]): Promise<'throttled' | 'done'> => {
+    const signal = AbortSignal.any([AbortSignal.timeout(run.itemTimeoutMs * group.length), run.deadline]);
+    try {
+      if (group.length === 1) {
+        const [index] = group as [number];
+        const renderItem = renderItemOf(index);
+        await settle(index, await run.invokeRender({ ...common, ...renderItem }, signal), signal);
+      } else {
+        const outcomes = await run.renderGroup!({ ...common, items: group.map(renderItemOf) }, signal);
+        await Promise.all(group.map((index, i) => settle(index, outcomes[i] ?? { ok: false, code: 'RENDER_FAILED', message: 'The render function answered no outcome for this item' }, signal)));
+      }
+      return 'done';
+    } catch (error) {
+      if (error instanceof RenderThrottledError && !run.deadline.aborted) return 'throttled';
+      const outcome = signal.aborted
+        ? failure('RENDER_TIMEOUT', 'Rendering this item took longer than its time limit')
+        : error instanceof RenderThrottledError
+          ? notStarted(true)
+          : failure('RENDER_FAILED', 'The render function failed for this item');
+      for (const index of group) results[index] = outcome;
+      return 'done';
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(run.concurrency, run.items.length)) }, worker));
+
+  const worker = async (): Promise<void> => {
+    running++;
+    let backoffMs = THROTTLE_BACKOFF_MS;
+    try {
+      while (waiting.length > 0 && !run.deadline.aborted) {
+        const group = waiting.splice(0, groupSize());
+        if ((await invoke(group)) === 'done') {
+          backoffMs = THROTTLE_BACKOFF_MS;
+          if (throttled && ++successesInARow >= SUCCESSES_BEFORE_WIDENING && running < ceiling && waiting.length > running) {
+            successesInARow = 0;
+            void worker(); // widened again: the account had room after all
+          }
+          continue;
+        }
+        // Throttled: nothing of the group started. Back to the front of the line, one invocation fewer.
+        waiting.unshift(...group);
+        throttled = true;
+        ceiling = Math.max(1, Math.min(ceiling, running - 2));
+        successesInARow = 0;
+        if (running > 1) return;
+        await sleep(Math.random() * backoffMs, run.deadline);
+        backoffMs = Math.min(THROTTLE_BACKOFF_MAX_MS, backoffMs * 2);
+      }
+    } finally {
+      running--;
+      if (running === 0) everyWorkerStopped();
+    }
+  };
+  let everyWorkerStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (everyWorkerStopped = resolve));
+  if (waiting.length > 0) {
+    for (let i = 0, wanted = ceiling; i < wanted; i++) void worker();
+    await stopped;
+  }
+  // Items still waiting when time ran out never started: nothing of them was made or charged.
+  for (const index of waiting) results[index] = notStarted(throttled);
   return results;
+}
+
+/**
+ * An item that never started: `SERVICE_BUSY` when Lambda throttled the batch (retry it, or send the
+ * batch with `async`), the batch's own `RENDER_TIMEOUT` when its earlier items took the time.
+ */
+function notStarted(throttled: boolean): BatchItemResult {
+  return throttled
+    ? failure(
+        'SERVICE_BUSY',
+        'This item could not start before the batch ran out of time: the service was busy. Nothing was charged for it; send it again, or send the batch with "async": true.',
+      )
+    : failure('RENDER_TIMEOUT', 'The batch ran out of time before this item could start. Nothing was charged for it; send it again, or send the batch with "async": true.');
 }

@@ -17,17 +17,19 @@ import { reconcileQuotas } from '#lib/accounts/reconcile.ts';
 import { FUNCTION_PROFILES } from '#lib/api/routes.ts';
 import { invokeJobFunction } from '#lib/aws/job-invoker.ts';
 import { counterStore, pdfStore, webhookDeps } from '#lib/aws/stores.ts';
-import { abandonExpiredJobs } from '#lib/jobs/job-endings.ts';
+import { abandonExpiredJobs, endGivenUpJob } from '#lib/jobs/job-endings.ts';
 import { JOB_ASYNC_INVOKE, pendingJobIds, removeLeftoverJobRequests } from '#lib/jobs/job-records.ts';
 import { sendDueDeliveries } from '#lib/webhooks/deliveries.ts';
 import { prepareDocument, renderLimits } from '#lib/documents/produce-pdf.ts';
-import { registerHealthCheck } from '#lib/observability/health.ts';
+import { registerHealthCheck, registerRenderingState } from '#lib/observability/health.ts';
+import { renderCapacity } from '#lib/render/capacity.ts';
 import { getBrowser } from '#lib/render/browser.ts';
 import { renderPdf } from '#lib/render/render.ts';
 import { prepareWorkspaces, shutDownRendering } from '#lib/render/workspaces.ts';
 import { settings } from '#lib/settings.ts';
 import { startStandIns, type StandIns } from './aws-standins.ts';
 import { createGateway } from './gateway.ts';
+import { LambdaConcurrency } from './lambda-concurrency.ts';
 import { API_HANDLERS, INVOKED_HANDLERS } from './handlers.ts';
 import { createInvokeEndpoint } from './invoke.ts';
 import { mendTornPdfRecords } from './torn-writes.ts';
@@ -148,6 +150,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   );
   // This process owns the browser as well as the stores: /health checks all three.
   const unregisterBrowserCheck = registerHealthCheck('browser', async () => (await getBrowser()).version());
+  const unregisterRenderingState = registerRenderingState(() => renderCapacity().state);
   const awsInfo = {
     region: LOCAL_REGION,
     dynamodbEndpoint: standIns.dynamodbEndpoint,
@@ -158,10 +161,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   };
   // The Lambda Invoke endpoint, for the batch function's fan-out to the render function.
   // Job runs get Lambda's 15 minutes; the rest what they have in AWS at most.
+  // Lambda's concurrency, shared by the API's invocations and the Invoke API's, as in one AWS account.
+  const concurrency = new LambdaConcurrency({ account: settings.lambdaAccountConcurrency });
   const invokeEndpoint = createInvokeEndpoint(INVOKED_HANDLERS, {
+    concurrency,
     timeoutMs: (name) => (FUNCTION_PROFILES[name].runsJobs ? JOB_FUNCTION_TIMEOUT_MS : GATEWAY_TIMEOUT_MS),
     retryAttempts: JOB_ASYNC_INVOKE.retryAttempts,
     retryDelayMs: LOCAL_RETRY_DELAY_MS,
+    // Lambda's failure destination: the job no try could finish is ended now, not hours later.
+    onGivenUp: (name, record) => {
+      if (FUNCTION_PROFILES[name].runsJobs) void endGivenUpJob(record).catch((error: unknown) => console.error(`A given-up job was not ended: ${(error as Error)?.message}`));
+    },
   });
   const lambdaEndpoint = `http://${host}:${await listen(invokeEndpoint, 0, host)}`;
   applyEnvironment({
@@ -218,7 +228,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   // The warm-up prepared static workspaces; the first scripted document should find one ready too.
   prepareWorkspaces(renderLimits().workspaces);
 
-  const server = createGateway(API_HANDLERS, { timeoutMs: GATEWAY_TIMEOUT_MS });
+  const server = createGateway(API_HANDLERS, { timeoutMs: GATEWAY_TIMEOUT_MS, concurrency });
   const port = await listen(server, options.port, host);
   const apiUrl = `http://${host}:${port}`;
   // Links point at this stack unless the operator chose a base URL; a restart on another port gets new ones.
@@ -241,6 +251,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     clearInterval(reconciliation);
     webhookSending.abort();
     unregisterBrowserCheck();
+    unregisterRenderingState();
     await rm(stackInfoPath(dataDir), { force: true });
     if (ownsBaseUrl) delete process.env.PUBLIC_BASE_URL;
     server.closeAllConnections();

@@ -146,7 +146,7 @@ describe('IAM', () => {
       's3',
       'secretsmanager',
       'lambda',
-      ...(FUNCTION_PROFILES[name].runsJobs ? ['sqs'] : []),
+      ...(FUNCTION_PROFILES[name].runsJobs || FUNCTION_PROFILES[name].endsGivenUpJobs ? ['sqs'] : []),
       ...(FUNCTION_PROFILES[name].jobRequestKey ? ['kms'] : []),
     ]);
     for (const service of services) expect(allowed).toContain(service);
@@ -157,10 +157,28 @@ describe('IAM', () => {
     expect(pairs(name, 'kms')).toEqual((FUNCTION_PROFILES[name].jobRequestKey ?? []).map((op) => `kms:${op} ${JSON.stringify(key)}`).sort());
   });
 
-  test('the job function may send to its failure queue, and nothing else of SQS; no other function touches SQS', () => {
+  test('the job function may send to its failure queue and reconcile read it, nothing else of SQS; no other function touches SQS', () => {
     const queue = { 'Fn::GetAtt': [idOf('AWS::SQS::Queue', 'JobFailures'), 'Arn'] };
     expect(grants('job', 'sqs')).toEqual([{ actions: ['sqs:SendMessage'], resources: [queue] }]);
-    for (const name of ALL_FUNCTIONS.filter((n) => n !== 'job')) expect(grants(name, 'sqs')).toEqual([]);
+    // What the event source mapping calls, on that queue alone.
+    expect(grants('reconcile', 'sqs')).toEqual([
+      { actions: ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'], resources: [queue] },
+    ]);
+    for (const name of ALL_FUNCTIONS.filter((n) => n !== 'job' && n !== 'reconcile')) expect(grants(name, 'sqs')).toEqual([]);
+  });
+
+  test("the reconcile function reads the job function's failure queue at once, which keeps what it cannot handle in an alarmed dead-letter queue", () => {
+    const mappings = resourcesOfType(resources, 'AWS::Lambda::EventSourceMapping').map(([, mapping]) => mapping.Properties as Record<string, any>);
+    expect(mappings).toEqual([
+      expect.objectContaining({
+        FunctionName: { Ref: functionId('reconcile') },
+        EventSourceArn: { 'Fn::GetAtt': [idOf('AWS::SQS::Queue', 'JobFailures'), 'Arn'] },
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      }),
+    ]);
+    const queue = resources[idOf('AWS::SQS::Queue', 'JobFailures')]?.Properties as Record<string, any>;
+    expect(queue.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [idOf('AWS::SQS::Queue', 'UnhandledJobFailures'), 'Arn'] }, maxReceiveCount: 5 });
+    expect(queue.VisibilityTimeout).toBeGreaterThan((resources[functionId('reconcile')]?.Properties as Record<string, any>).Timeout);
   });
 
   test('each function invokes exactly the functions its profile names: render by batch and job, job by generate and batch', () => {

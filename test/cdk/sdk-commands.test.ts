@@ -51,8 +51,11 @@ const IDEMPOTENCY_LAYER_ACTIONS = ['dynamodb:GetItem', 'dynamodb:PutItem', 'dyna
  */
 const BUILT_NOT_SENT: Readonly<Partial<Record<string, readonly string[]>>> = { site: ['s3:GetObject'] };
 
-/** Actions a role holds for Lambda itself rather than for the code: the job function's failure destination. */
-const PLATFORM_ACTIONS = ['sqs:SendMessage'];
+/**
+ * Actions a role holds for Lambda itself rather than for the code: the job function's failure
+ * destination, and the reconcile function's event source mapping on the failure queue.
+ */
+const PLATFORM_ACTIONS = ['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'];
 /** Actions every role holds for logging and tracing, which the runtime does, not the code. */
 const isPlatformLogging = (action: string) => action.startsWith('logs:') || action.startsWith('xray:');
 
