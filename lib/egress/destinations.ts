@@ -104,5 +104,10 @@ export async function assertUrlAllowed(raw: string, policy: EgressPolicy): Promi
       'url is not allowed: it must point to a publicly reachable host, not a private, loopback or link-local address',
     );
   }
+  // Credentials in the URL would be dropped on the way: refused, naming the option that sends them.
+  // Checked after the address, so that a private one is refused as such whatever the URL carries.
+  if (url.username !== '' || url.password !== '') {
+    throw new DocumentError('URL_NOT_ALLOWED', 'url must not carry credentials (user:password@): give them as basic_auth instead');
+  }
   return url;
 }

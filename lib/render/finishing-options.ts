@@ -19,6 +19,9 @@ const MAX_METADATA_CHARS = 1_000;
  */
 export const isWritableText = (value: string) => value.isWellFormed() && !/[\uFFFE\uFFFF]/.test(value);
 
+/** What a watermark must not hold, by Unicode general category: controls, format (bidi, zero-width), private-use, unassigned, line and paragraph separators. */
+const WATERMARK_REFUSED = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/u;
+
 const text = (field: string, most: number) =>
   z
     .string({ error: `${field} must be a string` })
@@ -27,13 +30,44 @@ const text = (field: string, most: number) =>
     .refine((value) => !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(value), { error: `${field} must not contain control characters` })
     .refine(isWritableText, { error: `${field} must be well-formed Unicode text` });
 
-const password = (field: string) =>
-  z
-    .string({ error: `${field} must be a string` })
-    .refine((value) => Buffer.byteLength(value) <= MAX_PASSWORD_BYTES, { error: `${field} must be at most ${MAX_PASSWORD_BYTES} bytes of UTF-8` })
-    // qpdf takes the password as a C string: a NUL would end it there and silently weaken the file.
-    .refine((value) => !/[\u0000-\u001f\u007f]/.test(value), { error: `${field} must not contain control characters` })
-    .refine(isWritableText, { error: `${field} must be well-formed Unicode text` });
+/** Fewest characters an owner password may have: it is what lifts every restriction. */
+export const MIN_OWNER_PASSWORD_CHARS = 8;
+
+/**
+ * What SASLprep (RFC 4013, which PDF 2.0 readers apply to a typed password before hashing it)
+ * prohibits or maps to nothing: controls, format and private-use characters, unassigned code
+ * points, line and paragraph separators, and table B.1 (soft hyphen, zero-width characters,
+ * variation selectors, ...). A password holding one would be hashed here as given and by a reader
+ * as something else: a file nobody could open.
+ */
+const SASLPREP_REFUSED = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Zl}\p{Zp}\u00ad\u034f\u1806\u180b-\u180d\u200b-\u200d\u2060\ufe00-\ufe0f\ufeff]/u;
+/** SASLprep maps every space but U+0020 to U+0020. */
+const OTHER_SPACES = /(?! )\p{Zs}/u;
+
+/**
+ * A password as readers see it: NFKC, as SASLprep normalises. Validation lets through only
+ * passwords whose NFKC and NFC forms agree, so this only composes what was given decomposed.
+ */
+export const normalisePassword = (value: string) => value.normalize('NFKC');
+
+const password = (field: string, least: number) =>
+  z.string({ error: `${field} must be a string` }).superRefine((value, context) => {
+    const problem = (): string | undefined => {
+      if (!isWritableText(value)) return `${field} must be well-formed Unicode text`;
+      // qpdf takes the password as a C string: a NUL would end it there and silently weaken the file.
+      if (/[\u0000-\u001f\u007f]/.test(value)) return `${field} must not contain control characters`;
+      if (SASLPREP_REFUSED.test(value)) return `${field} must not contain invisible, format or unassigned characters (SASLprep, which PDF readers apply, refuses or drops them)`;
+      if (OTHER_SPACES.test(value)) return `${field} must not contain spaces other than U+0020 (SASLprep, which PDF readers apply, turns them into it)`;
+      // Fullwidth letters, ligatures, superscripts: a reader would hash the plain letters instead.
+      if (value.normalize('NFKC') !== value.normalize('NFC')) return `${field} must not contain compatibility characters such as fullwidth letters or ligatures (SASLprep, which PDF readers apply, replaces them)`;
+      const normalised = normalisePassword(value);
+      if (Buffer.byteLength(normalised) > MAX_PASSWORD_BYTES) return `${field} must be at most ${MAX_PASSWORD_BYTES} bytes of UTF-8`;
+      if (Array.from(normalised).length < least) return least === 1 ? `${field} must not be empty` : `${field} must have at least ${least} characters`;
+      return undefined;
+    };
+    const message = problem();
+    if (message) context.addIssue({ code: 'custom', message });
+  });
 
 export const finishingShape = {
   metadata_pdf: z
@@ -59,7 +93,11 @@ export const finishingShape = {
           .trim()
           .min(1, { error: 'watermark.text must be a string of 1 to 200 characters' })
           .max(200, { error: 'watermark.text must be a string of 1 to 200 characters' })
-          .refine(isWritableText, { error: 'watermark.text must be well-formed Unicode text' }),
+          .refine(isWritableText, { error: 'watermark.text must be well-formed Unicode text' })
+          // Controls print as boxes, bidi and format characters reorder or hide what is stamped.
+          .refine((value) => !WATERMARK_REFUSED.test(value), {
+            error: 'watermark.text must not contain control, invisible or reordering characters (Unicode Cc, Cf, Co, Cn, Zl, Zp)',
+          }),
         opacity: z
           .number({ error: 'watermark.opacity must be a number from 0.05 to 1' })
           .min(0.05, { error: 'watermark.opacity must be a number from 0.05 to 1' })
@@ -77,8 +115,9 @@ export const finishingShape = {
   encryption: z
     .strictObject(
       {
-        user_password: password('encryption.user_password').optional(),
-        owner_password: password('encryption.owner_password').min(1, { error: 'encryption.owner_password must not be empty' }),
+        // Empty or absent: the file opens without a password.
+        user_password: password('encryption.user_password', 0).optional(),
+        owner_password: password('encryption.owner_password', MIN_OWNER_PASSWORD_CHARS).meta({ minLength: MIN_OWNER_PASSWORD_CHARS }),
         permissions: z
           .array(z.enum(PERMISSIONS, { error: `encryption.permissions may contain ${PERMISSIONS.join(', ')}` }), {
             error: `encryption.permissions must be an array of ${PERMISSIONS.join(', ')}`,
@@ -110,6 +149,7 @@ export interface Finishing {
   readonly encryption?: {
     /** Empty: the file opens without a password, and the permissions still hold. */
     readonly userPassword: string;
+    /** Both passwords NFKC-normalised (normalisePassword), as PDF 2.0 readers' SASLprep makes what is typed. */
     readonly ownerPassword: string;
     readonly permissions: ReadonlySet<Permission>;
   };
@@ -119,7 +159,10 @@ type Parsed = { [K in keyof typeof finishingShape]?: z.output<(typeof finishingS
 
 export function resolveFinishing(parsed: Parsed): Finishing | { error: string } {
   const { metadata_pdf: metadata, watermark, encryption } = parsed;
-  if (encryption && encryption.user_password === encryption.owner_password) {
+  // Compared as readers see them: NFC and NFD spellings of one password are one password.
+  const owner = encryption && normalisePassword(encryption.owner_password);
+  const user = encryption && normalisePassword(encryption.user_password ?? '');
+  if (encryption && user === owner) {
     // Whoever opens the file with the user password would have the owner's rights: no permission would hold.
     return { error: 'encryption.owner_password must differ from encryption.user_password' };
   }
@@ -128,8 +171,8 @@ export function resolveFinishing(parsed: Parsed): Finishing | { error: string } 
     ...(watermark && { watermark: { text: watermark.text, opacity: watermark.opacity ?? 0.15, angle: watermark.angle ?? 45 } }),
     ...(encryption && {
       encryption: {
-        userPassword: encryption.user_password ?? '',
-        ownerPassword: encryption.owner_password,
+        userPassword: user as string,
+        ownerPassword: owner as string,
         permissions: new Set(encryption.permissions ?? []),
       },
     }),

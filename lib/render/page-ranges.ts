@@ -8,6 +8,8 @@
  * the selection names (at least one from an open range such as "5-", which means "to the end").
  */
 
+import { quoteInput } from './errors.ts';
+
 /** Pages `from` to `to`, both included; `to` undefined is "to the last page". */
 export interface PageRange {
   readonly from: number;
@@ -29,13 +31,14 @@ export function parsePageRanges(text: string): { ranges: PageRange[] } | { error
   if (parts.length > MAX_PAGE_RANGES) return { error: `page_ranges may list at most ${MAX_PAGE_RANGES} ranges` };
   const ranges: PageRange[] = [];
   for (const part of parts) {
-    const match = /^(\d{1,7})(?:\s*-\s*(\d{1,7})?)?$/.exec(part);
+    // Any run of digits is read, so that a number too high is named as such rather than called malformed.
+    const match = /^(\d+)(?:\s*-\s*(\d+)?)?$/.exec(part);
     if (!match) return { error: `page_ranges must be ${PAGE_RANGES_RULE}` };
     const from = Number(match[1]);
     const open = match[2] === undefined && part.includes('-');
     const to = open ? undefined : Number(match[2] ?? match[1]);
     if (from < 1 || from > MAX_PAGE_NUMBER || (to !== undefined && to > MAX_PAGE_NUMBER)) {
-      return { error: `page_ranges: page numbers run from 1 to ${MAX_PAGE_NUMBER}` };
+      return { error: `page_ranges: ${JSON.stringify(quoteInput(part))} is out of bounds: page numbers run from 1 to ${MAX_PAGE_NUMBER}` };
     }
     if (to !== undefined && to < from) return { error: `page_ranges: the range ${from}-${to} ends before it starts` };
     ranges.push(to === undefined ? { from } : { from, to });

@@ -12,7 +12,7 @@ const HEADER_VALUE = /^[\t\x20-\x7e]{0,8000}$/;
 /**
  * Headers the browser owns: the host and the connection's own (hop-by-hop) headers, which would
  * break the request, and Cookie, which is what `cookies` is for. Chromium itself refuses to send
- * Cookie2 and every Proxy-* header, and silently drops Referer (it sets the referrer itself):
+ * Cookie2, Set-Cookie and every Proxy-* header, and silently drops Referer (it sets the referrer itself):
  * refused here rather than lost on the way.
  */
 const REFUSED_HEADERS = new Map<string, string>([
@@ -22,6 +22,9 @@ const REFUSED_HEADERS = new Map<string, string>([
   ['cookie', 'use cookies'],
   ['cookie2', 'use cookies'],
   ['referer', 'the browser sets it'],
+  // A response header: Chromium refuses to send it, and a cookie for the page is what `cookies` is for.
+  ['set-cookie', 'it is a response header; use cookies'],
+  ['set-cookie2', 'it is a response header; use cookies'],
 ]);
 
 /** Why a header name cannot be given in http_headers, or undefined when it can. */

@@ -332,11 +332,11 @@ describe('page and document options', () => {
 
     it.each([
       [{ user_password: 'a' }, /owner_password/],
-      [{ owner_password: 'same', user_password: 'same' }, /owner_password must differ/],
+      [{ owner_password: 'same-secret', user_password: 'same-secret' }, /owner_password must differ/],
       [{ owner_password: 'x', permissions: ['fly'] }, /encryption.permissions/],
       [{ owner_password: 'x'.repeat(128) }, /owner_password/],
       // qpdf reads a password as a C string: a NUL would cut it there and open the file to anyone.
-      [{ owner_password: 'own', user_password: '\u0000secret' }, /encryption.user_password must not contain control characters/],
+      [{ owner_password: 'owner-secret', user_password: '\u0000secret' }, /encryption.user_password must not contain control characters/],
       [{ owner_password: 'x\u0000', user_password: 'x\u0000y' }, /encryption.(owner|user)_password must not contain control characters/],
       [{ owner_password: '\ud800' }, /encryption.owner_password must be well-formed/],
     ])('refuses %j with 400 naming the field', async (encryption, field) => {
@@ -394,7 +394,7 @@ describe('page and document options', () => {
         pdfs: [
           { html: pagesHtml(4), options: { width: '5in', height: '5in', page_ranges: '2-3', outline: true, filename: 'square' } },
           { html: pagesHtml(2), options: { metadata_pdf: { title: 'Batch title' }, watermark: { text: 'DRAFT' }, prefer_css_page_size: false, tagged: false } },
-          { html: pagesHtml(1), options: { encryption: { user_password: 'u', owner_password: 'o' } } },
+          { html: pagesHtml(1), options: { encryption: { user_password: 'u', owner_password: 'owner-secret' } } },
           { html: pagesHtml(2), options: { page_ranges: '3' } },
           { html: pagesHtml(1), options: { watermark: { text: '' } } },
         ],
@@ -483,7 +483,7 @@ describe('page and document options', () => {
       const before = await quotaUsed(key);
 
       // Act
-      const response = await batch(key, { merge: true, pdfs: [{ html: pagesHtml(1), options: { encryption: { owner_password: 'o' } } }] });
+      const response = await batch(key, { merge: true, pdfs: [{ html: pagesHtml(1), options: { encryption: { owner_password: 'owner-secret' } } }] });
 
       // Assess
       expect(expectApiError(response, 400, 'invalid_request')).toMatch(/encryption.*merge/);

@@ -280,10 +280,10 @@ const VALID: Record<OptionName, (profile: Profile) => fc.Arbitrary<unknown>> = {
     ),
   encryption: () =>
     fc.record(
-      { owner_password: fc.constantFrom('owner', 'Ω wner ✓'), user_password: fc.constantFrom('', 'user', 'пароль'), permissions: fc.subarray(['print', 'copy', 'modify', 'annotate']) },
+      { owner_password: fc.constantFrom('owner-secret', 'Ω wner ✓'), user_password: fc.constantFrom('', 'user', 'пароль'), permissions: fc.subarray(['print', 'copy', 'modify', 'annotate']) },
       { requiredKeys: ['owner_password'] },
     ),
-  filename: () => fc.constantFrom('invoice', 'Rechnung März.pdf', 'விலை.PDF', 'a b c', '..x'),
+  filename: () => fc.constantFrom('invoice', 'Rechnung März.pdf', 'விலை.PDF', 'a b c', 'x..y'),
   // For url documents only: with the fuzz's html they are refused, with its urls the url is.
   http_headers: () => fc.constantFrom({}, { 'X-Token': 'abc' }, { Accept: 'text/html', 'X-Tenant': 't 1' }),
   cookies: () => fc.constantFrom([], [{ name: 'session', value: 'abc' }], [{ name: 'a', value: '1', path: '/x', secure: true, http_only: true }]),
@@ -359,7 +359,7 @@ const INVALID: Record<OptionName, (profile: Profile) => fc.Arbitrary<unknown>> =
       { owner_password: 'o', permissions: 'print' },
       { owner_password: 'é'.repeat(64) },
     ),
-  filename: () => fc.constantFrom('', '../x', 'a/b', 'a\\b', 'x'.repeat(201), 'a\nb', '..', 12, null),
+  filename: () => fc.constantFrom('', '../x', 'a/b', 'a\\b', 'x'.repeat(201), 'a\nb', '..', 'a\u202eb', '..／x', 'CON', 12, null),
   http_headers: () => fc.constantFrom(null, [], { Host: 'x' }, { Cookie: 'a=b' }, { 'X-A': 'a\r\nb: c' }, { 'bad name': 'x' }, { 'X-A': 1 }, { Connection: 'close' }),
   cookies: () => fc.constantFrom(null, {}, [{}], [{ name: 'a' }], [{ name: 'a', value: 'x;y' }], [{ name: 'a b', value: 'x' }], [{ name: 'a', value: 'b', domain: 'evil.test' }]),
   basic_auth: () => fc.constantFrom(null, 'u:p', {}, { username: 'a:b', password: 'p' }, { username: 'u' }, { username: 1, password: 2 }),
