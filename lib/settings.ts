@@ -70,6 +70,16 @@ export const settings = {
   get renderTimeoutMs(): number {
     return intFromEnv('RENDER_TIMEOUT_MS', 20_000);
   },
+  /**
+   * Most resident memory one document's renderer may hold (lib/render/memory-budget.ts); past it the
+   * renderer is killed and the document fails `memory_limit_exceeded` (422). On Lambda, the function's
+   * memory less 640 MB for the browser's other processes, Node and the next workspace (1,408 MB at
+   * 2,048 MB), so one document never takes the container down; elsewhere 1,536 MB.
+   */
+  get renderMemoryBudgetMb(): number {
+    const lambdaMemoryMb = Number(process.env.AWS_LAMBDA_FUNCTION_MEMORY_SIZE);
+    return intFromEnv('RENDER_MEMORY_BUDGET_MB', lambdaMemoryMb > 0 ? Math.max(256, lambdaMemoryMb - 640) : 1_536);
+  },
   /** Most pages one PDF may have; longer documents are refused (printing stops one page past it). */
   get maxPdfPages(): number {
     return intFromEnv('MAX_PDF_PAGES', 2_000);

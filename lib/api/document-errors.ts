@@ -22,6 +22,8 @@ export function documentErrorToApiError(error: DocumentError): ApiError {
       return new ApiError('too_many_pages', error.message, { extra: { max_pages: settings.maxPdfPages } });
     case 'PDF_TOO_LARGE':
       return new ApiError('pdf_too_large', error.message, { extra: { max_pdf_bytes: settings.maxPdfBytes } });
+    case 'MEMORY_LIMIT_EXCEEDED':
+      return new ApiError('memory_limit_exceeded', error.message, { extra: { memory_limit_mb: settings.renderMemoryBudgetMb } });
     case 'RENDER_TIMEOUT':
       // Our own words (the limit, or which readiness condition never held), never a browser's.
       return new ApiError('render_timeout', error.message);

@@ -72,6 +72,12 @@ export const API_ERRORS = {
     description: 'The PDF would be larger than the size limit. Nothing was charged.',
     extra: { max_pdf_bytes: z.int().meta({ description: 'The largest PDF, in bytes, the service stores.' }) },
   },
+  memory_limit_exceeded: {
+    status: 422,
+    description:
+      'The document needed more memory to render than the per-document limit (a huge image, canvas or script allocation, or a giant page with filters) and was stopped. Nothing was charged; retrying will not help.',
+    extra: { memory_limit_mb: z.int().meta({ description: 'The most memory, in MB, one document may use while it renders.' }) },
+  },
   idempotency_key_reused: {
     status: 422,
     description: 'This `Idempotency-Key` was used with another request (another path or body) in the last 24 hours. Nothing was run or charged.',

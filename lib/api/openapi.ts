@@ -313,7 +313,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
             200: json(pdfRecordSchema, 'The stored PDF.', replayedHeader),
             202: jobAccepted,
             ...errorResponses(
-              [...WITH_BODY, 'url_not_allowed', ...KEYED, ...IDEMPOTENT, 'pdf_gone', 'quota_exceeded', 'url_fetch_failed', 'too_many_pages', 'pdf_too_large', 'service_busy', 'render_timeout'],
+              [...WITH_BODY, 'url_not_allowed', ...KEYED, ...IDEMPOTENT, 'pdf_gone', 'quota_exceeded', 'url_fetch_failed', 'too_many_pages', 'pdf_too_large', 'memory_limit_exceeded', 'service_busy', 'render_timeout'],
               { rateLimited: true },
             ),
           },

@@ -26,6 +26,7 @@ export const BATCH_ITEM_ERRORS = {
   URL_NOT_ALLOWED: 'The url is refused by the egress rules (not http(s), or a private address).',
   TOO_MANY_PAGES: 'The document is longer than the page limit.',
   PDF_TOO_LARGE: 'The PDF would be larger than the size limit.',
+  MEMORY_LIMIT_EXCEEDED: 'The document needed more memory than the per-document limit (huge images, canvases or script allocations); retrying will not help.',
   URL_FETCH_FAILED: 'The url answered with an HTTP error status (4xx or 5xx).',
   RENDER_TIMEOUT: 'Rendering took too long, a readiness condition never held, or the batch ran out of time.',
   RENDER_FAILED: 'The document could not be rendered (or its url could not be reached); retrying may work.',

@@ -8,6 +8,7 @@
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { settings } from '#lib/settings.ts';
+import { watchRendererMemory } from './memory-budget.ts';
 import { chromiumExecutablePath } from './chromium-unpack.ts';
 import { fontEnvironment } from './fonts.ts';
 import { startEgressGuard, type EgressGuard } from '#lib/egress/guard.ts';
@@ -171,6 +172,8 @@ export function getBrowser(): Promise<Browser> {
           if (shared === entry) shared = undefined;
         });
         watch(browser);
+        const pid = browser.process()?.pid;
+        if (pid !== undefined) browser.once('disconnected', watchRendererMemory(pid, settings.renderMemoryBudgetMb));
       },
       () => {
         if (shared === entry) shared = undefined;

@@ -14,6 +14,8 @@ export type DocumentFailureCode =
   | 'URL_FETCH_FAILED'
   | 'TOO_MANY_PAGES'
   | 'PDF_TOO_LARGE'
+  /** The document made its renderer hold more memory than the budget (lib/render/memory-budget.ts). */
+  | 'MEMORY_LIMIT_EXCEEDED'
   | 'RENDER_TIMEOUT'
   | 'RENDER_FAILED';
 

@@ -9,6 +9,7 @@
 import type { HTTPResponse, Page, PDFOptions } from 'puppeteer-core';
 import { DocumentError, quoteInput } from './errors.ts';
 import { takeRenderSlot } from './capacity.ts';
+import { forgetMemoryKill, recentMemoryKill } from './memory-budget.ts';
 import { REFUSAL_HEADER, UNREACHABLE, type EgressGuard } from '#lib/egress/guard.ts';
 import type { HtmlTraits } from './html.ts';
 import { countPages } from './pdf-pages.ts';
@@ -438,6 +439,16 @@ function pastTheLastPage(pageRanges: readonly PageRange[], existing: number): Do
 
 function asDocumentError(error: unknown): DocumentError {
   if (error instanceof DocumentError) return error;
+  // A renderer killed for its memory a moment ago is the one this document just lost.
+  const kill = recentMemoryKill();
+  if (kill) {
+    forgetMemoryKill(kill);
+    return new DocumentError(
+      'MEMORY_LIMIT_EXCEEDED',
+      `The document needed more memory than the limit of ${kill.budgetMb} MB per document (huge images, canvases or script allocations, or a giant page with filters), and was stopped. Nothing was charged.`,
+      { cause: error },
+    );
+  }
   if (error instanceof Error && error.name === 'TimeoutError') {
     return new DocumentError('RENDER_TIMEOUT', 'Rendering took longer than the time limit', { cause: error });
   }
