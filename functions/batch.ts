@@ -15,6 +15,9 @@ import { describeIssue } from '#lib/render/options.ts';
 import { admitBatch } from '#lib/render/capacity.ts';
 import { settings } from '#lib/settings.ts';
 
+/** What a synchronous batch keeps, after joining its items (`merge`), to write its record and answer. */
+const MERGE_ANSWER_MS = 1_000;
+
 /** POST /v1/pdf/batch: up to 100 PDFs, one result per item in input order (spec 4.2), now or as a job. */
 export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, context, apiKey, body, requestIds }) => {
   const started = performance.now();
@@ -64,6 +67,7 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
           baseUrl,
           deadline: AbortSignal.timeout(Math.max(1, deadlineMs)),
           itemTimeoutMs: settings.batchItemTimeoutMs,
+          timeLeftMs: () => context.getRemainingTimeInMillis() - MERGE_ANSWER_MS,
           ...(earlier && { madeBefore: earlier.madeBefore }),
         },
         started,

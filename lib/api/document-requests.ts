@@ -8,7 +8,7 @@ import type { QuotaReservation } from '#lib/accounts/quota.ts';
 import { invokeRenderFunction, invokeRenderGroup } from '#lib/aws/render-invoker.ts';
 import { pdfStore } from '#lib/aws/stores.ts';
 import { runBatch, type BatchRun } from '#lib/documents/batch.ts';
-import { MergeTooLongError, storeMergedPdf } from '#lib/documents/merge.ts';
+import { MergeRefusedError, storeMergedPdf } from '#lib/documents/merge.ts';
 import { producePdf, type DocumentRequest, type Making } from '#lib/documents/produce-pdf.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { settings } from '#lib/settings.ts';
@@ -39,6 +39,12 @@ export interface BatchRequest {
   readonly deadline: AbortSignal;
   /** Longest one item may take. */
   readonly itemTimeoutMs: number;
+  /**
+   * With `merge`: the time left, when asked, before the answer is due (API Gateway's limit for a
+   * synchronous batch, the run's end for a job), less what answering takes. Joining the items gets
+   * no more than that (MERGE_TIMEOUT otherwise).
+   */
+  readonly timeLeftMs: () => number;
   /**
    * An asynchronous job's batch (lib/jobs/jobs.ts), or one sent with an Idempotency-Key
    * (lib/api/earlier-runs.ts): its PDF ids and what an earlier run of it made.
@@ -100,10 +106,16 @@ async function mergedResult(batch: BatchRequest, done: readonly PdfRecord[]) {
   if (done.length === 0) return { merged: null };
   try {
     const made = await batch.madeBefore?.mergedRecord();
-    const merged = made ?? (await storeMergedPdf(pdfStore(), batch.owner, done, batch.madeBefore ? { id: batch.madeBefore.mergedPdfId } : {}));
+    const merged =
+      made ??
+      (await storeMergedPdf(pdfStore(), batch.owner, done, {
+        ...(batch.madeBefore && { id: batch.madeBefore.mergedPdfId }),
+        // The items took the batch's window; joining them has what is left of it, and not a moment more.
+        signal: AbortSignal.timeout(Math.max(0, batch.timeLeftMs())),
+      }));
     return { merged: pdfRecordView(merged, batch.baseUrl) };
   } catch (error) {
-    if (error instanceof MergeTooLongError) return { merged: null, merge_error: { code: 'TOO_MANY_PAGES', message: error.message } };
+    if (error instanceof MergeRefusedError) return { merged: null, merge_error: { code: error.code, message: error.message } };
     logger.error('merging a batch failed', errorFields(error));
     return { merged: null, merge_error: { code: 'MERGE_FAILED', message: 'The PDFs could not be joined into one file; each item is stored on its own.' } };
   }

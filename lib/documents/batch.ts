@@ -38,6 +38,8 @@ export type BatchItemCode = keyof typeof BATCH_ITEM_ERRORS;
 /** Why a merged file (`merge: true`) could not be made; the items' own files are there either way. */
 export const MERGE_ERRORS = {
   TOO_MANY_PAGES: 'The items together are longer than the page limit of one PDF.',
+  MERGE_TOO_LARGE: 'The items together are larger than the size limit of one PDF.',
+  MERGE_TIMEOUT: 'The items could not be joined in the time the request had left (a synchronous batch answers within 29 seconds); send the batch with "async": true.',
   MERGE_FAILED: 'The PDFs could not be joined into one file.',
   PDF_GONE: 'A replay (Idempotency-Key): the merged file was deleted or has expired since.',
 } as const;

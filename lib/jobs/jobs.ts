@@ -212,6 +212,8 @@ async function runBatch(job: Job, body: Record<string, unknown>, context: Pick<C
     // An item may wait in its key's line (its tier's share of renderers) for as long as the job
     // has; its render alone is bounded by the tier's render time.
     itemTimeoutMs: deadlineMs,
+    // Joining the items (merge) may use half of what is kept back for finishing, and the rest of the run.
+    timeLeftMs: () => context.getRemainingTimeInMillis() - FINISHING_MS / 2,
     madeBefore: {
       pdfIdOf,
       recordOf: (index) => getPdfRecord(store, pdfIdOf(index)),

@@ -10,6 +10,7 @@
  * Deleting a PDF deletes its object and marks its record deleted: the customer no longer sees it,
  * and it still counts for what the month cost.
  */
+import { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { GetCommand, paginateQuery, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -78,23 +79,28 @@ export function describePdf(
   };
 }
 
-/** Writes the PDF's file. Until its record is written, nobody can reach it. */
-export async function putPdfObject(store: PdfStore, record: PdfRecord, bytes: Uint8Array): Promise<void> {
+/**
+ * Writes the PDF's file. Until its record is written, nobody can reach it. A stream (a merged file,
+ * lib/documents/merge.ts, read from disk) must hold exactly `record.size` bytes.
+ */
+export async function putPdfObject(store: PdfStore, record: PdfRecord, bytes: Uint8Array | Readable, { abortSignal }: { abortSignal?: AbortSignal } = {}): Promise<void> {
   await store.s3.send(
     new PutObjectCommand({
       Bucket: store.bucketName,
       Key: record.objectKey,
       Body: bytes,
+      ...(bytes instanceof Readable && { ContentLength: record.size }),
       ContentType: 'application/pdf',
       // What S3 answers the download link's redirect with: saved under its download name.
       ContentDisposition: attachmentDisposition(downloadName(record)),
     }),
+    { ...(abortSignal && { abortSignal }) },
   );
 }
 
 /** The PDF's file. */
-export async function readPdfObject(store: PdfStore, record: PdfRecord): Promise<Uint8Array> {
-  const { Body } = await store.s3.send(new GetObjectCommand({ Bucket: store.bucketName, Key: record.objectKey }));
+export async function readPdfObject(store: PdfStore, record: PdfRecord, { abortSignal }: { abortSignal?: AbortSignal } = {}): Promise<Uint8Array> {
+  const { Body } = await store.s3.send(new GetObjectCommand({ Bucket: store.bucketName, Key: record.objectKey }), { ...(abortSignal && { abortSignal }) });
   if (!Body) throw new Error(`the object of ${record.id} has no body`);
   return Body.transformToByteArray();
 }
