@@ -4,11 +4,13 @@
  * exits with and the PDFs it writes are checked, the PDFs by reading them.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, symlink, truncate, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { apiUrl, createKey, quotaUsed, type TestKey } from '../support/api.ts';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { apiUrl, createKey, download, quotaUsed, type TestKey } from '../support/api.ts';
 import { POINTS_PER_INCH, readPdf, readPdfFacts } from '../support/pdf.ts';
 
 const BIN = join(process.cwd(), 'node_modules', '.bin', 'pdfapi');
@@ -21,9 +23,10 @@ interface Run {
 }
 
 /** Runs the linked bin; its `#!/usr/bin/env node` finds the pinned Node first on PATH, as under `npx`. */
-function pdfapi(args: readonly string[], { key, input, env = {} }: { key?: TestKey; input?: string; env?: Record<string, string> } = {}): Promise<Run> {
+function pdfapi(args: readonly string[], { key, input, env = {}, cwd }: { key?: TestKey; input?: string | Buffer; env?: Record<string, string>; cwd?: string } = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(BIN, args, {
+      cwd,
       env: {
         ...process.env,
         PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`,
@@ -319,5 +322,211 @@ describe('pdfapi usage, list, get, download and delete', () => {
     expect(gone.code).toBe(1);
     expect(gone.stderr).toMatch(/^error not_found: /);
     expect((await pdfapi(['list'], { key: owner })).stdout).toBe('no PDFs\n');
+  });
+});
+
+/** What a terminal would act on: escape sequences, other C0 and C1 controls, bidi and invisible formatting. */
+const TERMINAL_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/u;
+
+describe('pdfapi with foreign encodings, hostile servers and careless use (issue #29 item 6)', () => {
+  it('decodes each file by its BOM or declared charset; an undeclared file that is not UTF-8 fails alone, named', async () => {
+    // Arrange
+    const source = join(workDir, 'charset-in');
+    const output = join(workDir, 'charset-out');
+    await mkdir(source);
+    await writeFile(join(source, 'latin.html'), Buffer.from('<!doctype html><meta charset="windows-1252"><h1>Caf\xe9 \x80 5</h1>', 'latin1'));
+    await writeFile(join(source, 'equiv.html'), Buffer.from('<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1"><h1>Gr\xfc\xdfe</h1>', 'latin1'));
+    await writeFile(join(source, 'utf16.html'), Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('<h1>Ünïcode sixteen</h1>', 'utf16le')]));
+    await writeFile(join(source, 'plain.html'), '<h1>Naïve déjà vu</h1>');
+    await writeFile(join(source, 'undeclared.html'), Buffer.from('<h1>Caf\xe9 without a charset</h1>', 'latin1'));
+
+    // Act
+    const run = await pdfapi(['batch', source, '-o', output], { key });
+    const single = await pdfapi(['generate', join(source, 'latin.html'), '--json'], { key });
+    const piped = await pdfapi(['generate', '--json'], { key, input: await readFile(join(source, 'utf16.html')) });
+
+    // Assess
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^undeclared\.html\s+encoding_error\s+.*not (valid )?UTF-8.*<meta charset/m);
+    expect(run.stdout).toContain(`4 of 5 saved to ${output}; 1 failed`);
+    const text = async (name: string) => (await readPdf(await readFile(join(output, name)))).text;
+    expect(await text('latin.pdf')).toBe('Café € 5');
+    expect(await text('equiv.pdf')).toBe('Grüße');
+    expect(await text('utf16.pdf')).toBe('Ünïcode sixteen');
+    expect(await text('plain.pdf')).toBe('Naïve déjà vu');
+    for (const made of [single, piped]) expect(made.code).toBe(0);
+    expect((await readPdf(await download(JSON.parse(single.stdout).url))).text).toBe('Café € 5');
+    expect((await readPdf(await download(JSON.parse(piped.stdout).url))).text).toBe('Ünïcode sixteen');
+  });
+
+  describe('against a server that sends hostile names and text', () => {
+    const names: Record<string, string> = {
+      pdf_dotfile: '.bashrc',
+      pdf_dash: '-',
+      pdf_escapes: 'a\u001b[31mred\nline\u0007.pdf',
+      pdf_bidi: 'invoice\u202egpj.exe',
+      pdf_slashes: '..／..／x.pdf',
+      pdf_reserved: 'CON.pdf',
+      pdf_long: `${'報'.repeat(100)}.pdf`,
+      pdf_empty: '..',
+    };
+    let server: ReturnType<typeof createServer>;
+    let base: string;
+    beforeAll(async () => {
+      server = createServer((request, response) => {
+        const json = (status: number, body: unknown) => response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+        const [, , , id] = /^\/(v1\/pdf|file)\/(([\w]+))$/.exec(request.url ?? '') ?? [];
+        if (request.url?.startsWith('/file/')) return response.writeHead(200, { 'content-type': 'application/pdf' }).end('%PDF-1.4 stand-in\n');
+        if (id && names[id] !== undefined) {
+          return json(200, { id, url: `${base}/file/${id}`, size: 18, pages: 1, format: 'A4\u001b[2J', filename: names[id], generation_time_ms: 1, created_at: '2026-01-01T00:00:00.000Z', expires_at: '2026-02-01T00:00:00.000Z' });
+        }
+        json(404, { error: { code: 'not_found\u001b[5m', message: 'gone \u001b]0;pwned\u0007\u001b[2Jfor good\u009b31m\r\nerror: forged line' } });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+    it('download saves under a safe name of its own making, never a dotfile, stdout, a path or an unsafe name', async () => {
+      // Arrange
+      const into = await mkdtemp(join(workDir, 'names-'));
+
+      // Act
+      const runs = await Promise.all(Object.keys(names).map(async (id) => [id, await pdfapi(['download', id], { key, cwd: into, env: { PDFAPI_URL: base } })] as const));
+
+      // Assess
+      for (const [id, run] of runs) {
+        expect(run.code, id).toBe(0);
+        expect(run.stdoutBytes.includes('%PDF'), id).toBe(false);
+        expect(run.stdout, id).not.toMatch(TERMINAL_CONTROL);
+      }
+      const saved = (await readdir(into)).sort();
+      expect(saved).toEqual(['_CON.pdf', 'a_[31mred_line_.pdf', 'bashrc.pdf', 'invoice_gpj.exe.pdf', `${'報'.repeat(65)}.pdf`, 'pdf_dash.pdf', 'pdf_empty.pdf', '_.._x.pdf'].sort());
+      for (const name of saved) {
+        expect(Buffer.byteLength(name)).toBeLessThanOrEqual(200);
+        expect(name).toMatch(/^[^.\-\s].*\.pdf$/);
+        expect(await readFile(join(into, name), 'latin1')).toBe('%PDF-1.4 stand-in\n');
+      }
+      expect(runs.find(([id]) => id === 'pdf_dotfile')![1].stdout).toMatch(/saved bashrc\.pdf \(the server named it "\.bashrc"/);
+    });
+
+    it('prints no escape sequence, control or bidi character the server sends, on stdout, stderr or in JSON', async () => {
+      // Act
+      const record = await pdfapi(['get', 'pdf_escapes'], { key, env: { PDFAPI_URL: base } });
+      const asJson = await pdfapi(['get', 'pdf_bidi', '--json'], { key, env: { PDFAPI_URL: base } });
+      const failure = await pdfapi(['get', 'pdf_unknown'], { key, env: { PDFAPI_URL: base } });
+
+      // Assess
+      expect(record.code).toBe(0);
+      expect(record.stdout).not.toMatch(TERMINAL_CONTROL);
+      expect(record.stdout).toMatch(/^filename\s+a.*red.*line.*\.pdf$/m);
+      expect(record.stdout).toMatch(/^format\s+A4$/m);
+      expect(asJson.stdout).not.toMatch(TERMINAL_CONTROL);
+      expect(JSON.parse(asJson.stdout).filename).toBe('invoice\u202egpj.exe');
+      expect(failure.code).toBe(1);
+      expect(failure.stderr).not.toMatch(TERMINAL_CONTROL);
+      expect(failure.stderr.trimEnd().split('\n')).toEqual([expect.stringMatching(/^error not_found: gone .*for good.* error: forged line$/)]);
+    });
+  });
+
+  it('refuses, before sending anything, two files that would be saved under one name (exit 2)', async () => {
+    // Arrange
+    const usedBefore = await quotaUsed(key);
+    const twins = join(workDir, 'twins-in');
+    const merging = join(workDir, 'merging-in');
+    await mkdir(twins);
+    await mkdir(merging);
+    await writeFile(join(twins, 'report.html'), '<h1>One</h1>');
+    await writeFile(join(twins, 'report.htm'), '<h1>Two</h1>');
+    await writeFile(join(twins, 'other.html'), '<h1>Other</h1>');
+    await writeFile(join(merging, 'a.html'), '<h1>A</h1>');
+    await writeFile(join(merging, 'merged.html'), '<h1>Merged</h1>');
+
+    // Act
+    const twinRun = await pdfapi(['batch', twins, '-o', join(workDir, 'twins-out')], { key });
+    const mergeRun = await pdfapi(['batch', merging, '-o', join(workDir, 'merging-out'), '--merge'], { key });
+    const withoutMerge = await pdfapi(['batch', merging, '-o', join(workDir, 'merging-out')], { key });
+
+    // Assess
+    expect(twinRun.code).toBe(2);
+    expect(twinRun.stderr).toMatch(/^error: .*report\.htm, report\.html would both be saved as report\.pdf/m);
+    expect(mergeRun.code).toBe(2);
+    expect(mergeRun.stderr).toMatch(/^error: .*merged\.html.*merged\.pdf.*--merge/m);
+    expect(await quotaUsed(key)).toBe(usedBefore + 2);
+    expect(withoutMerge.code).toBe(0);
+    expect(await readdir(join(workDir, 'twins-out')).catch(() => [])).toEqual([]);
+  });
+
+  it('reports the symbolic links and other entries it does not print', async () => {
+    // Arrange
+    const source = join(workDir, 'links-in');
+    await mkdir(source);
+    await writeFile(join(workDir, 'outside.html'), '<h1>Outside the directory</h1>');
+    await writeFile(join(source, 'real.html'), '<h1>Real</h1>');
+    await symlink(join(workDir, 'outside.html'), join(source, 'link.html'));
+    await mkdir(join(source, 'folder.html'));
+
+    // Act
+    const run = await pdfapi(['batch', source, '-o', join(workDir, 'links-out')], { key });
+    const asJson = await pdfapi(['batch', source, '-o', join(workDir, 'links-out'), '--json'], { key });
+
+    // Assess
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/^skipped link\.html: a symbolic link/m);
+    expect(run.stderr).toMatch(/^skipped folder\.html: a directory/m);
+    expect(run.stdout).toContain('1 of 1 saved');
+    expect(run.stdout).toContain('2 skipped');
+    expect(await readdir(join(workDir, 'links-out'))).toEqual(['real.pdf']);
+    expect(JSON.parse(asJson.stdout).skipped).toEqual([
+      { file: 'folder.html', reason: expect.stringMatching(/directory/) },
+      { file: 'link.html', reason: expect.stringMatching(/symbolic link/) },
+    ]);
+  });
+
+  it('a huge NUL-filled file fails alone, named, without being read; the rest are printed', async () => {
+    // Arrange: 100 MB of NULs (a sparse file), which as JSON is over V8's longest string
+    const source = join(workDir, 'nul-in');
+    const output = join(workDir, 'nul-out');
+    await mkdir(source);
+    await writeFile(join(source, 'a.html'), '<h1>Fine</h1>');
+    await writeFile(join(source, 'nul.html'), '');
+    await truncate(join(source, 'nul.html'), 100 * 1024 * 1024);
+    await writeFile(join(source, 'z.html'), '<h1>Also fine</h1>');
+
+    // Act
+    const run = await pdfapi(['batch', source, '-o', output], { key });
+
+    // Assess
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^nul\.html\s+payload_too_large\s+100\.0 MB/m);
+    expect(run.stdout).toContain(`2 of 3 saved to ${output}; 1 failed`);
+    expect((await readdir(output)).sort()).toEqual(['a.pdf', 'z.pdf']);
+    expectNoStackTrace(run);
+  });
+
+  it('generate -o checks the output path before sending; a write that fails after prints the PDF id and its link', async () => {
+    // Arrange
+    const usedBefore = await quotaUsed(key);
+
+    // Act
+    const missing = await pdfapi(['generate', '-o', join(workDir, 'no-such-dir', 'out.pdf')], { key, input: '<h1>Nowhere</h1>' });
+    const directory = await pdfapi(['generate', '-o', workDir], { key, input: '<h1>Nowhere</h1>' });
+    const usedAfterRefusals = await quotaUsed(key);
+    const full = await pdfapi(['generate', '-o', '/dev/full'], { key, input: '<h1>Made, not saved</h1>' });
+
+    // Assess
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^error: cannot write .*no-such-dir.*: .*no-such-dir does not exist/m);
+    expect(directory.code).toBe(2);
+    expect(directory.stderr).toMatch(/is a directory/);
+    expect(usedAfterRefusals).toBe(usedBefore);
+    expect(full.code).toBe(1);
+    expect(full.stderr).toMatch(/^error: cannot save \/dev\/full: ENOSPC/m);
+    const id = /\b(pdf_\w{20,})\b/.exec(full.stderr)?.[1];
+    expect(id).toBeDefined();
+    const link = /(http:\/\/\S+\/v1\/files\/\S+)/.exec(full.stderr)?.[1];
+    expect((await readPdf(await download(link!))).text).toBe('Made, not saved');
+    expect(full.stderr).toContain(`pdfapi download ${id}`);
+    expectNoStackTrace(full);
   });
 });

@@ -7,19 +7,24 @@
  * the OpenAPI document's DocumentOptions, so a new option needs no change here. Errors print the
  * API's code and message and exit 1; a command line that makes no sense exits 2.
  */
-import { readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { basename, extname, join } from 'node:path';
+import { constants, readFileSync } from 'node:fs';
+import { access, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { Presets, SingleBar } from 'cli-progress';
 import { createPdfApiClient, PdfApiError, type BatchItem, type DocumentOptions, type Job, type PdfApiClient, type PdfRecord } from '@pdf-api/client';
 import apiDocument from '@pdf-api/client/openapi.json' with { type: 'json' };
 import cliPackage from '../package.json' with { type: 'json' };
+import { API_BODY_LIMIT, entryKind, humanSize, readHtmlFile, readHtmlStdin, SourceError } from './sources.ts';
+import { safePdfFilename, terminalJson, terminalText } from './untrusted.ts';
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
 
 /** A command line that cannot run as given: exit 2, like commander's own usage errors. */
 class UsageError extends Error {}
+
+/** A PDF made (and charged) that could not be saved: exit 1, its id and link in the message. */
+class MadeNotSavedError extends Error {}
 
 // ---------------------------------------------------------------------------------------------
 // Document options as flags, from the OpenAPI document
@@ -120,13 +125,9 @@ function documentOptions(command: Command): DocumentOptions {
 // ---------------------------------------------------------------------------------------------
 // Output
 
-function humanSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
-
-function printTable(rows: readonly (readonly string[])[]): void {
+/** A table on stdout; every cell goes through terminalText, since most come from the server. */
+function printTable(table: readonly (readonly string[])[]): void {
+  const rows = table.map((row) => row.map((cell) => terminalText(cell)));
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   for (const row of rows) console.log(row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '));
 }
@@ -146,7 +147,7 @@ function printRecord(record: PdfRecord): void {
 }
 
 function printJson(value: unknown): void {
-  console.log(JSON.stringify(value, null, 2));
+  console.log(terminalJson(value));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -158,10 +159,48 @@ function client(command: Command, { keyed = true } = {}): PdfApiClient {
   return createPdfApiClient({ baseUrl, apiKey });
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+/** A file's HTML, decoded by its BOM or declared charset; a file that cannot be sent is an error naming it. */
+async function readSource(file: string): Promise<string> {
+  try {
+    return (file === '-' ? await readHtmlStdin() : await readHtmlFile(file)).html;
+  } catch (error) {
+    if (error instanceof SourceError) throw new Error(`${file === '-' ? 'standard input' : file}: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * Before anything is charged: can `output` be written? Its directory must exist and be writable,
+ * and it must not be a directory itself. A usage error (exit 2) when not.
+ */
+async function checkOutputFile(output: string): Promise<void> {
+  if (output === '-') return;
+  const existing = await stat(output).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw new UsageError(`cannot write ${output}: ${error.code ?? error.message}; nothing was sent`);
+  });
+  if (existing?.isDirectory()) throw new UsageError(`cannot write ${output}: it is a directory (give a file name); nothing was sent`);
+  const directory = dirname(resolve(output));
+  const target = existing ? output : directory;
+  try {
+    await access(target, constants.W_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? `${directory} does not exist` : code === 'EACCES' || code === 'EPERM' ? `${target} is not writable` : code;
+    throw new UsageError(`cannot write ${output}: ${why}; nothing was sent`);
+  }
+}
+
+/** Why a file could not be saved, in a word. */
+function saveFailure(error: unknown): string {
+  if (error instanceof PdfApiError) return `${error.code}: ${error.message}`;
+  return (error as NodeJS.ErrnoException | undefined)?.code ?? (error instanceof Error ? error.message : String(error));
+}
+
+/** What to say when a PDF was made but not saved: nothing paid for is lost while its id and link are known. */
+function madeNotSaved(record: { id: string; url: string; expires_at?: string }, output: string, error: unknown): string {
+  const until = record.expires_at ? ` (until ${record.expires_at})` : '';
+  return `cannot save ${output}: ${saveFailure(error)}. The PDF was made and charged: ${record.id}, at ${record.url}${until}; pdfapi download ${record.id} -o <file> fetches it again`;
 }
 
 /** Writes the PDF to a file, or to stdout for `-`. */
@@ -196,9 +235,11 @@ async function generate(file: string | undefined, flags: GenerateFlags, command:
   if ((flags.webhookUrl !== undefined || flags.wait) && !flags.async) throw new UsageError('--webhook-url and --wait go with --async');
   let source: { html: string } | { url: string };
   if (flags.url !== undefined) source = { url: flags.url };
-  else if (file !== undefined && file !== '-') source = { html: await readFile(file, 'utf8') };
-  else if (file === '-' || !process.stdin.isTTY) source = { html: await readStdin() };
+  else if (file !== undefined) source = { html: await readSource(file) };
+  else if (!process.stdin.isTTY) source = { html: await readSource('-') };
   else throw new UsageError('give an HTML file, - to read standard input, or --url');
+  // Nothing is charged for a PDF that has nowhere to go.
+  if (flags.output !== undefined && (!flags.async || flags.wait)) await checkOutputFile(flags.output);
 
   const api = client(command);
   const request = { ...source, ...documentOptions(command) };
@@ -210,22 +251,30 @@ async function generate(file: string | undefined, flags: GenerateFlags, command:
     );
     if (!flags.wait) {
       if (flags.json) printJson(accepted);
-      else console.log(`${accepted.job_id} queued: pdfapi job ${accepted.job_id} --wait${flags.output !== undefined ? ` -o ${flags.output}` : ''}`);
+      else console.log(terminalText(`${accepted.job_id} queued: pdfapi job ${accepted.job_id} --wait${flags.output !== undefined ? ` -o ${flags.output}` : ''}`));
       return;
     }
     record = jobRecord(await api.waitForJob(accepted.job_id));
   } else {
     record = await api.generate(request, { idempotencyKey: flags.idempotencyKey });
   }
-  if (flags.output !== undefined) await save(await api.download(record), flags.output);
+  let notSaved: string | undefined;
+  if (flags.output !== undefined) {
+    try {
+      await save(await api.download(record), flags.output);
+    } catch (error) {
+      notSaved = madeNotSaved(record, flags.output, error);
+    }
+  }
   // With the PDF on stdout, the record goes to stderr so a pipe gets the file alone.
   const log = flags.output === '-' ? console.error : console.log;
-  if (flags.json) log(JSON.stringify(record, null, 2));
-  else if (flags.output === '-') log(`${record.id}: ${record.pages} ${record.pages === 1 ? 'page' : 'pages'}, ${humanSize(record.size)}`);
+  if (flags.json) log(terminalJson(record));
+  else if (flags.output === '-') log(terminalText(`${record.id}: ${record.pages} ${record.pages === 1 ? 'page' : 'pages'}, ${humanSize(record.size)}`));
   else {
     printRecord(record);
-    if (flags.output !== undefined) console.log(`saved ${flags.output}`);
+    if (flags.output !== undefined && notSaved === undefined) console.log(`saved ${flags.output}`);
   }
+  if (notSaved !== undefined) throw new MadeNotSavedError(notSaved);
 }
 
 interface BatchFileResult {
@@ -266,25 +315,70 @@ async function eachLimited<T>(items: readonly T[], limit: number, work: (item: T
 
 const DOWNLOADS_AT_ONCE = 8;
 /** The API refuses a body over 5 MB (413 payload_too_large); requests stay under it with room for the envelope. */
-const REQUEST_BODY_BUDGET = 5 * 1024 * 1024 - 64 * 1024;
+const REQUEST_BODY_BUDGET = API_BODY_LIMIT - 64 * 1024;
+/** The name --merge saves the joined PDF under, in the output directory. */
+const MERGED_NAME = 'merged.pdf';
+
+/** The PDF a source file is saved as: `<name>.pdf` for `<name>.html`. */
+function outputName(file: string): string {
+  return `${basename(file, extname(file))}.pdf`;
+}
+
+/** A file that cannot be sent, as its result: its own reason, never the whole batch's. */
+function sourceFailure(file: string, error: unknown): BatchFileResult {
+  if (error instanceof SourceError) return { file, ok: false, error: { code: error.code, message: error.message } };
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return { file, ok: false, error: { code: 'unreadable_file', message: `cannot read it: ${code ?? (error instanceof Error ? error.message : String(error))}` } };
+}
+
+/**
+ * Before anything is sent: two files saved under one name would overwrite each other (`report.html`
+ * and `report.htm`; `Report.html` and `report.html` on a filesystem that ignores case; an item
+ * called merged.html with --merge). A usage error naming them; names compare ignoring case and
+ * Unicode normalisation, as macOS and Windows do.
+ */
+function refuseCollisions(names: readonly string[], merge: boolean): void {
+  const key = (name: string) => name.normalize('NFC').toLowerCase();
+  const byOutput = new Map<string, string[]>();
+  for (const name of names) byOutput.set(key(outputName(name)), [...(byOutput.get(key(outputName(name))) ?? []), name]);
+  const problems: string[] = [];
+  for (const files of byOutput.values()) {
+    if (merge && key(outputName(files[0]!)) === MERGED_NAME) problems.push(`${files.join(', ')} would be saved as ${MERGED_NAME}, the name --merge saves the joined PDF under`);
+    else if (files.length > 1) problems.push(`${files.join(', ')} would ${files.length === 2 ? 'both' : 'all'} be saved as ${outputName(files[0]!)}`);
+  }
+  if (problems.length > 0) throw new UsageError(`${problems.join('; ')}: rename them (names are compared ignoring case); nothing was sent`);
+}
 
 /**
  * The batch requests for a directory's files, in order: each as large as the key may send and
  * under the body limit, files read only as their request is built (a large directory is never
- * held in memory at once). A file too large on its own goes alone, for the API to refuse.
+ * held in memory at once). A file too large on its own goes alone, for the API to refuse; one that
+ * could never be sent, or cannot be read or decoded, is answered here as a failure of its own.
  */
-async function* batchRequests(dir: string, names: readonly string[], size: number, options: DocumentOptions) {
+async function* batchRequests(
+  dir: string,
+  names: readonly string[],
+  size: number,
+  options: DocumentOptions,
+): AsyncGenerator<{ files: string[]; pdfs: BatchItem[] } | { failed: BatchFileResult }> {
   let files: string[] = [];
   let pdfs: BatchItem[] = [];
   let bytes = 0;
   for (const name of names) {
-    const item: BatchItem = {
-      html: await readFile(join(dir, name), 'utf8'),
-      // Each PDF downloads under its source's name unless --filename says otherwise.
-      options: { filename: `${basename(name, extname(name))}.pdf`, ...options },
-      metadata: { filename: name },
-    };
-    const itemBytes = Buffer.byteLength(JSON.stringify(item)) + 1;
+    let item: BatchItem;
+    let itemBytes: number;
+    try {
+      item = {
+        html: (await readHtmlFile(join(dir, name))).html,
+        // Each PDF downloads under its source's name unless --filename says otherwise.
+        options: { filename: outputName(name), ...options },
+        metadata: { filename: name },
+      };
+      itemBytes = Buffer.byteLength(JSON.stringify(item)) + 1;
+    } catch (error) {
+      yield { failed: sourceFailure(name, error) };
+      continue;
+    }
     if (pdfs.length > 0 && (pdfs.length === size || bytes + itemBytes > REQUEST_BODY_BUDGET)) {
       yield { files, pdfs };
       [files, pdfs, bytes] = [[], [], 0];
@@ -297,16 +391,31 @@ async function* batchRequests(dir: string, names: readonly string[], size: numbe
 }
 
 async function batch(dir: string, flags: { output: string; merge?: boolean; json?: boolean; progress?: boolean }, command: Command): Promise<void> {
-  const names = (await readdir(dir, { withFileTypes: true }))
-    .filter((entry) => entry.isFile() && /\.html?$/i.test(entry.name))
+  const candidates = (await readdir(dir, { withFileTypes: true })).filter((entry) => /\.html?$/i.test(entry.name));
+  const byName = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
+  const names = candidates
+    .filter((entry) => entry.isFile())
     .map((entry) => entry.name)
-    .sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
-  if (names.length === 0) throw new UsageError(`no .html files in ${dir}`);
+    .sort(byName);
+  // Links are not followed (a link could send a file from anywhere to the service), nor anything
+  // else that is not a regular file: each is named on stderr, and in --json's `skipped`.
+  const skipped = candidates
+    .filter((entry) => !entry.isFile())
+    .map((entry) => ({ file: entry.name, reason: entryKind(entry) }))
+    .sort((a, b) => byName(a.file, b.file));
+  for (const { file, reason } of skipped) console.error(`skipped ${terminalText(file)}: ${reason}`);
+  if (names.length === 0) throw new UsageError(`no .html files in ${dir}${skipped.length > 0 ? ` (${skipped.length} skipped)` : ''}`);
+  refuseCollisions(names, flags.merge === true);
 
   const api = client(command);
   const { max_batch_size: size } = await api.usage();
   if (flags.merge && names.length > size) throw new UsageError(`--merge joins one batch: at most ${size} files for this key, ${dir} has ${names.length}`);
   await mkdir(flags.output, { recursive: true });
+  try {
+    await access(flags.output, constants.W_OK);
+  } catch (error) {
+    throw new UsageError(`cannot write into ${flags.output}: ${(error as NodeJS.ErrnoException).code}; nothing was sent`);
+  }
 
   const options = documentOptions(command);
   const showProgress = flags.progress ?? process.stderr.isTTY;
@@ -315,11 +424,17 @@ async function batch(dir: string, flags: { output: string; merge?: boolean; json
     Presets.shades_classic,
   );
   if (showProgress) bar.start(names.length, 0, { stage: 'rendering' });
-  const results: BatchFileResult[] = [];
+  const byFile = new Map<string, BatchFileResult>();
   let merged: PdfRecord | null | undefined;
   try {
-    for await (const { files, pdfs } of batchRequests(dir, names, size, options)) {
-      const done = results.length;
+    for await (const request of batchRequests(dir, names, size, options)) {
+      if ('failed' in request) {
+        byFile.set(request.failed.file, request.failed);
+        bar.increment();
+        continue;
+      }
+      const { files, pdfs } = request;
+      const done = byFile.size;
       bar.update({ stage: `rendering ${done + 1}-${done + files.length}` });
       let answer;
       try {
@@ -330,41 +445,48 @@ async function batch(dir: string, flags: { output: string; merge?: boolean; json
         // Too large or refused for its content: this request only. Anything else (quota, key,
         // overload that outlasted the retries) would refuse the rest too: they are not sent.
         const thisRequestOnly = error.code === 'payload_too_large' || error.code === 'invalid_request';
-        for (const file of thisRequestOnly ? files : names.slice(done)) results.push({ file, ...failure });
-        bar.update(results.length);
+        for (const file of thisRequestOnly ? files : names.filter((name) => !byFile.has(name))) byFile.set(file, { file, ...failure });
+        bar.update(byFile.size);
         if (thisRequestOnly) continue;
         break;
       }
       merged = answer.merged;
       bar.update({ stage: 'downloading' });
-      const chunkResults = new Array<BatchFileResult>(files.length);
       await eachLimited([...answer.results.keys()], DOWNLOADS_AT_ONCE, async (index) => {
         const file = files[index]!;
         const result = answer.results[index]!;
         if (result.success) {
-          const output = join(flags.output, `${basename(file, extname(file))}.pdf`);
+          const output = join(flags.output, outputName(file));
           try {
             await writeFile(output, await api.download(result.download_url));
-            chunkResults[index] = { file, ok: true, output, pdf_id: result.pdf_id, pages: result.pages, size_bytes: result.size_bytes };
+            byFile.set(file, { file, ok: true, output, pdf_id: result.pdf_id, pages: result.pages, size_bytes: result.size_bytes });
           } catch (error) {
             const code = error instanceof PdfApiError ? error.code : 'download_failed';
-            chunkResults[index] = { file, ok: false, pdf_id: result.pdf_id, error: { code, message: `made but not saved: ${(error as Error).message}` } };
+            byFile.set(file, { file, ok: false, pdf_id: result.pdf_id, error: { code, message: `made but not saved (${result.pdf_id}, ${result.download_url}): ${saveFailure(error)}` } });
           }
         } else {
-          chunkResults[index] = { file, ok: false, error: result.error };
+          byFile.set(file, { file, ok: false, error: result.error });
         }
         bar.increment();
       });
-      results.push(...chunkResults);
     }
     bar.update({ stage: 'done' });
   } finally {
     bar.stop();
   }
-  if (merged) await writeFile(join(flags.output, 'merged.pdf'), await api.download(merged));
+  const results = names.flatMap((name) => byFile.get(name) ?? []);
+  const mergedOutput = join(flags.output, MERGED_NAME);
+  let mergedNotSaved: string | undefined;
+  if (merged) {
+    try {
+      await writeFile(mergedOutput, await api.download(merged));
+    } catch (error) {
+      mergedNotSaved = madeNotSaved(merged, mergedOutput, error);
+    }
+  }
 
   const failed = results.filter((result) => !result.ok).length;
-  if (flags.json) printJson({ results, merged: merged ?? null });
+  if (flags.json) printJson({ results, merged: merged ?? null, skipped, ...(mergedNotSaved !== undefined && { merged_error: mergedNotSaved }) });
   else {
     printTable([
       ['FILE', 'RESULT', 'PAGES', 'SIZE', 'PDF / ERROR'],
@@ -374,9 +496,11 @@ async function batch(dir: string, flags: { output: string; merge?: boolean; json
           : [result.file, result.error!.code, '', '', result.error!.message],
       ),
     ]);
-    console.log(`${results.length - failed} of ${results.length} saved to ${flags.output}${merged ? `, joined in ${join(flags.output, 'merged.pdf')}` : ''}${failed ? `; ${failed} failed` : ''}`);
+    const joined = merged && mergedNotSaved === undefined ? `, joined in ${mergedOutput}` : '';
+    console.log(`${results.length - failed} of ${results.length} saved to ${flags.output}${joined}${failed ? `; ${failed} failed` : ''}${skipped.length ? `; ${skipped.length} skipped` : ''}`);
   }
-  if (failed > 0) process.exitCode = 1;
+  if (mergedNotSaved !== undefined) console.error(terminalText(`error: ${mergedNotSaved}`));
+  if (failed > 0 || mergedNotSaved !== undefined) process.exitCode = 1;
 }
 
 async function usage(flags: { json?: boolean }, command: Command): Promise<void> {
@@ -396,7 +520,7 @@ async function list(flags: { limit?: number; cursor?: string; json?: boolean }, 
   if (flags.json) return printJson(page);
   if (page.data.length === 0) console.log('no PDFs');
   else printTable([['ID', 'CREATED', 'PAGES', 'SIZE', 'EXPIRES', 'FILENAME'], ...page.data.map((pdf) => [pdf.id, pdf.created_at, String(pdf.pages), humanSize(pdf.size), pdf.expires_at, pdf.filename])]);
-  if (page.next_cursor) console.log(`more: pdfapi list --cursor ${page.next_cursor}`);
+  if (page.next_cursor) console.log(terminalText(`more: pdfapi list --cursor ${page.next_cursor}`));
 }
 
 async function get(id: string, flags: { json?: boolean }, command: Command): Promise<void> {
@@ -408,17 +532,21 @@ async function get(id: string, flags: { json?: boolean }, command: Command): Pro
 async function download(id: string, flags: { output?: string }, command: Command): Promise<void> {
   const api = client(command);
   const record = await api.get(id);
-  // The server's filename never contains a slash; a name from the network still never picks a directory.
-  const output = flags.output ?? basename(record.filename);
+  // A name from the network never picks a directory, a dotfile, standard output or a name the
+  // filesystem or the terminal would take for something else: safePdfFilename makes one of it.
+  const named = flags.output === undefined ? safePdfFilename(record.filename, record.id) : undefined;
+  const output = flags.output ?? named!;
   await save(await api.download(record), output);
-  if (output !== '-') console.log(`saved ${output}`);
+  if (output === '-') return;
+  const renamed = named !== undefined && named !== record.filename ? ` (the server named it ${JSON.stringify(record.filename)}, not a safe file name here)` : '';
+  console.log(terminalText(`saved ${output}${renamed}`));
 }
 
 async function job(id: string, flags: { wait?: boolean; output?: string; json?: boolean }, command: Command): Promise<void> {
   const api = client(command);
   const current = flags.wait ? await api.waitForJob(id) : await api.job(id);
   if (flags.json) printJson(current);
-  else console.log(`${current.job_id}: ${current.status}${current.completed_at ? ` at ${current.completed_at}` : ''}`);
+  else console.log(terminalText(`${current.job_id}: ${current.status}${current.completed_at ? ` at ${current.completed_at}` : ''}`));
   if (current.status === 'failed') {
     // The job's error, as the synchronous call would have answered it.
     jobRecord(current);
@@ -532,7 +660,8 @@ try {
     // Commander has printed its message (or the help); a bad command line exits 2.
     process.exitCode = error.exitCode === 0 ? 0 : 2;
   } else {
-    console.error(error instanceof UsageError ? `error: ${error.message}` : describe(error, cli.opts<{ baseUrl: string }>().baseUrl));
+    // Server text (an error's code and message) reaches the terminal only through terminalText.
+    console.error(terminalText(error instanceof UsageError ? `error: ${error.message}` : describe(error, cli.opts<{ baseUrl: string }>().baseUrl)));
     process.exitCode = error instanceof UsageError ? 2 : 1;
   }
 }
