@@ -4,6 +4,11 @@
  * still answers (one small DevTools message); one that does not is killed, so the documents in it
  * fail at once (their workspaces see the browser go, lib/render/workspaces.ts) instead of waiting
  * for their timeouts, and the next document gets a new browser.
+ *
+ * A browser that goes away without being asked to (it crashed, was killed, or the watchdog discarded
+ * it) is replaced at once, not when the next document asks: starting one costs about 0.2 s of launch
+ * and more while the cores are busy, and the next document would wait for it. There is still only
+ * one browser at a time: the replacement is launched only once the old one has disconnected.
  */
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
@@ -51,8 +56,23 @@ export const CHROMIUM_FLAGS: readonly string[] = [
   '--hide-scrollbars',
 ];
 
-/** The browser being launched or in use; cleared when it disconnects or is discarded. */
-let shared: { promise: Promise<Browser>; browser?: Browser } | undefined;
+/** A browser being launched or in use. */
+interface SharedBrowser {
+  readonly promise: Promise<Browser>;
+  /** Set once it is launched. */
+  browser?: Browser;
+  /** When it was launched (performance.now()). */
+  launchedAt?: number;
+}
+
+/** The browser being launched or in use; cleared when it disconnects, is discarded or closed. */
+let shared: SharedBrowser | undefined;
+
+/**
+ * A browser that lived less than this is not replaced as soon as it goes away (one that dies on
+ * start-up must not loop): the next document launches the next one.
+ */
+const MIN_LIFE_TO_RELAUNCH_MS = 1_000;
 
 /**
  * Documents get a guard of their own per browser context (lib/render/render.ts). The browser-wide
@@ -160,32 +180,69 @@ function watch(browser: Browser): void {
   browser.once('disconnected', () => clearInterval(timer));
 }
 
-/** The shared browser, launching it if there is none or the last one died. */
-export function getBrowser(): Promise<Browser> {
-  if (!shared) {
-    const entry: { promise: Promise<Browser>; browser?: Browser } = { promise: launch() };
-    shared = entry;
-    entry.promise.then(
-      (browser) => {
-        entry.browser = browser;
-        browser.once('disconnected', () => {
-          if (shared === entry) shared = undefined;
-        });
-        watch(browser);
-        const pid = browser.process()?.pid;
-        if (pid !== undefined) browser.once('disconnected', watchRendererMemory(pid, settings.renderMemoryBudgetMb));
-      },
-      () => {
-        if (shared === entry) shared = undefined;
-      },
-    );
-  }
-  return shared.promise;
+/** How long a killed browser may take to disconnect before its replacement is launched anyway. */
+const DISCONNECT_TIMEOUT_MS = 5_000;
+
+/** Resolves once the browser has disconnected (at once if it already has), or after DISCONNECT_TIMEOUT_MS. */
+function disconnected(browser: Browser): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      logger.warn('a discarded browser did not disconnect in time; launching its replacement anyway', { timeout_ms: DISCONNECT_TIMEOUT_MS });
+      resolve();
+    }, DISCONNECT_TIMEOUT_MS);
+    timer.unref();
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    browser.once('disconnected', done);
+    if (!browser.connected) done();
+  });
 }
 
-/** Kills a browser that no longer answers; the next document launches a fresh one. */
+/**
+ * Makes a browser the shared one: launched now, or once `after` (the browser it replaces going away)
+ * has settled. When it goes away unasked it is replaced at once (see the top of this file).
+ */
+function share(after?: Promise<void>): SharedBrowser {
+  const entry: SharedBrowser = { promise: after ? after.then(launch) : launch() };
+  shared = entry;
+  entry.promise.then(
+    (browser) => {
+      entry.browser = browser;
+      entry.launchedAt = performance.now();
+      browser.once('disconnected', () => {
+        // Discarded (its replacement is already on the way) or closed on purpose: nothing to do.
+        if (shared !== entry) return;
+        shared = undefined;
+        const lifeMs = performance.now() - (entry.launchedAt ?? 0);
+        if (lifeMs < MIN_LIFE_TO_RELAUNCH_MS) return;
+        logger.warn('browser went away; launching its replacement', { life_ms: Math.round(lifeMs) });
+        share();
+      });
+      watch(browser);
+      const pid = browser.process()?.pid;
+      if (pid !== undefined) browser.once('disconnected', watchRendererMemory(pid, settings.renderMemoryBudgetMb));
+    },
+    () => {
+      // A launch that failed leaves no browser; the next document tries again.
+      if (shared === entry) shared = undefined;
+    },
+  );
+  return entry;
+}
+
+/** The shared browser, launching it if there is none or the last one died. */
+export function getBrowser(): Promise<Browser> {
+  return (shared ?? share()).promise;
+}
+
+/**
+ * Kills a browser that no longer answers. Its replacement is launched as soon as it has gone (never
+ * two at once), and the documents that follow wait for that one.
+ */
 export function discardBrowser(browser: Browser): void {
-  if (shared?.browser === browser) shared = undefined;
+  if (shared?.browser === browser) share(disconnected(browser));
   browser.process()?.kill('SIGKILL');
 }
 
