@@ -8,6 +8,7 @@ import { json, publicBaseUrl } from '#lib/api/http.ts';
 import { byApiKey } from '#lib/api/authentication.ts';
 import { byIdempotencyKey } from '#lib/api/idempotency.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
+import { takeRenderShare } from '#lib/api/render-share.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { batchBodySchema, MAX_BATCH_SIZE } from '#lib/documents/batch.ts';
 import { asyncRequestOf, jobAccepted, submitJob } from '#lib/jobs/jobs.ts';
@@ -53,6 +54,10 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
   // rest is reserved and made (lib/api/earlier-runs.ts).
   const earlier = requestIds && (await earlierBatch(pdfStore(), apiKey.keyId, items.length, await requestIds()));
   using _admission = admitBatch(apiKey.keyId, items.length); // 503 service_busy, before any charge
+  // The batch's fan-out is its part of the key's share of renderers: at least half of what it
+  // could use, or 503 before any charge (it could not finish in time with much less).
+  const fanOut = Math.min(items.length, settings.batchConcurrency, limits.maxConcurrentRenders);
+  await using share = await takeRenderShare(apiKey, { want: fanOut, atLeast: Math.ceil(fanOut / 2), lifetimeMs: context.getRemainingTimeInMillis() });
   const deadlineMs = Math.min(settings.batchDeadlineMs, context.getRemainingTimeInMillis() - 1_000);
   const response = await withReservedQuota(
     counterStore(),
@@ -67,6 +72,7 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
           baseUrl,
           deadline: AbortSignal.timeout(Math.max(1, deadlineMs)),
           itemTimeoutMs: settings.batchItemTimeoutMs,
+          concurrency: share.count,
           timeLeftMs: () => context.getRemainingTimeInMillis() - MERGE_ANSWER_MS,
           ...(earlier && { madeBefore: earlier.madeBefore }),
         },

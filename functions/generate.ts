@@ -3,6 +3,7 @@ import { json, publicBaseUrl } from '#lib/api/http.ts';
 import { byApiKey } from '#lib/api/authentication.ts';
 import { byIdempotencyKey } from '#lib/api/idempotency.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
+import { takeRenderShare } from '#lib/api/render-share.ts';
 import { generateDocument } from '#lib/api/document-requests.ts';
 import { earlierJob, earlierPdf, pdfGone } from '#lib/api/earlier-runs.ts';
 import { pdfRecordView } from '#lib/api/views.ts';
@@ -17,7 +18,7 @@ import { describeIssue } from '#lib/render/options.ts';
 import { admitRender } from '#lib/render/capacity.ts';
 
 /** POST /v1/pdf/generate: one PDF from html or url (spec 4.1), now or as an asynchronous job. */
-export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, apiKey, body, requestIds }) => {
+export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, context, apiKey, body, requestIds }) => {
   const parsed = generateBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
   // prepareDocument reads the options as sent (their schema transforms them, so once only).
@@ -45,6 +46,7 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
   }
   // 503 service_busy now, before any charge; the render waits its turn, within the key's share.
   using _admission = admitRender(apiKey.keyId, { maxRunning: limitsFor(apiKey).maxConcurrentRenders });
+  await using _share = await takeRenderShare(apiKey, { want: 1, lifetimeMs: context.getRemainingTimeInMillis() });
   return json(
     200,
     await withReservedQuota(

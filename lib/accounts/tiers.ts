@@ -14,9 +14,11 @@ export interface TierLimits {
   /** How long a download link stays valid, which is also how long the PDF is kept. */
   readonly linkValidityDays: number;
   /**
-   * Documents of one key rendered at once, whatever sent them (single requests, batch items, jobs):
-   * past it the key's documents wait in its own line (lib/render/capacity.ts), so one key's slow or
-   * never-ready documents cannot take every renderer from the others.
+   * Documents of one key rendered at once, whatever sent them (single requests, batch items, jobs),
+   * across every Lambda container (lib/accounts/render-leases.ts): past it a request is refused
+   * (503) and a job waits in its key's own line, so one key's batches or never-ready documents
+   * cannot take the account's concurrency from the others. Where one process renders for everyone
+   * (the local stack), also its share of that process's render slots (lib/render/capacity.ts).
    */
   readonly maxConcurrentRenders: number;
   /**
@@ -28,10 +30,10 @@ export interface TierLimits {
 }
 
 export const TIERS: Readonly<Record<TierName, TierLimits>> = {
-  free: { maxBatchSize: 10, rateLimitPerMinute: 10, monthlyQuota: 100, linkValidityDays: 7, maxConcurrentRenders: 1, jobRenderTimeoutMs: 60_000 },
-  starter: { maxBatchSize: 50, rateLimitPerMinute: 60, monthlyQuota: 5_000, linkValidityDays: 30, maxConcurrentRenders: 2, jobRenderTimeoutMs: 120_000 },
-  pro: { maxBatchSize: 100, rateLimitPerMinute: 300, monthlyQuota: 50_000, linkValidityDays: 90, maxConcurrentRenders: 4, jobRenderTimeoutMs: 240_000 },
-  enterprise: { maxBatchSize: 100, rateLimitPerMinute: 1_000, monthlyQuota: 1_000_000, linkValidityDays: 365, maxConcurrentRenders: 8, jobRenderTimeoutMs: 240_000 },
+  free: { maxBatchSize: 10, rateLimitPerMinute: 10, monthlyQuota: 100, linkValidityDays: 7, maxConcurrentRenders: 2, jobRenderTimeoutMs: 60_000 },
+  starter: { maxBatchSize: 50, rateLimitPerMinute: 60, monthlyQuota: 5_000, linkValidityDays: 30, maxConcurrentRenders: 10, jobRenderTimeoutMs: 120_000 },
+  pro: { maxBatchSize: 100, rateLimitPerMinute: 300, monthlyQuota: 50_000, linkValidityDays: 90, maxConcurrentRenders: 50, jobRenderTimeoutMs: 240_000 },
+  enterprise: { maxBatchSize: 100, rateLimitPerMinute: 1_000, monthlyQuota: 1_000_000, linkValidityDays: 365, maxConcurrentRenders: 100, jobRenderTimeoutMs: 240_000 },
 };
 
 /** Every retention period in use: one S3 prefix and one lifecycle rule each. */

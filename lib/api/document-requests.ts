@@ -39,6 +39,8 @@ export interface BatchRequest {
   readonly deadline: AbortSignal;
   /** Longest one item may take. */
   readonly itemTimeoutMs: number;
+  /** Render invocations in flight at once (the batch's part of its key's share); BATCH_CONCURRENCY by default. */
+  readonly concurrency?: number;
   /**
    * With `merge`: the time left, when asked, before the answer is due (API Gateway's limit for a
    * synchronous batch, the run's end for a job), less what answering takes. Joining the items gets
@@ -68,7 +70,7 @@ export async function runBatchRequest(batch: BatchRequest, started = performance
       return stored;
     },
     linkFor: (record) => downloadUrl(record, batch.baseUrl),
-    concurrency: settings.batchConcurrency,
+    concurrency: batch.concurrency ?? settings.batchConcurrency,
     itemTimeoutMs: batch.itemTimeoutMs,
     deadline: batch.deadline,
     ...(batch.madeBefore && { madeBefore: batch.madeBefore }),

@@ -315,6 +315,8 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
     let backoffMs = THROTTLE_BACKOFF_MS;
     try {
       while (waiting.length > 0 && !run.deadline.aborted) {
+        // Narrowed below this invocation's place: it stops once its work is done.
+        if (running > ceiling) return;
         const group = waiting.splice(0, groupSize());
         if ((await invoke(group)) === 'done') {
           backoffMs = THROTTLE_BACKOFF_MS;

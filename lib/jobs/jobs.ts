@@ -21,6 +21,7 @@
 import type { Context } from 'aws-lambda';
 import { isKeyActive, limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
 import { TIERS } from '#lib/accounts/tiers.ts';
+import { isRefusal, leaseRenders, type RenderLease } from '#lib/accounts/render-leases.ts';
 import { reserveOrRefuse, settleReservation } from '#lib/accounts/quota.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
 import { documentErrorToApiError } from '#lib/api/document-errors.ts';
@@ -69,6 +70,30 @@ const FINISHING_MS = 30_000;
 export function jobRenderTimeoutMs(job: Pick<Job, 'tier'>): number {
   return Math.min(TIERS[job.tier].jobRenderTimeoutMs, settings.jobRenderTimeoutMs);
 }
+
+/**
+ * The job's part of its key's share of renderers (lib/accounts/render-leases.ts), waited for: a job
+ * waits in its key's own line where a request would be refused. A run that cannot get any while it
+ * could still render and finish fails as a passing failure, tried again later by Lambda.
+ */
+async function waitForRenderShare(job: Job, { want }: { want: number }, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<RenderLease> {
+  const giveUpAt = Date.now() + Math.max(0, context.getRemainingTimeInMillis() - jobRenderTimeoutMs(job) - FINISHING_MS);
+  for (let waitMs = SHARE_POLL_MS; ; waitMs = Math.min(SHARE_POLL_MAX_MS, waitMs * 2)) {
+    const taken = await leaseRenders(counterStore(), {
+      keyId: job.keyId,
+      want,
+      ceiling: TIERS[job.tier].maxConcurrentRenders,
+      lifetimeMs: context.getRemainingTimeInMillis(),
+    });
+    if (!isRefusal(taken)) return taken;
+    if (Date.now() + waitMs > giveUpAt) throw new Error(`the key's share of renderers stayed taken (${taken.active} rendering)`);
+    await new Promise((resolve) => setTimeout(resolve, waitMs * (0.5 + Math.random() / 2)));
+  }
+}
+
+/** How often a job waiting for its key's share looks again: first, and at most. */
+const SHARE_POLL_MS = 250;
+const SHARE_POLL_MAX_MS = 5_000;
 
 export const statusUrl = (baseUrl: string, jobId: string) => `${baseUrl}/v1/jobs/${jobId}`;
 
@@ -177,11 +202,12 @@ export async function runJob(jobId: string, context: Pick<Context, 'getRemaining
   await endJob(job, ending);
 }
 
-async function runGenerate(job: Job, body: Record<string, unknown>, context: Pick<Context, 'awsRequestId'>): Promise<Ending> {
+async function runGenerate(job: Job, body: Record<string, unknown>, context: Pick<Context, 'awsRequestId' | 'getRemainingTimeInMillis'>): Promise<Ending> {
   const store = pdfStore();
   const pdfId = jobPdfId(job, 'document');
   const made = await getPdfRecord(store, pdfId);
   if (made) return { status: 'succeeded', result: pdfRecordView(made, job.baseUrl), failed: 0 };
+  await using _share = await waitForRenderShare(job, { want: 1 }, context);
   const { html, url, ...options } = body;
   try {
     const request = await prepareDocument({ html, url: url as string | undefined, options });
@@ -201,8 +227,11 @@ async function runBatch(job: Job, body: Record<string, unknown>, context: Pick<C
   const { pdfs: items, merge = false } = batchBodySchema.parse(body);
   const pdfIdOf = (index: number) => jobPdfId(job, `item-${index}`);
   const mergedPdfId = jobPdfId(job, 'merged');
+  // Its fan-out is what its key's share has free (at least one render), waited for in line.
+  await using share = await waitForRenderShare(job, { want: Math.min(items.length, settings.batchConcurrency, TIERS[job.tier].maxConcurrentRenders) }, context);
   const deadlineMs = Math.max(1, context.getRemainingTimeInMillis() - FINISHING_MS);
   const produced = await runBatchRequest({
+    concurrency: share.count,
     owner: job,
     items,
     merge,

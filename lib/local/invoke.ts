@@ -38,9 +38,10 @@ function renderTurnOf(payload: unknown): { keyId: string; share: KeyShare } {
     keyId,
     share: {
       ...(isTierName(tier) && { maxRunning: TIERS[tier].maxConcurrentRenders }),
-      // A job's item (it has the job's render time) waits in its key's line as long as its job waits
-      // for it, not a request's few seconds: its caller's timeout ends the wait.
-      ...(typeof invocation?.renderTimeoutMs === 'number' && { maxWaitMs: Number.POSITIVE_INFINITY }),
+      // A batch's item waits in its key's line for as long as its batch waits for it (the caller's
+      // item timeout or deadline ends the wait), not a single request's few seconds: its batch was
+      // admitted whole, and in AWS it would have a container of its own.
+      maxWaitMs: Number.POSITIVE_INFINITY,
     },
   };
 }

@@ -81,7 +81,7 @@ describe('jobs that always end', () => {
     receiver.server?.close();
   });
 
-  it("four never-ready jobs of a free key hold one renderer, end render_timeout within their limit, uncharged, webhooks sent; another key's requests are served meanwhile", async () => {
+  it("four never-ready jobs of a free key hold at most its share of renderers (2), end render_timeout within their limit, uncharged, webhooks sent; another key's requests are served meanwhile", async () => {
     // Prepare
     const free = await service.createKey('free');
     const other = await service.createKey('pro');
@@ -117,7 +117,7 @@ describe('jobs that always end', () => {
       expect(job.result.error.code).toBe('render_timeout');
       expect(job.result.error.message).toMatch(/never (held|became true)|matched no visible element/);
     }
-    // One at a time (a free key's share), each within its limit: never a library's minutes-long default.
+    // Two at a time (a free key's share), each within its limit: never a library's minutes-long default.
     expect(endedAfterMs).toBeLessThan(4 * (JOB_RENDER_TIMEOUT_MS + 5_000));
     expect(await service.quotaUsed(free)).toBe(0);
     expect(await listed(free)).toBe(0);

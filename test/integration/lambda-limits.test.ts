@@ -22,6 +22,13 @@ const invoice = (n: number) =>
 
 const items = (count: number, from = 0) => Array.from({ length: count }, (_, i) => ({ html: invoice(from + i), metadata: { reference_id: `inv-${from + i}` } }));
 
+/** The key's quota used equals the PDFs it has listed. */
+async function quotaEqualsListed(service: PrivateStack, apiKey: string): Promise<number> {
+  const listed = (await request('GET', `${service.apiUrl}/v1/pdf?limit=100`, { apiKey })).body.data as unknown[];
+  expect(await service.quotaUsed(apiKey)).toBe(listed.length);
+  return listed.length;
+}
+
 describe('at an account concurrency of 10', () => {
   let service: PrivateStack;
 
@@ -149,4 +156,42 @@ describe('at an account concurrency of 10', () => {
     expect(await expectChargedEqualsListedEqualsDownloadable(flooder)).toBe(charged);
     await expectChargedEqualsListedEqualsDownloadable(other);
   }, 240_000);
+});
+
+describe("a key's share of renderers, across requests", () => {
+  let service: PrivateStack;
+
+  beforeAll(async () => {
+    // The default render time (the shared test stack's 5 s would time out items waiting their turn for this machine's slots).
+    service = await startPrivateStack({ BATCH_CONCURRENCY: '100', RENDER_TIMEOUT_MS: '20000' });
+  }, 120_000);
+
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it("a key's share of renderers (starter: 10) holds across requests: past it 503 with Retry-After before any charge, other keys unaffected", async () => {
+    // Prepare: a starter key's batch of 12 slow invoices takes its whole share of 10 renders
+    const starter = await service.createKey('starter');
+    const other = await service.createKey('starter');
+    const slow = items(12).map((item) => ({ ...item, options: { wait_delay_ms: 2_500 } }));
+    const batch = service.batch(starter, { pdfs: slow });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+
+    // Act
+    const mine = await service.generate(starter, { html: invoice(7001) });
+    const theirs = await service.generate(other, { html: invoice(7002) });
+    const answered = await batch;
+
+    // Assess
+    expect(mine.status).toBe(503);
+    expect(mine.body.error).toMatchObject({ code: 'service_busy', retry_after: expect.any(Number) });
+    expect(mine.body.error.message).toMatch(/share is 10/);
+    expect(Number(mine.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(theirs.status).toBe(200);
+    expect(answered.status).toBe(200);
+    expect(answered.body.results.filter((r: { success: boolean }) => !r.success)).toEqual([]);
+    expect(answered.body.successful).toBe(12);
+    expect(await quotaEqualsListed(service, starter)).toBe(12);
+  }, 120_000);
 });
