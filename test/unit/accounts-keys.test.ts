@@ -69,10 +69,10 @@ describe('limitsFor', () => {
 
     // Assess
     expect(table).toEqual({
-      free: { maxBatchSize: 10, rateLimitPerMinute: 10, monthlyQuota: 100, linkValidityDays: 7 },
-      starter: { maxBatchSize: 50, rateLimitPerMinute: 60, monthlyQuota: 5_000, linkValidityDays: 30 },
-      pro: { maxBatchSize: 100, rateLimitPerMinute: 300, monthlyQuota: 50_000, linkValidityDays: 90 },
-      enterprise: { maxBatchSize: 100, rateLimitPerMinute: 1_000, monthlyQuota: 1_000_000, linkValidityDays: 365 },
+      free: { maxBatchSize: 10, rateLimitPerMinute: 10, monthlyQuota: 100, linkValidityDays: 7, maxConcurrentRenders: 2, jobRenderTimeoutMs: 60_000 },
+      starter: { maxBatchSize: 50, rateLimitPerMinute: 60, monthlyQuota: 5_000, linkValidityDays: 30, maxConcurrentRenders: 10, jobRenderTimeoutMs: 120_000 },
+      pro: { maxBatchSize: 100, rateLimitPerMinute: 300, monthlyQuota: 50_000, linkValidityDays: 90, maxConcurrentRenders: 50, jobRenderTimeoutMs: 240_000 },
+      enterprise: { maxBatchSize: 100, rateLimitPerMinute: 1_000, monthlyQuota: 1_000_000, linkValidityDays: 365, maxConcurrentRenders: 100, jobRenderTimeoutMs: 240_000 },
     });
   });
 

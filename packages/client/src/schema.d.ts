@@ -853,11 +853,13 @@ export type components = {
             merge_error?: {
                 /**
                  * @description - `TOO_MANY_PAGES`: The items together are longer than the page limit of one PDF.
+                 *     - `MERGE_TOO_LARGE`: The items together are larger than the size limit of one PDF.
+                 *     - `MERGE_TIMEOUT`: The items could not be joined in the time the request had left (a synchronous batch answers within 29 seconds); send the batch with "async": true.
                  *     - `MERGE_FAILED`: The PDFs could not be joined into one file.
                  *     - `PDF_GONE`: A replay (Idempotency-Key): the merged file was deleted or has expired since.
                  * @enum {string}
                  */
-                code: "TOO_MANY_PAGES" | "MERGE_FAILED" | "PDF_GONE";
+                code: "TOO_MANY_PAGES" | "MERGE_TOO_LARGE" | "MERGE_TIMEOUT" | "MERGE_FAILED" | "PDF_GONE";
                 message: string;
             };
             processing_time_ms: number;
@@ -893,13 +895,15 @@ export type components = {
                  *     - `URL_NOT_ALLOWED`: The url is refused by the egress rules (not http(s), or a private address).
                  *     - `TOO_MANY_PAGES`: The document is longer than the page limit.
                  *     - `PDF_TOO_LARGE`: The PDF would be larger than the size limit.
+                 *     - `MEMORY_LIMIT_EXCEEDED`: The document needed more memory than the per-document limit (huge images, canvases or script allocations); retrying will not help.
                  *     - `URL_FETCH_FAILED`: The url answered with an HTTP error status (4xx or 5xx).
                  *     - `RENDER_TIMEOUT`: Rendering took too long, a readiness condition never held, or the batch ran out of time.
                  *     - `RENDER_FAILED`: The document could not be rendered (or its url could not be reached); retrying may work.
+                 *     - `SERVICE_BUSY`: The item could not start before the batch ran out of time (the service, or its Lambda concurrency, was busy). Nothing was charged for it; send it again, or send the batch with "async": true.
                  *     - `PDF_GONE`: With an Idempotency-Key: the PDF made for this item by an earlier run of the same request (a replay, or a retry after a crash) was deleted or has expired since; it was charged once. Send a new key to make it again.
                  * @enum {string}
                  */
-                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED" | "PDF_GONE";
+                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "MEMORY_LIMIT_EXCEEDED" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED" | "SERVICE_BUSY" | "PDF_GONE";
                 /** @description What went wrong, in words meant for the caller. */
                 message: string;
             };
@@ -962,6 +966,17 @@ export type components = {
                 table: "ok" | "down" | "not_checked";
                 /** @enum {string} */
                 bucket: "ok" | "down" | "not_checked";
+            };
+            /** @description Where one process renders for everyone (the local stack): `saturated` when every slot is taken and documents wait. New documents then wait their key’s turn or get 503 `service_busy`; the service is still up. Absent in AWS, where Lambda adds instances. */
+            rendering?: {
+                /** @enum {string} */
+                status: "available" | "saturated";
+                /** @description Documents rendered at once. */
+                slots: number;
+                /** @description Documents rendering now. */
+                running: number;
+                /** @description Documents waiting for their turn. */
+                waiting: number;
             };
         };
         /** @description 400: The request is not valid: no html or url, both, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, or a body that is not a JSON object. */
@@ -1096,6 +1111,17 @@ export type components = {
                 max_pdf_bytes: number;
             };
         };
+        /** @description 422: The document needed more memory to render than the per-document limit (a huge image, canvas or script allocation, or a giant page with filters) and was stopped. Nothing was charged; retrying will not help. */
+        MemoryLimitExceededError: {
+            error: {
+                /** @constant */
+                code: "memory_limit_exceeded";
+                /** @description What went wrong, in words meant for the caller; never internals. */
+                message: string;
+                /** @description The most memory, in MB, one document may use while it renders. */
+                memory_limit_mb: number;
+            };
+        };
         /** @description 422: This `Idempotency-Key` was used with another request (another path or body) in the last 24 hours. Nothing was run or charged. */
         IdempotencyKeyReusedError: {
             error: {
@@ -1208,11 +1234,13 @@ export type components = {
             merge_error?: {
                 /**
                  * @description - `TOO_MANY_PAGES`: The items together are longer than the page limit of one PDF.
+                 *     - `MERGE_TOO_LARGE`: The items together are larger than the size limit of one PDF.
+                 *     - `MERGE_TIMEOUT`: The items could not be joined in the time the request had left (a synchronous batch answers within 29 seconds); send the batch with "async": true.
                  *     - `MERGE_FAILED`: The PDFs could not be joined into one file.
                  *     - `PDF_GONE`: A replay (Idempotency-Key): the merged file was deleted or has expired since.
                  * @enum {string}
                  */
-                code: "TOO_MANY_PAGES" | "MERGE_FAILED" | "PDF_GONE";
+                code: "TOO_MANY_PAGES" | "MERGE_TOO_LARGE" | "MERGE_TIMEOUT" | "MERGE_FAILED" | "PDF_GONE";
                 message: string;
             };
             processing_time_ms: number;
@@ -1248,13 +1276,15 @@ export type components = {
                  *     - `URL_NOT_ALLOWED`: The url is refused by the egress rules (not http(s), or a private address).
                  *     - `TOO_MANY_PAGES`: The document is longer than the page limit.
                  *     - `PDF_TOO_LARGE`: The PDF would be larger than the size limit.
+                 *     - `MEMORY_LIMIT_EXCEEDED`: The document needed more memory than the per-document limit (huge images, canvases or script allocations); retrying will not help.
                  *     - `URL_FETCH_FAILED`: The url answered with an HTTP error status (4xx or 5xx).
                  *     - `RENDER_TIMEOUT`: Rendering took too long, a readiness condition never held, or the batch ran out of time.
                  *     - `RENDER_FAILED`: The document could not be rendered (or its url could not be reached); retrying may work.
+                 *     - `SERVICE_BUSY`: The item could not start before the batch ran out of time (the service, or its Lambda concurrency, was busy). Nothing was charged for it; send it again, or send the batch with "async": true.
                  *     - `PDF_GONE`: With an Idempotency-Key: the PDF made for this item by an earlier run of the same request (a replay, or a retry after a crash) was deleted or has expired since; it was charged once. Send a new key to make it again.
                  * @enum {string}
                  */
-                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED" | "PDF_GONE";
+                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "MEMORY_LIMIT_EXCEEDED" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED" | "SERVICE_BUSY" | "PDF_GONE";
                 /** @description What went wrong, in words meant for the caller. */
                 message: string;
             };
@@ -1434,6 +1464,8 @@ export interface operations {
              *     `too_many_pages`: The document is longer than the page limit. Nothing was charged.
              *
              *     `pdf_too_large`: The PDF would be larger than the size limit. Nothing was charged.
+             *
+             *     `memory_limit_exceeded`: The document needed more memory to render than the per-document limit (a huge image, canvas or script allocation, or a giant page with filters) and was stopped. Nothing was charged; retrying will not help.
              */
             422: {
                 headers: {
@@ -1443,7 +1475,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["UrlFetchFailedError"] | components["schemas"]["TooManyPagesError"] | components["schemas"]["PdfTooLargeError"];
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["UrlFetchFailedError"] | components["schemas"]["TooManyPagesError"] | components["schemas"]["PdfTooLargeError"] | components["schemas"]["MemoryLimitExceededError"];
                 };
             };
             /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
