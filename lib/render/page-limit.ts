@@ -11,8 +11,13 @@
  * single table's (pagination is most of such a print: 10.8 of 22 s for 20,000 rows). So it runs only
  * for documents that look long: a tall layout, or many forced page breaks. The estimate only decides
  * whether to probe; a long document it misses is still counted and refused after its print, later.
- * (A style sheet that makes a document tall for print only is such a miss: it costs its own render
- * time, up to the time limit, and nothing is charged.)
+ *
+ * Documents are laid out for the screen until Chromium prints them, so the first estimate is of the
+ * screen layout. A document that prints with print media (emulate_media `print`, the default) and has
+ * styles that differ between screen and print (`@media print`, `<link media="print">`, or a style
+ * sheet whose rules cannot be read) and looks short on screen is measured again with print media
+ * emulated, then put back: a style sheet that makes a document tall for print only would otherwise
+ * escape the probe and be printed before it is refused (measured: 3 to 5 s, or the time limit).
  */
 import type { Page, PDFOptions } from 'puppeteer-core';
 import { DocumentError } from './errors.ts';
@@ -74,9 +79,57 @@ function measureLength(page: Page, maxPages: number): Promise<DocumentLength> {
   }, Math.floor(maxPages / 4));
 }
 
+/**
+ * Whether the document's style sheets may lay it out differently in print than on screen: a media
+ * query or a style sheet's media naming print or screen, or a style sheet whose rules are not
+ * readable here (another origin's). Shadow roots' own style sheets are not read.
+ */
+function hasPrintSpecificStyles(page: Page): Promise<boolean> {
+  return page.evaluate(() => {
+    const mediaDiffers = (media: MediaList | undefined) => media !== undefined && /\b(print|screen)\b/i.test(media.mediaText);
+    const rulesDiffer = (rules: CSSRuleList): boolean => {
+      for (const rule of Array.from(rules)) {
+        if (rule instanceof CSSMediaRule && mediaDiffers(rule.media)) return true;
+        if (rule instanceof CSSImportRule) {
+          if (mediaDiffers(rule.media) || (rule.styleSheet && sheetDiffers(rule.styleSheet))) return true;
+        } else if (rule instanceof CSSGroupingRule && rulesDiffer(rule.cssRules)) return true;
+      }
+      return false;
+    };
+    const sheetDiffers = (sheet: CSSStyleSheet): boolean => {
+      if (mediaDiffers(sheet.media)) return true;
+      let rules: CSSRuleList;
+      try {
+        rules = sheet.cssRules;
+      } catch {
+        return true; // unreadable: it may have print styles
+      }
+      return rulesDiffer(rules);
+    };
+    return [...Array.from(document.styleSheets), ...document.adoptedStyleSheets].some(sheetDiffers);
+  });
+}
+
+/**
+ * Whether the document might print long enough to probe: measured as laid out, and when that looks
+ * short, measured again with print media if it prints with print media and has styles for it.
+ */
+async function looksLong(page: Page, options: RenderOptions, maxPages: number): Promise<boolean> {
+  if (mightExceed(await measureLength(page, maxPages), options, maxPages)) return true;
+  // A document printed with screen media prints as it is laid out.
+  if (options.emulateMedia !== 'print' || !(await hasPrintSpecificStyles(page))) return false;
+  await page.emulateMediaType('print');
+  try {
+    return mightExceed(await measureLength(page, maxPages), options, maxPages);
+  } finally {
+    // Back to what emulate_media set (render.ts emulates only `screen`; `print` is Chromium's own when it prints).
+    await page.emulateMediaType();
+  }
+}
+
 /** Throws `TOO_MANY_PAGES` when the loaded document would print more than `maxPages` pages. */
 export async function refuseOverlongDocument(page: Page, options: RenderOptions, pdfOptions: PDFOptions, maxPages: number): Promise<void> {
-  if (!mightExceed(await measureLength(page, maxPages), options, maxPages)) return;
+  if (!(await looksLong(page, options, maxPages))) return;
   try {
     // The same page geometry as the real print; untagged and without templates, which change no break.
     await page.pdf({ ...pdfOptions, pageRanges: String(maxPages + 1), tagged: false, displayHeaderFooter: false });
