@@ -363,6 +363,7 @@ function isTimeout(error: unknown): boolean {
 }
 
 const NOT_ALLOWED_REDIRECT = 'url is not allowed: it redirected to a private, loopback or link-local address';
+const REDIRECT_LOOP = 'url redirected too many times (a redirect loop?)';
 
 /**
  * Opens the URL until its document is parsed; its subresources are waited for separately. A main
@@ -385,6 +386,8 @@ async function navigate(
     if (!reason) throw error;
     // An https redirect to a refused address fails the tunnel; the guard knows why.
     if (guard.refused.length > 0) throw new DocumentError('URL_NOT_ALLOWED', NOT_ALLOWED_REDIRECT);
+    // Chromium gives up after 20 redirects; its code for it read as if the site were down.
+    if (reason === 'net::ERR_TOO_MANY_REDIRECTS') throw new DocumentError('URL_UNREACHABLE', REDIRECT_LOOP);
     throw new DocumentError('URL_UNREACHABLE', `url could not be loaded (${reason})`);
   }
   if (access.refusal) throw access.refusal;

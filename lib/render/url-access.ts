@@ -264,10 +264,45 @@ export async function applyUrlAccess(page: Page, documentUrl: string, access: Ur
   const session = needsSession ? await page.createCDPSession() : undefined;
   await Promise.all([
     access.userAgent !== undefined ? page.setUserAgent({ userAgent: access.userAgent }) : undefined,
+    access.userAgent !== undefined ? page.createCDPSession().then((own) => userAgentForWorkers(own, access.userAgent!)) : undefined,
     session && cookies.length > 0 ? setCookies(session, cookies) : undefined,
     session && Object.keys(headers).length > 0 ? interceptOrigin(page, session, new URL(documentUrl).origin, headers, applied) : undefined,
   ]);
   return applied;
+}
+
+/** The workers whose requests page.setUserAgent does not reach: they are targets of their own. */
+const WORKER_TARGETS: Protocol.Target.TargetFilter = [{ type: 'service_worker' }, { type: 'worker' }, { exclude: true }];
+
+/**
+ * Gives `userAgent` to every worker DevTools counts as the page's own (its service workers and
+ * dedicated workers, and the workers they start in turn) before it runs: page.setUserAgent covers
+ * the page's requests, but a worker is a target of its own, and Puppeteer leaves service workers
+ * alone (it detaches from them at once), so their requests said Chromium's default user agent.
+ * DevTools holds each new worker until it is told to run (waitForDebuggerOnStart), and delivers a
+ * session's commands in order, so the override is in place before the worker's script runs. The
+ * sessions stay open with the workers (an override lasts as long as its session); they go with
+ * the document's browser context.
+ *
+ * Not covered (measured with Chromium 153): a shared worker, which is no page's own target
+ * (DevTools reports it only at the browser level), and the request for a service worker's own
+ * script, which the browser makes before the worker exists; both still say Chromium's default.
+ */
+async function userAgentForWorkers(session: CDPSession, userAgent: string): Promise<void> {
+  session.on('Target.attachedToTarget', (event: Protocol.Target.AttachedToTargetEvent) => {
+    const worker = session.connection()?.session(event.sessionId);
+    if (!worker) return;
+    // Sent together, not one after the other: a service worker answers the Network domain only
+    // once it runs, and DevTools delivers a session's commands in order, so the override is in
+    // place before the worker's script can ask for anything.
+    Promise.all([
+      worker.send('Network.enable'),
+      worker.send('Network.setUserAgentOverride', { userAgent }),
+      userAgentForWorkers(worker, userAgent),
+      worker.send('Runtime.runIfWaitingForDebugger'),
+    ]).catch(() => undefined); // a worker gone meanwhile
+  });
+  await session.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true, filter: WORKER_TARGETS });
 }
 
 async function setCookies(session: CDPSession, cookies: Protocol.Network.CookieParam[]): Promise<void> {

@@ -65,6 +65,39 @@ const INSPECT_STATE = `<!doctype html><pre id="out">inspecting</pre><script>
 
 let cacheableServed = 0;
 
+/**
+ * A script for a worker of any kind (service, dedicated or shared) that fetches
+ * /pixel.svg?probe=<its own probe>-fetch as soon as it runs, and tells when that is done: a
+ * service worker by finishing its install, a dedicated one by a message, a shared one by a message
+ * on each connection.
+ */
+const WORKER_FETCH = `const probe = new URL(self.location.href).searchParams.get('probe');
+const fetched = fetch('/pixel.svg?probe=' + probe + '-fetch').then(() => 'fetched', () => 'failed');
+self.addEventListener('install', (event) => event.waitUntil(fetched));
+self.addEventListener('connect', (event) => fetched.then((said) => event.ports[0].postMessage(said)));
+if (typeof DedicatedWorkerGlobalScope !== 'undefined') fetched.then((said) => self.postMessage(said));`;
+
+/**
+ * A page that starts a service worker, a dedicated worker and a shared worker, each running
+ * /worker-fetch.js?probe=<the page's probe>-<kind>, and once all three have fetched sets
+ * window.workersDone and shows what each said.
+ */
+const WORKERS_PAGE = `<!doctype html><pre id="out">Waiting for the workers</pre><script>
+  const probe = new URL(location.href).searchParams.get('probe');
+  const script = (kind) => '/worker-fetch.js?probe=' + encodeURIComponent(probe + '-' + kind);
+  const said = (target) => new Promise((done) => { target.onmessage = (event) => done(event.data); });
+  const shared = new SharedWorker(script('shared'));
+  shared.port.start();
+  Promise.all([
+    navigator.serviceWorker.register(script('service')).then(() => navigator.serviceWorker.ready).then(() => 'fetched', () => 'failed'),
+    said(new Worker(script('dedicated'))),
+    said(shared.port),
+  ]).then(([service, dedicated, sharedSaid]) => {
+    document.getElementById('out').textContent = 'service ' + service + ', dedicated ' + dedicated + ', shared ' + sharedSaid;
+    window.workersDone = true;
+  });
+</script>`;
+
 /** The account /basic-auth lets in (RFC 7617 Basic): anything else is 401 with a challenge. */
 export const BASIC_AUTH_USER = 'reporter';
 export const BASIC_AUTH_PASSWORD = 'pa55:word-Ω';
@@ -140,6 +173,10 @@ const pages: Record<string, (url: URL, request: IncomingMessage) => Page | 'hang
   '/canary': () => ({ body: `<!doctype html><p>${CANARY}</p>` }),
   // An open redirect, as many real sites have: sends the browser wherever ?to= says.
   '/redirect': (url) => ({ status: 302, location: url.searchParams.get('to') ?? '/', body: '' }),
+  // A redirect loop: sends the browser back to itself, query and all.
+  '/loop': (url) => ({ status: 302, location: url.pathname + url.search, body: '' }),
+  '/worker-fetch.js': () => ({ type: 'text/javascript', body: WORKER_FETCH }),
+  '/workers': () => ({ body: WORKERS_PAGE }),
   // Serves the HTML given in ?html=: a document at an http://127.0.0.1 origin is a secure context (as a
   // customer's https site is), where APIs such as WebTransport exist that a setContent document lacks.
   '/document': (url) => ({ body: url.searchParams.get('html') ?? '' }),
