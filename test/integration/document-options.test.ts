@@ -333,7 +333,7 @@ describe('page and document options', () => {
     it.each([
       [{ user_password: 'a' }, /owner_password/],
       [{ owner_password: 'same-secret', user_password: 'same-secret' }, /owner_password must differ/],
-      [{ owner_password: 'x', permissions: ['fly'] }, /encryption.permissions/],
+      [{ owner_password: 'owner-secret', permissions: ['fly'] }, /encryption.permissions/],
       [{ owner_password: 'x'.repeat(128) }, /owner_password/],
       // qpdf reads a password as a C string: a NUL would cut it there and open the file to anyone.
       [{ owner_password: 'owner-secret', user_password: '\u0000secret' }, /encryption.user_password must not contain control characters/],
