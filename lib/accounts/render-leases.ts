@@ -5,22 +5,25 @@
  * everyone else; a request that finds its key's share taken is refused with 503 `service_busy` and
  * `Retry-After` before anything is charged, and a job waits for room in its key's own line.
  *
- * The share is one table item per key holding its leases, each `{ count, until }`: taking some is a
- * read and a write conditional on the item's version (so two takers never both get the last
- * place), giving them back one write. A lease whose holder died (a crashed or timed-out function)
- * lapses at `until`, the longest its holder can live, so a crash never locks a key out for longer.
+ * The share is one table item per key: `active`, the renders under way, and its leases, each
+ * `{ count, until }`. Taking some is an atomic conditional increment (and the lease's entry), giving
+ * them back a conditional removal. A lease whose holder died (a crashed or timed-out function)
+ * lapses at `until`, the longest its holder can live, and is counted out by the next taker that
+ * finds the share full, so a crash never locks a key out for longer.
  *
  * Within one process (the local stack) the render slots' per-key share (lib/render/capacity.ts)
  * orders the documents once admitted; this decides how many are admitted across processes.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBase62 } from '#lib/random.ts';
 import type { CounterStore } from './rate-limit.ts';
 
 const LEASE_SK = 'RENDERS';
-/** Tries at the conditional write when other takers of the same key win the race. */
-const MAX_TRIES = 8;
+/** How long a key's item stays after its last lease was taken (far longer than any lease). */
+const ITEM_IDLE_SECONDS = 24 * 3_600;
+/** Rounds of "take, else look and tidy" before a taker that keeps losing races gives up. */
+const MAX_ROUNDS = 6;
 /** What a refusal says to wait: leases are given back as documents finish, within seconds. */
 export const RENDER_SHARE_RETRY_AFTER_SECONDS = 2;
 
@@ -49,6 +52,12 @@ const leaseKey = (keyId: string) => ({ pk: `RENDERS#${keyId}`, sk: LEASE_SK });
 /**
  * Takes up to `want` renders of `keyId`'s share of `ceiling` for at most `lifetimeMs`: as many as
  * are free, if that is at least `atLeast` (default 1), else a refusal.
+ *
+ * Taking is one atomic write, `active` raised only if it stays within the ceiling, so any number of
+ * takers racing for one key each get an answer at once. Only when that write is refused does the
+ * taker read the item: to remove leases whose holders died (their `until` passed; each removal is
+ * conditional on the lease still being there, so it is counted out once) and to see how many are
+ * free for a smaller take.
  */
 export async function leaseRenders(
   store: CounterStore,
@@ -56,65 +65,85 @@ export async function leaseRenders(
 ): Promise<RenderLease | RenderShareRefusal> {
   const now = input.now ?? Date.now;
   const atLeast = Math.max(1, Math.min(input.atLeast ?? 1, input.want));
-  for (let attempt = 0; attempt < MAX_TRIES; attempt++) {
-    const at = now();
-    const { Item } = await store.client.send(new GetCommand({ TableName: store.tableName, Key: leaseKey(input.keyId), ConsistentRead: true }));
-    const leases = (Item?.leases ?? {}) as Record<string, StoredLease>;
-    const version = typeof Item?.version === 'number' ? Item.version : 0;
-    const live = Object.entries(leases).filter(([, lease]) => lease.until > at);
-    const lapsed = Object.keys(leases).filter((id) => !(leases[id]!.until > at));
-    const active = live.reduce((sum, [, lease]) => sum + lease.count, 0);
-    const count = Math.min(input.want, input.ceiling - active);
-    if (count < atLeast) return { refused: true, active, retryAfterSeconds: RENDER_SHARE_RETRY_AFTER_SECONDS };
+  let count = Math.min(input.want, input.ceiling);
+  let active = 0;
+  for (let round = 0; round < MAX_ROUNDS && count >= atLeast; round++) {
     const id = randomBase62(12);
-    const until = at + input.lifetimeMs;
-    const latest = Math.max(until, ...live.map(([, lease]) => lease.until));
+    const lease: StoredLease = { count, until: now() + input.lifetimeMs };
+    // The item outlives every lease in it (15 minutes at most) by far; an idle key's goes by itself.
+    const ttl = Math.ceil(now() / 1000) + ITEM_IDLE_SECONDS;
     try {
       await store.client.send(
         new UpdateCommand({
           TableName: store.tableName,
           Key: leaseKey(input.keyId),
-          // A new item starts its map; an existing one gets the lease added and what lapsed removed.
-          UpdateExpression: Item
-            ? `SET leases.#id = :lease, version = :next, #ttl = :ttl${lapsed.length ? ` REMOVE ${lapsed.map((_, i) => `leases.#lapsed${i}`).join(', ')}` : ''}`
-            : 'SET leases = :leases, version = :next, #ttl = :ttl',
-          ConditionExpression: Item ? 'version = :version' : 'attribute_not_exists(pk)',
-          ExpressionAttributeNames: {
-            '#ttl': 'ttl',
-            ...(Item && { '#id': id }),
-            ...Object.fromEntries(lapsed.map((lapsedId, i) => [`#lapsed${i}`, lapsedId])),
-          },
-          ExpressionAttributeValues: {
-            ':next': version + 1,
-            ':ttl': Math.ceil(latest / 1000) + 3_600,
-            ...(Item ? { ':lease': { count, until }, ':version': version } : { ':leases': { [id]: { count, until } } }),
-          },
+          UpdateExpression: 'SET leases.#id = :lease, #ttl = :ttl ADD active :count',
+          // False too when the key has no item yet: it is made below.
+          ConditionExpression: 'active <= :room',
+          ExpressionAttributeNames: { '#id': id, '#ttl': 'ttl' },
+          ExpressionAttributeValues: { ':lease': lease, ':ttl': ttl, ':count': count, ':room': input.ceiling - count },
         }),
       );
+      return grant(store, input.keyId, id, count);
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) continue; // another taker got there first: read again
-      throw error;
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
-    let released: Promise<void> | undefined;
-    const release = () =>
-      (released ??= store.client
-        .send(
-          new UpdateCommand({
+    const { Item } = await store.client.send(new GetCommand({ TableName: store.tableName, Key: leaseKey(input.keyId), ConsistentRead: true }));
+    if (!Item) {
+      // The key's first lease: its item, made only if no other taker made it meanwhile.
+      try {
+        await store.client.send(
+          new PutCommand({
             TableName: store.tableName,
-            Key: leaseKey(input.keyId),
-            UpdateExpression: 'REMOVE leases.#id',
-            ExpressionAttributeNames: { '#id': id },
+            Item: { ...leaseKey(input.keyId), active: count, leases: { [id]: lease }, ttl },
+            ConditionExpression: 'attribute_not_exists(pk)',
           }),
-        )
-        // Not given back (the table did not answer): the lease lapses at its `until` instead.
-        .then(
-          () => undefined,
-          () => undefined,
-        ));
-    return { count, release, [Symbol.asyncDispose]: release };
+        );
+        return grant(store, input.keyId, id, count);
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        continue;
+      }
+    }
+    // Full for `count`: tidy away what lapsed, then take what is free.
+    const leases = (Item.leases ?? {}) as Record<string, StoredLease>;
+    active = typeof Item.active === 'number' ? Item.active : 0;
+    for (const [lapsedId, lapsed] of Object.entries(leases).filter(([, held]) => !(held.until > now()))) {
+      if (await countOut(store, input.keyId, lapsedId, lapsed.count)) active -= lapsed.count;
+    }
+    count = Math.min(input.want, input.ceiling - active);
   }
-  // Taken by others on every try: the share is as good as full.
-  return { refused: true, active: input.ceiling, retryAfterSeconds: RENDER_SHARE_RETRY_AFTER_SECONDS };
+  return { refused: true, active, retryAfterSeconds: RENDER_SHARE_RETRY_AFTER_SECONDS };
+}
+
+/** Removes a lease and its renders from the count, once: false if it was gone already. */
+async function countOut(store: CounterStore, keyId: string, id: string, count: number): Promise<boolean> {
+  try {
+    await store.client.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: leaseKey(keyId),
+        UpdateExpression: 'REMOVE leases.#id ADD active :less',
+        ConditionExpression: 'attribute_exists(leases.#id)',
+        ExpressionAttributeNames: { '#id': id },
+        ExpressionAttributeValues: { ':less': -count },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+function grant(store: CounterStore, keyId: string, id: string, count: number): RenderLease {
+  let released: Promise<void> | undefined;
+  // Not given back (the table did not answer): the lease lapses at its `until` instead.
+  const release = () => (released ??= countOut(store, keyId, id, count).then(
+    () => undefined,
+    () => undefined,
+  ));
+  return { count, release, [Symbol.asyncDispose]: release };
 }
 
 export const isRefusal = (taken: RenderLease | RenderShareRefusal): taken is RenderShareRefusal => 'refused' in taken;

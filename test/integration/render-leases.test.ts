@@ -34,6 +34,17 @@ describe('render leases', () => {
     for (const lease of granted) await lease.release();
   });
 
+  it('answers every one of 40 takers racing for one place each at once: 40 granted under a ceiling of 50, none refused', async () => {
+    // Act
+    const taken = await Promise.all(Array.from({ length: 40 }, () => leaseRenders(table.store, { keyId: 'key_many', want: 1, ceiling: 50, lifetimeMs: 60_000 })));
+
+    // Assess
+    expect(taken.filter(isRefusal)).toEqual([]);
+    for (const lease of taken as RenderLease[]) await lease.release();
+    const whole = await leaseRenders(table.store, { keyId: 'key_many', want: 50, ceiling: 50, lifetimeMs: 60_000 });
+    expect(isRefusal(whole) ? 0 : whole.count).toBe(50);
+  });
+
   it('gives back a released lease at once, and a dead holder\'s when it lapses', async () => {
     // Prepare: the whole share taken by a holder that dies (never releases) and one that releases
     let clock = 1_000_000;
