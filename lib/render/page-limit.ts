@@ -85,30 +85,37 @@ function measureLength(page: Page, maxPages: number): Promise<DocumentLength> {
  * readable here (another origin's). Shadow roots' own style sheets are not read.
  */
 function hasPrintSpecificStyles(page: Page): Promise<boolean> {
-  return page.evaluate(() => {
-    const mediaDiffers = (media: MediaList | undefined) => media !== undefined && /\b(print|screen)\b/i.test(media.mediaText);
-    const rulesDiffer = (rules: CSSRuleList): boolean => {
-      for (const rule of Array.from(rules)) {
-        if (rule instanceof CSSMediaRule && mediaDiffers(rule.media)) return true;
-        if (rule instanceof CSSImportRule) {
-          if (mediaDiffers(rule.media) || (rule.styleSheet && sheetDiffers(rule.styleSheet))) return true;
-        } else if (rule instanceof CSSGroupingRule && rulesDiffer(rule.cssRules)) return true;
-      }
-      return false;
-    };
-    const sheetDiffers = (sheet: CSSStyleSheet): boolean => {
-      if (mediaDiffers(sheet.media)) return true;
-      let rules: CSSRuleList;
-      try {
-        rules = sheet.cssRules;
-      } catch {
-        return true; // unreadable: it may have print styles
-      }
-      return rulesDiffer(rules);
-    };
-    return [...Array.from(document.styleSheets), ...document.adoptedStyleSheets].some(sheetDiffers);
-  });
+  return page.evaluate(HAS_PRINT_SPECIFIC_STYLES) as Promise<boolean>;
 }
+
+/**
+ * The check hasPrintSpecificStyles runs in the page, as source text: a function with helpers named
+ * inside it would be rewritten by the Lambda bundle's keepNames (wrapped in a `__name` helper that
+ * exists in Node, not in the page: "ReferenceError: a is not defined" in the Lambda emulation).
+ */
+const HAS_PRINT_SPECIFIC_STYLES = `(() => {
+  const mediaDiffers = (media) => media !== undefined && media !== null && /\\b(print|screen)\\b/i.test(media.mediaText);
+  const rulesDiffer = (rules) => {
+    for (const rule of Array.from(rules)) {
+      if (rule instanceof CSSMediaRule && mediaDiffers(rule.media)) return true;
+      if (rule instanceof CSSImportRule) {
+        if (mediaDiffers(rule.media) || (rule.styleSheet && sheetDiffers(rule.styleSheet))) return true;
+      } else if (rule instanceof CSSGroupingRule && rulesDiffer(rule.cssRules)) return true;
+    }
+    return false;
+  };
+  const sheetDiffers = (sheet) => {
+    if (mediaDiffers(sheet.media)) return true;
+    let rules;
+    try {
+      rules = sheet.cssRules;
+    } catch {
+      return true; // unreadable: it may have print styles
+    }
+    return rulesDiffer(rules);
+  };
+  return [...Array.from(document.styleSheets), ...document.adoptedStyleSheets].some(sheetDiffers);
+})()`;
 
 /**
  * Whether the document might print long enough to probe: measured as laid out, and when that looks
