@@ -6,19 +6,24 @@
  * here), with the template's environment pointed at the local stand-ins (dynalite, s3rver, a
  * Secrets Manager and a Lambda Invoke API of the emulator's own). Each function answers its sample
  * event from events/; the batch fans out to the render function's environments and generate's
- * job runs in the job function's, through the functions' own SDK calls.
+ * job runs in the job function's, through the functions' own SDK calls. Environments are frozen
+ * between invocations, as Lambda freezes them.
+ *
+ * Lambda's limits (account and reserved concurrency, throttled invokes, Event invokes waiting in
+ * the queue, freezing) are shown on probe functions of the test's own, which hold as long as asked.
  */
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import { InvokeCommand, LambdaClient, TooManyRequestsException as SdkTooManyRequests } from '@aws-sdk/client-lambda';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
 import { normalizeText, readPdf } from '../support/pdf.ts';
 import { bodyOf, PLACEHOLDER_KEY, readEvent, withBody, withKey, withPdf } from '../support/sample-events.ts';
-import { isolationAvailable, LambdaEnvironment } from './emulator/environment.ts';
-import type { LambdaEmulator } from './emulator/emulator.ts';
+import { isolationAvailable, LambdaEnvironment, makeStage, processState } from './emulator/environment.ts';
+import { LambdaEmulator, type Template } from './emulator/emulator.ts';
 import { synthesize } from '../support/synth.ts';
 import { LINK_SECRET_ARN, startEmulatedStack, type EmulatedStack } from './emulator/stack.ts';
 
@@ -130,6 +135,22 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
     expect(normalizeText(pdf.text)).toContain('Page 1 of 1');
   });
 
+  test('a warm environment is frozen between invocations, Chromium included, and answers the next', async () => {
+    const [environment] = emulator.environments(functionId('generate'));
+    await environment?.whenFrozen();
+    expect(environment?.isFrozen).toBe(true);
+    const processes = await environment!.processIds();
+    const chromium = processes.filter((pid) => commandOf(pid).includes('chrom'));
+    // The browser and its renderers (a process group of their own) are stopped with the runtime.
+    expect(chromium.length).toBeGreaterThan(1);
+    expect(processes.map((pid) => [commandOf(pid).slice(0, 60), processState(pid)]).filter(([, state]) => state !== undefined && state !== 'T')).toEqual([]);
+    const generated = await emulator.invokeOk(functionId('generate'), withKey(readEvent('generate'), apiKey));
+    expect(generated.record.coldStart).toBe(false);
+    expect((generated.payload as APIGatewayProxyResult).statusCode).toBe(200);
+    await environment!.whenFrozen();
+    expect(environment!.isFrozen).toBe(true);
+  });
+
   test('generate refuses a bad request with 400 and charges nothing', async () => {
     const refused = await invoke('generate', withBody(withKey(readEvent('generate'), apiKey), { html: '<p>x</p>', format: 'A9000' }));
     expect(refused.statusCode).toBe(400);
@@ -152,7 +173,7 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
   test('usage counts exactly the PDFs stored', async () => {
     const result = await invoke('usage', withKey(readEvent('usage'), apiKey));
     expect(result.statusCode).toBe(200);
-    expect(bodyOf(result)).toMatchObject({ tier: 'pro', quota_used: 3 });
+    expect(bodyOf(result)).toMatchObject({ tier: 'pro', quota_used: 4 });
   });
 
   test('an async generate runs in the job function’s environment (an Event invoke) and jobs reads its result', async () => {
@@ -167,7 +188,10 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
       job = bodyOf(await invoke('jobs', { ...jobEvent, path: `/prod/v1/jobs/${jobId}`, pathParameters: { job_id: jobId } }));
     }
     expect(job, emulator.output(functionId('job')).slice(-4000)).toMatchObject({ status: 'succeeded', result: { pages: 1 } });
-    expect(emulator.invocations.some((i) => i.functionName === functionId('job') && i.outcome.ok)).toBe(true);
+    // The job is marked done before its invocation answers: its record comes a moment later.
+    const answered = () => emulator.invocations.some((i) => i.functionName === functionId('job') && i.outcome.ok);
+    for (const started = Date.now(); Date.now() - started < 10_000 && !answered(); ) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(answered()).toBe(true);
     // The request waited sealed: its data key wrapped by generate, unwrapped by the job function, for this job's object only.
     const uses = stack.kms.calls.filter((call) => call.encryptionContext?.job_request?.endsWith(`/${jobId}.json`));
     expect(uses.map((call) => call.operation)).toEqual(['Encrypt', 'Decrypt']);
@@ -181,6 +205,10 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
   });
 
   test('every function of the stack was started, cold, from its own asset, and answered', () => {
+    // Within the account's default concurrency nothing was throttled, and every invocation has ended.
+    expect(emulator.accountConcurrency).toBe(Number(process.env.LAMBDA_ACCOUNT_CONCURRENCY ?? 1000));
+    expect(emulator.throttles).toEqual([]);
+    expect(emulator.running).toBe(0);
     const started = new Set(emulator.invocations.filter((i) => i.coldStart).map((i) => i.functionName));
     for (const name of [...API_FUNCTIONS, ...INTERNAL_FUNCTIONS]) expect(started.has(functionId(name)), name).toBe(true);
     for (const invocation of emulator.invocations.filter((i) => i.coldStart)) {
@@ -195,3 +223,147 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
     return String(redirected.headers?.Location);
   }
 });
+
+describe('Lambda’s limits, as the emulation holds them', () => {
+  // Two functions of one asset: Holder has one reserved concurrent execution, Free draws on the
+  // account's unreserved pool; the account has two, so one is left unreserved.
+  const template: Template = {
+    Resources: {
+      Holder: { Type: 'AWS::Lambda::Function', Metadata: { 'aws:asset:path': 'asset.probe' }, Properties: { Handler: 'index.handler', MemorySize: 128, Timeout: 30, ReservedConcurrentExecutions: 1 } },
+      Free: { Type: 'AWS::Lambda::Function', Metadata: { 'aws:asset:path': 'asset.probe' }, Properties: { Handler: 'index.handler', MemorySize: 128, Timeout: 30 } },
+      FreeEventInvokeConfig: { Type: 'AWS::Lambda::EventInvokeConfig', Properties: { FunctionName: { Ref: 'Free' }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 } },
+    },
+  };
+  let outdir: string;
+  let stage: string;
+  let emulator: LambdaEmulator;
+  let endpoint: string;
+
+  /** The Invoke API's raw answer, as any client reads it. */
+  const invokeRaw = async (name: string, event: unknown, type: 'RequestResponse' | 'Event' = 'RequestResponse') => {
+    const response = await fetch(`${endpoint}/2015-03-31/functions/${name}/invocations`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Amz-Invocation-Type': type },
+      body: JSON.stringify(event),
+    });
+    return { status: response.status, errorType: response.headers.get('x-amzn-ErrorType'), body: await response.text() };
+  };
+
+  beforeAll(async () => {
+    outdir = mkdtempSync(join(tmpdir(), 'pdf-api-lambda-limits-'));
+    mkdirSync(join(outdir, 'asset.probe'));
+    chmodSync(outdir, 0o755);
+    chmodSync(join(outdir, 'asset.probe'), 0o755);
+    // Holds for holdMs; counts its invocations (a warm environment keeps its globals); on `spawn`,
+    // leaves a process of its own session behind; on `tick`, a timer that counts while it may run.
+    writeFileSync(
+      join(outdir, 'asset.probe', 'index.mjs'),
+      `import { spawn } from 'node:child_process';
+       export const handler = async (event) => {
+         globalThis.count = (globalThis.count ?? 0) + 1;
+         if (event.spawn && !globalThis.child) globalThis.child = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' }).pid;
+         if (event.tick && !globalThis.ticker) { globalThis.ticks = 0; globalThis.ticker = setInterval(() => globalThis.ticks++, 10); }
+         if (event.holdMs) await new Promise((resolve) => setTimeout(resolve, event.holdMs));
+         return { count: globalThis.count, child: globalThis.child ?? null, ticks: globalThis.ticks ?? null };
+       };`,
+    );
+    mkdirSync('/var/tmp', { recursive: true });
+    stage = makeStage(mkdtempSync('/var/tmp/pdf-api-lambda-limits-stage-'));
+    chmodSync(stage, 0o755);
+    emulator = new LambdaEmulator({
+      outdir,
+      template,
+      stage,
+      resolveRef: (id, type) => {
+        throw new Error(`the probe template refers to nothing (${type} ${id})`);
+      },
+      platformVariables: { AWS_REGION: 'us-east-1' },
+      accountConcurrency: 2,
+    });
+    endpoint = await emulator.start();
+  }, 60_000);
+
+  afterAll(async () => {
+    await emulator?.stop();
+    for (const dir of [outdir, stage]) if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('reserved concurrency is read from the template', () => {
+    expect(emulator.reservedConcurrency('Holder')).toBe(1);
+    expect(emulator.reservedConcurrency('Free')).toBeUndefined();
+  });
+
+  test('an invoke past the account’s concurrency is answered 429 TooManyRequestsException, as the Lambda API answers it', async () => {
+    // Prepare: both environments started, so what follows is about concurrency, not start-up.
+    await Promise.all([invokeRaw('Free', {}), invokeRaw('Holder', {})]);
+    // Act: two at once of a function that holds, with one unreserved execution left in the account.
+    const [first, second] = await Promise.all([invokeRaw('Free', { holdMs: 1_500 }), new Promise((resolve) => setTimeout(resolve, 300)).then(() => invokeRaw('Free', {}))]);
+    // Assess
+    expect(first.status).toBe(200);
+    expect(second).toEqual({ status: 429, errorType: 'TooManyRequestsException', body: expect.any(String) });
+    expect(JSON.parse(second.body)).toEqual({ Reason: 'ConcurrentInvocationLimitExceeded', Type: 'User', message: 'Rate Exceeded.' });
+    // Once it answered, its execution is free again.
+    expect((await invokeRaw('Free', {})).status).toBe(200);
+  });
+
+  test('an invoke past a function’s reserved concurrency is refused with its own Reason, and the AWS SDK reads it so', async () => {
+    const client = new LambdaClient({ region: 'us-east-1', endpoint, credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, maxAttempts: 1 });
+    const holding = invokeRaw('Holder', { holdMs: 1_500 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const refused = await client.send(new InvokeCommand({ FunctionName: 'Holder', Payload: Buffer.from('{}') })).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SdkTooManyRequests);
+    expect(refused).toMatchObject({ Reason: 'ReservedFunctionConcurrentInvocationLimitExceeded', Type: 'User', $metadata: { httpStatusCode: 429 } });
+    // Holder's reservation is its own: the unreserved pool still runs Free meanwhile.
+    const free = await client.send(new InvokeCommand({ FunctionName: 'Free', Payload: Buffer.from('{}') }));
+    expect(free.StatusCode).toBe(200);
+    expect((await holding).status).toBe(200);
+    client.destroy();
+  });
+
+  test('a throttled Event invoke waits in the queue and runs once there is room', async () => {
+    const before = emulator.invocations.filter((i) => i.functionName === 'Free').length;
+    const holding = invokeRaw('Free', { holdMs: 1_500 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Accepted at once whatever the concurrency, as Lambda accepts it into its queue.
+    expect((await invokeRaw('Free', { queued: true }, 'Event')).status).toBe(202);
+    await holding;
+    for (const started = Date.now(); Date.now() - started < 10_000 && emulator.invocations.filter((i) => i.functionName === 'Free').length < before + 2; ) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // Throttled (once or more, backing off from a second) while Free held the account's last execution.
+    const throttled = emulator.throttles.filter((t) => t.invocationType === 'Event');
+    expect(throttled.length).toBeGreaterThan(0);
+    expect(new Set(throttled.map((t) => `${t.functionName} ${t.reason}`))).toEqual(new Set(['Free ConcurrentInvocationLimitExceeded']));
+    expect(emulator.invocations.filter((i) => i.functionName === 'Free').slice(before).map((i) => i.outcome.ok)).toEqual([true, true]);
+    expect(emulator.givenUp).toEqual([]);
+  });
+
+  test('an environment is frozen from its answer to its next invocation: every process stopped, its timers idle, and it answers the next', async () => {
+    // Prepare: the warm environment leaves a process of another session behind and starts a timer.
+    const first = JSON.parse((await invokeRaw('Holder', { spawn: true, tick: true })).body) as { count: number; child: number; ticks: number };
+    const [environment] = emulator.environments('Holder');
+    await environment!.whenFrozen();
+    // Assess: the whole tree is stopped (state T), the runtime and its detached child alike.
+    const processes = await environment!.processIds();
+    expect(processes).toContain(first.child);
+    expect(processes.map((pid) => processState(pid)).filter((state) => state !== undefined && state !== 'T')).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(processState(first.child)).toBe('T');
+    // Act: the next invocation thaws it; its timer ran only while it was running (not 50 ticks in 500 ms).
+    const next = JSON.parse((await invokeRaw('Holder', {})).body) as { count: number; child: number; ticks: number };
+    expect(next.count).toBe(first.count + 1);
+    expect(next.child).toBe(first.child);
+    expect(next.ticks).toBeLessThan(10);
+    await environment!.whenFrozen();
+    expect(processState(first.child)).toBe('T');
+  });
+});
+
+/** A process's command line, or '' once it is gone. */
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}

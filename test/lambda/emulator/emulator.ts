@@ -8,12 +8,24 @@
  * The template's environment is used as synthesized, with its references resolved to the local
  * stand-ins by the caller; the one addition is the `AWS_ENDPOINT_URL_*` variables that point the
  * SDK at those stand-ins (and this Invoke API) instead of AWS.
+ *
+ * Lambda's limits hold here as in AWS (shared/spec/beyond.md "Lambda's limits, locally"): every
+ * invocation, the API-driven ones included, counts against the account's concurrent executions
+ * (`LAMBDA_ACCOUNT_CONCURRENCY`, 1000 unless set) and against its function's reserved concurrency
+ * (the template's `ReservedConcurrentExecutions`), through the local stack's own accounting
+ * (lib/local/lambda-concurrency.ts). An invoke past a limit is refused as the Lambda API refuses it:
+ * 429 `TooManyRequestsException` with its `Reason`. A throttled Event invoke stays in Lambda's queue
+ * and is tried again, one second later and then twice as long each time up to five minutes, until
+ * it runs or outlives the function's `MaximumEventAgeInSeconds` (six hours unless set). Warm
+ * environments are reused, new ones start cold, and each is frozen between its invocations
+ * (environment.ts).
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { functionNameOf, INVOKE_PATH } from '#lib/local/invoke.ts';
+import { LambdaConcurrency, throttledInvokeAnswer, type ThrottleReason } from '#lib/local/lambda-concurrency.ts';
 import { LambdaEnvironment, type FunctionSpec, type InvokeOutcome } from './environment.ts';
 
 type Intrinsic = string | { Ref: string } | { 'Fn::GetAtt': [string, string] } | Record<string, unknown>;
@@ -30,6 +42,8 @@ interface TemplateResource {
     readonly Environment?: { readonly Variables?: Record<string, Intrinsic> };
     readonly FunctionName?: { readonly Ref: string };
     readonly MaximumRetryAttempts?: number;
+    readonly MaximumEventAgeInSeconds?: number;
+    readonly ReservedConcurrentExecutions?: number;
   };
 }
 
@@ -53,7 +67,36 @@ export interface EmulatorOptions {
   readonly maxEnvironmentsPerFunction?: number;
   /** CPUs every environment is pinned to (`taskset -c`), e.g. "0" for one core. */
   readonly cpus?: string;
+  /** The account's concurrent executions; `LAMBDA_ACCOUNT_CONCURRENCY` or 1000 when not given. */
+  readonly accountConcurrency?: number;
+  /** Whether environments are frozen between invocations, as Lambda freezes them (default true). */
+  readonly freeze?: boolean;
+  /** How a throttled Event invoke waits in the queue: Lambda's first wait and longest (1 s and 5 min) unless given. */
+  readonly throttledEventBackoff?: { readonly firstMs: number; readonly maxMs: number };
 }
+
+/** Lambda's refusal of an invoke past a concurrency limit (the Invoke API answers it 429). */
+export class TooManyRequestsException extends Error {
+  override readonly name = 'TooManyRequestsException';
+  readonly reason: ThrottleReason;
+  constructor(functionName: string, reason: ThrottleReason) {
+    super(`Rate Exceeded. (${functionName}: ${reason})`);
+    this.reason = reason;
+  }
+}
+
+/** An Event invoke Lambda gave up on: what it sends the function's failure destination. */
+export interface GivenUpEvent {
+  readonly functionName: string;
+  readonly requestContext: { readonly condition: 'RetriesExhausted' | 'EventAgeExceeded'; readonly approximateInvokeCount: number };
+  readonly requestPayload: unknown;
+}
+
+/** Lambda's own defaults for an asynchronous invoke: two retries after a failure, kept six hours. */
+const DEFAULT_RETRY_ATTEMPTS = 2;
+const DEFAULT_MAX_EVENT_AGE_SECONDS = 6 * 60 * 60;
+/** The account's concurrent executions in AWS, unless LAMBDA_ACCOUNT_CONCURRENCY says otherwise. */
+const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
 
 export interface InvocationRecord {
   readonly functionName: string;
@@ -70,9 +113,9 @@ class FunctionPool {
   private readonly queue: (() => void)[] = [];
 
   readonly spec: FunctionSpec;
-  private readonly options: { stage: string; max: number; cpus?: string };
+  readonly options: { stage: string; max: number; cpus?: string; freeze: boolean };
 
-  constructor(spec: FunctionSpec, options: { stage: string; max: number; cpus?: string }) {
+  constructor(spec: FunctionSpec, options: { stage: string; max: number; cpus?: string; freeze: boolean }) {
     this.spec = spec;
     this.options = options;
   }
@@ -83,7 +126,7 @@ class FunctionPool {
       if (idle) return this.run(idle, event, false);
       const alive = this.environments.filter((environment) => !environment.isStopped);
       if (alive.length < this.options.max) {
-        const environment = new LambdaEnvironment(this.spec, { stage: this.options.stage, ...(this.options.cpus && { cpus: this.options.cpus }) });
+        const environment = new LambdaEnvironment(this.spec, { stage: this.options.stage, freeze: this.options.freeze, ...(this.options.cpus && { cpus: this.options.cpus }) });
         this.environments.splice(0, this.environments.length, ...alive, environment);
         environment.busy = true; // reserved while it starts
         try {
@@ -119,6 +162,11 @@ class FunctionPool {
     this.environments.length = 0;
   }
 
+  /** Its environments alive now. */
+  alive(): readonly LambdaEnvironment[] {
+    return this.environments.filter((environment) => !environment.isStopped);
+  }
+
   /** What the function printed, in every environment it had. */
   output(): string {
     return this.environments.map((environment) => environment.output.join('')).join('\n');
@@ -128,11 +176,19 @@ class FunctionPool {
 export class LambdaEmulator {
   /** Every invocation made, in the order they ended. */
   readonly invocations: InvocationRecord[] = [];
+  /** Every invoke refused past a concurrency limit, in order. */
+  readonly throttles: { readonly functionName: string; readonly reason: ThrottleReason; readonly invocationType: 'RequestResponse' | 'Event' }[] = [];
+  /** Event invokes given up (their retries spent, or too old), with the record a failure destination gets. */
+  readonly givenUp: GivenUpEvent[] = [];
   private readonly pools = new Map<string, FunctionPool>();
-  private readonly retryAttempts = new Map<string, number>();
+  private readonly asyncConfig = new Map<string, { retryAttempts: number; maxEventAgeSeconds: number }>();
   private readonly background = new Set<Promise<unknown>>();
+  /** Waits of queued Event invokes, ended early when the emulator stops. */
+  private readonly sleepers = new Set<() => void>();
+  private concurrency!: LambdaConcurrency;
   private server: Server | undefined;
   private stopped = false;
+  private reserved: Readonly<Record<string, number>> = {};
   private readonly options: EmulatorOptions;
 
   constructor(options: EmulatorOptions) {
@@ -156,11 +212,25 @@ export class LambdaEmulator {
       }
       const payload = chunks.length ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown) : {};
       if (String(request.headers['x-amz-invocation-type'] ?? '').toLowerCase() === 'event') {
+        // Accepted into Lambda's queue whatever the concurrency: throttling delays it there.
         this.invokeEvent(name, payload);
         response.writeHead(202).end();
         return;
       }
-      const { outcome } = await this.invokeByName(name, payload);
+      let outcome: InvokeOutcome;
+      try {
+        ({ outcome } = await this.invokeByName(name, payload));
+      } catch (error) {
+        if (error instanceof TooManyRequestsException) {
+          const answer = throttledInvokeAnswer(error.reason);
+          response.writeHead(429, answer.headers).end(answer.body);
+        } else {
+          // An environment that could not start: Lambda answers its init error as the function's.
+          response.writeHead(200, { 'Content-Type': 'application/json', 'X-Amz-Function-Error': 'Unhandled' });
+          response.end(JSON.stringify({ errorType: 'Runtime.InitError', errorMessage: (error as Error).message.split('\n')[0] }));
+        }
+        return;
+      }
       if (outcome.ok) {
         response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(outcome.payload));
       } else {
@@ -174,7 +244,7 @@ export class LambdaEmulator {
     return endpoint;
   }
 
-  /** Reads every function of the template, with its asset, its layer and its resolved environment. */
+  /** Reads every function of the template, with its asset, its layer, its resolved environment and its limits. */
   private load(platformVariables: Readonly<Record<string, string>>): void {
     const { template, outdir, resolveRef } = this.options;
     const assetDir = (logicalId: string) => join(outdir, template.Resources[logicalId]!.Metadata!['aws:asset:path']!);
@@ -185,10 +255,16 @@ export class LambdaEmulator {
       if (Array.isArray(getAtt) && getAtt[1] === 'Arn') return resolveRef(String(getAtt[0]), template.Resources[String(getAtt[0])]?.Type ?? 'unknown', 'Arn');
       throw new Error(`${where}: the emulator resolves plain values, Refs and ARNs only, not ${JSON.stringify(value)}`);
     };
+    const reserved: Record<string, number> = {};
     for (const [id, resource] of Object.entries(template.Resources)) {
       if (resource.Type === 'AWS::Lambda::EventInvokeConfig') {
         const target = resource.Properties?.FunctionName?.Ref;
-        if (target) this.retryAttempts.set(target, resource.Properties?.MaximumRetryAttempts ?? 2);
+        if (target) {
+          this.asyncConfig.set(target, {
+            retryAttempts: resource.Properties?.MaximumRetryAttempts ?? DEFAULT_RETRY_ATTEMPTS,
+            maxEventAgeSeconds: resource.Properties?.MaximumEventAgeInSeconds ?? DEFAULT_MAX_EVENT_AGE_SECONDS,
+          });
+        }
       }
       if (resource.Type !== 'AWS::Lambda::Function') continue;
       const properties = resource.Properties ?? {};
@@ -208,8 +284,54 @@ export class LambdaEmulator {
         ephemeralMb: properties.EphemeralStorage?.Size ?? 512,
         variables: { ...variables, ...platformVariables },
       };
-      this.pools.set(id, new FunctionPool(spec, { stage: this.options.stage, max: this.options.maxEnvironmentsPerFunction ?? 2, ...(this.options.cpus && { cpus: this.options.cpus }) }));
+      this.pools.set(
+        id,
+        new FunctionPool(spec, { stage: this.options.stage, max: this.options.maxEnvironmentsPerFunction ?? 2, freeze: this.options.freeze ?? true, ...(this.options.cpus && { cpus: this.options.cpus }) }),
+      );
+      if (properties.ReservedConcurrentExecutions !== undefined) reserved[id] = properties.ReservedConcurrentExecutions;
     }
+    this.concurrency = new LambdaConcurrency({ account: this.accountConcurrency, reserved });
+    this.reserved = reserved;
+  }
+
+  /** The account's concurrent executions this emulator allows. */
+  get accountConcurrency(): number {
+    const fromEnv = process.env.LAMBDA_ACCOUNT_CONCURRENCY;
+    const value = this.options.accountConcurrency ?? (fromEnv ? Number(fromEnv) : DEFAULT_ACCOUNT_CONCURRENCY);
+    if (!Number.isInteger(value) || value < 1) throw new Error(`LAMBDA_ACCOUNT_CONCURRENCY must be a positive integer, not ${fromEnv}`);
+    return value;
+  }
+
+  /** The function's reserved concurrency from the template, if it has one. */
+  reservedConcurrency(name: string): number | undefined {
+    this.pool(name);
+    return this.reserved[name];
+  }
+
+  /** Invocations running now, all functions together (the account's concurrent executions in use). */
+  get running(): number {
+    return this.concurrency.state.running;
+  }
+
+  /**
+   * How environments are frozen from their next answers: at the answer, as Lambda freezes them;
+   * once the work left running at the answer has ended (`after-tail`, see LambdaEnvironment
+   * freezeAfterTail); or not at all. Switched between invocations, the gap before an invocation is
+   * frozen or not (the bench alternates them that way).
+   */
+  set freezing(mode: 'at-answer' | 'after-tail' | 'off') {
+    for (const pool of this.pools.values()) {
+      pool.options.freeze = mode !== 'off';
+      for (const environment of pool.alive()) {
+        environment.freezes = mode !== 'off';
+        environment.freezeAfterTail = mode === 'after-tail';
+      }
+    }
+  }
+
+  /** The function's environments alive now (warm or running), for a test that looks at their processes. */
+  environments(name: string): readonly LambdaEnvironment[] {
+    return this.pool(name).alive();
   }
 
   /** The function's spec as read from the template. */
@@ -223,11 +345,25 @@ export class LambdaEmulator {
     return pool;
   }
 
-  /** A synchronous invoke (`RequestResponse`) of the function with this logical id. */
-  async invokeByName(name: string, event: unknown): Promise<InvocationRecord> {
-    const record = await this.pool(name).invoke(event);
-    this.invocations.push(record);
-    return record;
+  /**
+   * A synchronous invoke (`RequestResponse`) of the function with this logical id, as the Invoke API
+   * or API Gateway makes one: it holds one of the account's concurrent executions (and of the
+   * function's reserved ones) until it answers, or is refused (TooManyRequestsException).
+   */
+  async invokeByName(name: string, event: unknown, invocationType: 'RequestResponse' | 'Event' = 'RequestResponse'): Promise<InvocationRecord> {
+    const pool = this.pool(name);
+    const started = this.concurrency.tryStart(name);
+    if ('throttled' in started) {
+      this.throttles.push({ functionName: name, reason: started.throttled, invocationType });
+      throw new TooManyRequestsException(name, started.throttled);
+    }
+    try {
+      const record = await pool.invoke(event);
+      this.invocations.push(record);
+      return record;
+    } finally {
+      started.release();
+    }
   }
 
   /** A synchronous invoke that must succeed: its record and payload, or an error carrying the function's logs. */
@@ -237,18 +373,57 @@ export class LambdaEmulator {
     return { record, payload: record.outcome.payload };
   }
 
-  /** An asynchronous invoke (`Event`): run in the background, tried again as the function's async config says. */
+  /**
+   * An asynchronous invoke (`Event`): run in the background, tried again after a failure as the
+   * function's async config says; a throttled try is no failure: it waits in the queue (backing off
+   * as Lambda does) until the function has room or the event is older than its maximum age.
+   */
   private invokeEvent(name: string, event: unknown): void {
-    const attempts = 1 + (this.retryAttempts.get(name) ?? 2);
+    const { retryAttempts, maxEventAgeSeconds } = this.asyncConfig.get(name) ?? { retryAttempts: DEFAULT_RETRY_ATTEMPTS, maxEventAgeSeconds: DEFAULT_MAX_EVENT_AGE_SECONDS };
+    const backoff = this.options.throttledEventBackoff ?? { firstMs: 1_000, maxMs: 5 * 60_000 };
+    const expires = Date.now() + maxEventAgeSeconds * 1000;
     const run = (async () => {
-      for (let attempt = 1; attempt <= attempts && !this.stopped; attempt++) {
-        const record = await this.invokeByName(name, event).catch((error: Error) => ({ outcome: { ok: false, errorMessage: error.message } }));
-        if (record.outcome.ok) return;
-        await new Promise((resolve) => setTimeout(resolve, 500));
+      let tries = 0;
+      let throttledFor = 0;
+      while (!this.stopped) {
+        if (Date.now() >= expires) return this.giveUp(name, event, 'EventAgeExceeded', tries);
+        let ok: boolean;
+        try {
+          ok = (await this.invokeByName(name, event, 'Event')).outcome.ok;
+        } catch (error) {
+          // An environment that could not start is a failed try, as Lambda counts an init error.
+          if (!(error instanceof TooManyRequestsException)) ok = false;
+          else {
+            const wait = Math.min(backoff.maxMs, backoff.firstMs * 2 ** throttledFor++);
+            await this.sleep(Math.min(wait, Math.max(0, expires - Date.now())));
+            continue;
+          }
+        }
+        tries++;
+        if (ok) return;
+        if (tries > retryAttempts) return this.giveUp(name, event, 'RetriesExhausted', tries);
+        await this.sleep(500);
       }
     })();
     this.background.add(run);
     void run.finally(() => this.background.delete(run));
+  }
+
+  private giveUp(functionName: string, requestPayload: unknown, condition: GivenUpEvent['requestContext']['condition'], tries: number): void {
+    this.givenUp.push({ functionName, requestContext: { condition, approximateInvokeCount: tries }, requestPayload });
+  }
+
+  /** Waits `ms`, or until the emulator stops. */
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.sleepers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.sleepers.add(wake);
+    });
   }
 
   /** Stops every environment of the function: its next invocation is a cold start. */
@@ -263,6 +438,7 @@ export class LambdaEmulator {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const wake of [...this.sleepers]) wake();
     await new Promise((resolve) => (this.server ? this.server.close(resolve) : resolve(undefined)));
     await Promise.all([...this.pools.values()].map((pool) => pool.retire()));
     // Event invocations still retrying end with their environments: none outlives the emulator.

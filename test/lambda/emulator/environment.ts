@@ -13,10 +13,16 @@
  * The sandbox is a private mount namespace (`unshare`, as root or in a user namespace). Where
  * neither is allowed, the closest honest emulation runs instead (same process layout, no
  * read-only mounts, no private /tmp, the caller's uid) and `isolation` says so.
+ *
+ * Between invocations the environment is frozen, as Lambda freezes one: from the moment its answer
+ * is posted to the Runtime API until it is handed its next event, every process it started
+ * (Chromium's included, which puts itself in a process group of its own) is stopped with SIGSTOP,
+ * so work left running at the answer resumes only inside the next invocation.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -44,8 +50,17 @@ export type InvokeOutcome =
 
 export interface Invocation {
   readonly outcome: InvokeOutcome;
-  /** From the Runtime API's handing out of the event to the function's answer. */
+  /** From the invocation's start (the environment thawed, its event ready for the runtime) to the function's answer: what Lambda bills. */
   readonly durationMs: number;
+}
+
+export interface EnvironmentOptions {
+  /** The directory environments mount their function into (makeStage). */
+  readonly stage: string;
+  /** CPUs the environment is pinned to (`taskset -c`). */
+  readonly cpus?: string;
+  /** Whether it is frozen between invocations, as Lambda freezes one (default true). */
+  readonly freeze?: boolean;
 }
 
 /** How an environment is isolated on this machine. */
@@ -56,6 +71,15 @@ const LAMBDA_UID = 993;
 const LAMBDA_GID = 990;
 /** Lambda's limit on an on-demand environment's init phase. */
 const INIT_TIMEOUT_MS = 10_000;
+/** Longest a freeze waits for every process to have acted on its SIGSTOP. */
+const FREEZE_WAIT_MS = 2_000;
+/** Process states (/proc/<pid>/stat) of a process not yet stopped: running, sleeping, in disk wait, idle. */
+const RUNNING_STATES = new Set(['R', 'S', 'D', 'I', 'W', 'P']);
+/** Quiet, for a tail (freezeAfterTail): under this share of one CPU, sampled this often, so many samples in a row; a tail ends by TAIL_MAX_MS at the latest. */
+const QUIET_CPU_SHARE = 0.1;
+const QUIET_POLL_MS = 10;
+const QUIET_SAMPLES = 5;
+const TAIL_MAX_MS = 5_000;
 /** Node's major version as Lambda names its runtime and the layer paths. */
 const NODE_MAJOR = process.versions.node.split('.')[0];
 const RIC_DIR = join(import.meta.dirname, '..', '..', '..', 'node_modules', 'aws-lambda-ric');
@@ -148,6 +172,8 @@ interface Pending {
   readonly id: string;
   readonly event: unknown;
   readonly deadline: number;
+  /** When the invocation started: the environment thawed, the event ready for the runtime. */
+  readonly startedAt: number;
   sentAt?: number;
   readonly settle: (invocation: Invocation) => void;
 }
@@ -160,6 +186,23 @@ export class LambdaEnvironment {
   busy = false;
   private readonly stage: string;
   private readonly cpus: string | undefined;
+  /** Whether it is frozen at its next answer (a bench compares, switching it between invocations). */
+  freezes: boolean;
+  /** The processes stopped while the environment is frozen; empty while it runs. */
+  private frozen: number[] = [];
+  /**
+   * Whether a freeze first waits for the work left running at the answer to end (the environment's
+   * processes quiet), and records how long that took in `lastTailMs`: what a function that answers
+   * first and finishes that work before its handler returns would be billed beyond its answer (the
+   * bench weighs that against freezing at the answer). Off by default: Lambda freezes at the answer.
+   */
+  freezeAfterTail = false;
+  /** Answer to quiet, at the last freeze that waited for it. */
+  lastTailMs: number | undefined;
+  /** The processes stopped at the last freeze. */
+  private lastFrozen: number[] = [];
+  /** The freeze under way, from the answer until every process has stopped. */
+  private freezing: Promise<void> | undefined;
   private server!: Server;
   private child: ChildProcess | undefined;
   private waiting: ServerResponse | undefined;
@@ -172,10 +215,11 @@ export class LambdaEnvironment {
   /** What the function printed: its logs, for a test that fails. */
   readonly output: string[] = [];
 
-  constructor(spec: FunctionSpec, options: { stage: string; cpus?: string }) {
+  constructor(spec: FunctionSpec, options: EnvironmentOptions) {
     this.spec = spec;
     this.stage = options.stage;
     this.cpus = options.cpus;
+    this.freezes = options.freeze ?? true;
   }
 
   /** Starts the environment (a cold start); resolves once its init is done. */
@@ -218,15 +262,19 @@ export class LambdaEnvironment {
   }
 
   /** Runs one event; a function that outlives its timeout is stopped, as Lambda stops it. */
-  invoke(event: unknown): Promise<Invocation> {
+  async invoke(event: unknown): Promise<Invocation> {
     if (this.busy || this.stopped) throw new Error(`environment of ${this.spec.name} is ${this.stopped ? 'stopped' : 'busy'}`);
     this.busy = true;
+    // A freeze still under way (the previous answer was just sent) ends before the thaw.
+    await this.freezing;
+    this.thaw();
     return new Promise<Invocation>((resolve) => {
       const deadline = Date.now() + this.spec.timeoutSeconds * 1000;
       const pending: Pending = {
         id: randomUUID(),
         event,
         deadline,
+        startedAt: performance.now(),
         settle: (invocation) => {
           clearTimeout(timer);
           this.pending = undefined;
@@ -249,11 +297,16 @@ export class LambdaEnvironment {
     this.waiting?.destroy();
     if (this.child?.pid !== undefined) {
       const exited = this.child.exitCode === null && this.child.signalCode === null ? new Promise((resolve) => this.child!.once('exit', resolve)) : undefined;
+      // Its whole tree, frozen or not: Chromium has a process group of its own, and a stopped
+      // browser would not notice its parent's end.
+      const tree = await this.processIds();
       try {
         process.kill(-this.child.pid, 'SIGKILL');
       } catch {
         // the group is gone already
       }
+      for (const pid of tree) signal(pid, 'SIGKILL');
+      this.frozen = [];
       await exited;
     }
     this.server.closeAllConnections();
@@ -262,6 +315,77 @@ export class LambdaEnvironment {
 
   get isStopped(): boolean {
     return this.stopped;
+  }
+
+  /** Whether the environment is frozen now (between invocations). */
+  get isFrozen(): boolean {
+    return this.frozen.length > 0;
+  }
+
+  /** Resolves once a freeze under way (after an answer) has stopped every process. */
+  async whenFrozen(): Promise<void> {
+    await this.freezing;
+  }
+
+  /** Every process of the environment: the runtime's launcher and all its descendants. */
+  async processIds(): Promise<number[]> {
+    const root = this.child?.pid;
+    return root === undefined ? [] : treeOf(root, await parents());
+  }
+
+  /**
+   * Stops every process of the environment, parents before children (a stopped process forks no
+   * more, so the walk ends with the whole tree stopped), and waits until each one has stopped: a
+   * signal is acted on when its process is next scheduled, not when it is sent.
+   */
+  private async freeze(): Promise<void> {
+    const root = this.child?.pid;
+    if (!this.freezes || this.stopped || root === undefined || this.frozen.length > 0) return;
+    // At once, the processes it had at its last freeze (most of them, a warm environment's tree
+    // changes little); then the tree is walked again until no process is new: one forked between
+    // a walk and its parent's stop is found by the next walk (its parent, stopped now, forks no more).
+    const stopped = new Set<number>();
+    if (signal(root, 'SIGSTOP')) stopped.add(root);
+    // Parents first; one whose parent is not ours is not the process it was (its id was reused).
+    for (const pid of this.lastFrozen) if (stopped.has(parentOf(pid) ?? -1) && signal(pid, 'SIGSTOP')) stopped.add(pid);
+    this.frozen = [...stopped];
+    for (let walk = 0; walk < 20; walk++) {
+      const fresh = treeOf(root, await parents()).filter((pid) => !stopped.has(pid));
+      if (fresh.length === 0) break;
+      for (const pid of fresh) if (signal(pid, 'SIGSTOP')) stopped.add(pid);
+      this.frozen = [...stopped];
+    }
+    this.lastFrozen = this.frozen;
+    for (const waitUntil = performance.now() + FREEZE_WAIT_MS; performance.now() < waitUntil; ) {
+      if (this.frozen.every((pid) => !RUNNING_STATES.has(processState(pid) ?? 'X'))) return;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }
+
+  /**
+   * Waits until the environment's processes have used next to no CPU for QUIET_SAMPLES samples in a
+   * row; answers the time from `since` to the last busy sample (at most TAIL_MAX_MS).
+   */
+  private async untilQuiet(since: number): Promise<number> {
+    const sample = async () => ({ at: performance.now(), ns: (await this.processIds()).reduce((sum, pid) => sum + cpuTimeNs(pid), 0) });
+    let last = await sample();
+    let busyAt = since;
+    for (let quiet = 0; quiet < QUIET_SAMPLES && performance.now() - since < TAIL_MAX_MS; ) {
+      await new Promise((resolve) => setTimeout(resolve, QUIET_POLL_MS));
+      const now = await sample();
+      if (now.ns - last.ns > (now.at - last.at) * 1e6 * QUIET_CPU_SHARE) {
+        busyAt = now.at;
+        quiet = 0;
+      } else quiet++;
+      last = now;
+    }
+    return Math.min(busyAt - since, TAIL_MAX_MS);
+  }
+
+  /** Resumes every process stopped by freeze(), before the environment is handed its next event. */
+  private thaw(): void {
+    for (const pid of this.frozen) signal(pid, 'SIGCONT');
+    this.frozen = [];
   }
 
   private handOut(): void {
@@ -299,7 +423,15 @@ export class LambdaEnvironment {
       response.writeHead(202).end('{"status":"OK"}');
       const pending = this.pending;
       if (!pending || pending.id !== decodeURIComponent(answered[1]!) || pending.sentAt === undefined) return;
-      const durationMs = performance.now() - pending.sentAt;
+      const durationMs = performance.now() - pending.startedAt;
+      // The answer is sent: Lambda freezes the environment until its next invocation. The caller
+      // has its answer meanwhile; the next invocation waits for the freeze to end (whenFrozen).
+      const answeredAt = performance.now();
+      const tail = this.freezes && this.freezeAfterTail ? this.untilQuiet(answeredAt).then((ms) => void (this.lastTailMs = ms)) : Promise.resolve();
+      const freezing = tail.then(() => this.freeze()).finally(() => {
+        if (this.freezing === freezing) this.freezing = undefined;
+      });
+      this.freezing = freezing;
       if (answered[2] === 'response') {
         pending.settle({ outcome: { ok: true, payload: body ? JSON.parse(body) : null }, durationMs });
       } else {
@@ -316,10 +448,78 @@ export class LambdaEnvironment {
     response.writeHead(404).end();
   }
 
-  private onExit(code: number | null, signal: NodeJS.Signals | null): void {
-    const why = `the runtime of ${this.spec.name} exited (${signal ?? `code ${code}`})`;
+  private onExit(code: number | null, signalName: NodeJS.Signals | null): void {
+    const why = `the runtime of ${this.spec.name} exited (${signalName ?? `code ${code}`})`;
     this.failInit(new Error(`${why} before its init finished:\n${this.output.join('')}`));
     this.pending?.settle({ outcome: { ok: false, errorType: 'Runtime.ExitError', errorMessage: why }, durationMs: 0 });
     if (!this.stopped) void this.stop();
+  }
+}
+
+/** Sends a signal to one process; false if it is gone. */
+function signal(pid: number, name: NodeJS.Signals): boolean {
+  try {
+    process.kill(pid, name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Each process's parent, from /proc (this kernel has no /proc/<pid>/task/<tid>/children). */
+async function parents(): Promise<Map<number, number>> {
+  const pids = (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry));
+  const parentOf = new Map<number, number>();
+  await Promise.all(
+    pids.map(async (entry) => {
+      try {
+        parentOf.set(Number(entry), Number(statFields(await readFile(`/proc/${entry}/stat`, 'utf8'))[1]));
+      } catch {
+        // it ended meanwhile
+      }
+    }),
+  );
+  return parentOf;
+}
+
+/** `root` and its descendants, parents before their children. */
+function treeOf(root: number, parentOf: ReadonlyMap<number, number>): number[] {
+  if (!parentOf.has(root)) return [];
+  const childrenOf = new Map<number, number[]>();
+  for (const [pid, ppid] of parentOf) childrenOf.set(ppid, [...(childrenOf.get(ppid) ?? []), pid]);
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) tree.push(...(childrenOf.get(tree[i]!) ?? []));
+  return tree;
+}
+
+/** The fields of /proc/<pid>/stat after the command ("pid (comm) state ppid ..."): comm may hold spaces and parentheses. */
+function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** A process's parent, or undefined once it is gone. */
+function parentOf(pid: number): number | undefined {
+  try {
+    return Number(statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'))[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The CPU time a process has used, in nanoseconds (/proc/<pid>/schedstat), 0 once it is gone. */
+function cpuTimeNs(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+  } catch {
+    return 0;
+  }
+}
+
+/** A process's state letter from /proc/<pid>/stat (`T` when stopped), or undefined once it is gone. */
+export function processState(pid: number): string | undefined {
+  try {
+    return statFields(readFileSync(`/proc/${pid}/stat`, 'utf8'))[0];
+  } catch {
+    return undefined;
   }
 }

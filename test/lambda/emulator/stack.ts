@@ -44,9 +44,14 @@ export interface EmulatedStack {
 
 /**
  * Runs the assembly in `outdir` in the emulation; `cpus` pins every environment to those CPUs
- * (`taskset -c`), as a function with less than a whole vCPU of memory would be held to one.
+ * (`taskset -c`), as a function with less than a whole vCPU of memory would be held to one;
+ * `freeze: false` keeps environments running between invocations (Lambda freezes them; the bench
+ * compares), `accountConcurrency` overrides LAMBDA_ACCOUNT_CONCURRENCY.
  */
-export async function startEmulatedStack(outdir: string, options: { cpus?: string; maxEnvironmentsPerFunction?: number } = {}): Promise<EmulatedStack> {
+export async function startEmulatedStack(
+  outdir: string,
+  options: { cpus?: string; maxEnvironmentsPerFunction?: number; freeze?: boolean; accountConcurrency?: number } = {},
+): Promise<EmulatedStack> {
   const template = readTemplate(outdir, STACK_NAME);
   const dataDir = mkdtempSync(join(tmpdir(), 'pdf-api-lambda-data-'));
   const standIns: StandIns = await startStandIns({ dynamo: join(dataDir, 'dynamodb'), s3: join(dataDir, 's3') });
@@ -89,6 +94,8 @@ export async function startEmulatedStack(outdir: string, options: { cpus?: strin
     },
     ...(options.cpus && { cpus: options.cpus }),
     ...(options.maxEnvironmentsPerFunction && { maxEnvironmentsPerFunction: options.maxEnvironmentsPerFunction }),
+    ...(options.freeze !== undefined && { freeze: options.freeze }),
+    ...(options.accountConcurrency !== undefined && { accountConcurrency: options.accountConcurrency }),
   });
   await emulator.start();
   const keys = { client: DynamoDBDocumentClient.from(dynamo), tableName: TABLE };
