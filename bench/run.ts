@@ -16,7 +16,7 @@ import { serviceExecutablePath } from './lib/chromium.ts';
 import { measureDecompression } from './lib/decompress.ts';
 import { openPairedFloor, runFloor } from './lib/floor.ts';
 import { BUSY_THRESHOLD_PERCENT, waitForQuiet, watchForeignLoad } from './lib/machine.ts';
-import { runLambda } from './lib/lambda.ts';
+import { runFreezing, runLambda } from './lib/lambda.ts';
 import { runNaive } from './lib/naive.ts';
 import { buildRows, renderMarkdown, renderText, type BenchResults } from './lib/report.ts';
 import { TreeRssSampler } from './lib/rss.ts';
@@ -111,6 +111,10 @@ await phase('cli', async (log) => {
 
 await phase('lambda', async (log) => {
   results.lambda = await runLambda(config, log);
+});
+
+await phase('freezing', async (log) => {
+  results.freezing = await runFreezing(config, log);
 });
 
 const durationSeconds = round((performance.now() - started) / 1000);

@@ -8,6 +8,12 @@
  * about 1.16 vCPU (measured here on one core: slightly pessimistic) and 3,008 MB about 1.7 vCPU
  * (measured on two cores: slightly optimistic); 1,024 MB (0.58 vCPU) is modelled from one core,
  * its CPU-bound time stretched by 1,769/1,024.
+ *
+ * Environments are frozen between invocations, as Lambda freezes them (test/lambda/emulator), so
+ * the warm figures count only what a frozen environment has ready. The freezing phase compares
+ * warm generate with freezing on and off (runFreezing).
+ *
+ * Both phases run one synthesized assembly (BENCH_LAMBDA_CDK_OUT reuses one already synthesized).
  */
 import { rmSync } from 'node:fs';
 import type { APIGatewayProxyResult } from 'aws-lambda';
@@ -20,7 +26,7 @@ import { synthesize } from '../../test/support/synth.ts';
 import type { BenchConfig } from './config.ts';
 import { corpusDocument, THROUGHPUT_DOCUMENT } from './corpus.ts';
 import { costPer1000, MB_PER_VCPU } from './lambda-cost.ts';
-import { median, round } from './stats.ts';
+import { median, quantile, round } from './stats.ts';
 
 export interface ColdStart {
   /** The runtime's start and the bundle's module init (Lambda's Init Duration). */
@@ -60,44 +66,168 @@ export interface LambdaResult {
   readonly chosenMemoryMb: number;
 }
 
+/** Warm generate with environments frozen between invocations or left running, after the same idle gap. */
+export interface FreezingMode {
+  /** The caller's wait: invoke to answer. */
+  readonly latencyP50Ms: number;
+  readonly latencyP95Ms: number;
+  /** Lambda's billed duration (the function's duration rounded up to the millisecond). */
+  readonly billedP50Ms: number;
+}
+
+export interface FreezingComparison {
+  /** Idle time before each measured invocation. */
+  readonly gapMs: number;
+  /** Invocations measured per mode. */
+  readonly runs: number;
+  /** Frozen at the answer, as Lambda freezes: work left then resumes in the next invocation. */
+  readonly frozen: FreezingMode;
+  /** Left running through the gap: work left at the answer ends meanwhile, unbilled. */
+  readonly running: FreezingMode;
+  /**
+   * Frozen once the work left at the answer has ended: the state a function that finished it
+   * before its handler returned would leave. Its billed figure adds that work (`tailP50Ms`): what
+   * answering first and then preparing (response streaming) would bill, at this mode's latency;
+   * awaiting the work before answering would have that billed figure as its latency too.
+   */
+  readonly frozenAfterTail: FreezingMode & { readonly tailP50Ms: number };
+  /** Frozen over running, warm p50 latency. */
+  readonly ratio: number;
+}
+
+export interface FreezingResult {
+  readonly isolation: string;
+  readonly comparisons: readonly FreezingComparison[];
+}
+
+/**
+ * Idle gaps before the compared invocations: one long enough for work left at the answer to end
+ * while an environment runs, and one past the renderer's 5 s timers (a timer due while frozen
+ * fires at the thaw).
+ */
+const FREEZING_GAPS_MS = [1_000, 6_000];
+
+let assembly: Promise<string> | undefined;
+
+/** The synthesized assembly both phases run, made once (or BENCH_LAMBDA_CDK_OUT), removed at exit. */
+function synthesizedAssembly(): Promise<string> {
+  const given = process.env.BENCH_LAMBDA_CDK_OUT;
+  assembly ??= given
+    ? Promise.resolve(given)
+    : synthesize().then((outdir) => {
+        process.once('exit', () => rmSync(outdir, { recursive: true, force: true }));
+        return outdir;
+      });
+  return assembly;
+}
+
 /** Items per batch the cost is quoted for: the API's maximum, all rendering in parallel. */
 const PRICED_BATCH_SIZE = 100;
 
 export async function runLambda(config: BenchConfig, log: (line: string) => void): Promise<LambdaResult> {
-  const outdir = await synthesize();
+  const outdir = await synthesizedAssembly();
+  log(`synthesized; isolation: ${isolationAvailable()}`);
+  const coldRuns = config.quick ? 1 : 3;
+  const warmRuns = config.quick ? 3 : 10;
+  const oneCore = await startEmulatedStack(outdir, { cpus: '0' });
+  let coldStarts: ColdStart[];
+  let warmOne: WarmDurations;
   try {
-    log(`synthesized; isolation: ${isolationAvailable()}`);
-    const coldRuns = config.quick ? 1 : 3;
-    const warmRuns = config.quick ? 3 : 10;
-    const oneCore = await startEmulatedStack(outdir, { cpus: '0' });
-    let coldStarts: ColdStart[];
-    let warmOne: WarmDurations;
-    try {
-      coldStarts = await measureColdStarts(oneCore, coldRuns, log);
-      warmOne = await measureWarm(oneCore, warmRuns);
-    } finally {
-      await oneCore.stop();
-    }
-    log(`one core, warm p50: generate ${warmOne.generateMs} ms, render ${warmOne.renderMs} ms, download ${warmOne.downloadMs} ms, batch of 2 ${warmOne.batchMs} ms`);
-    const twoCores = await startEmulatedStack(outdir, { cpus: '0,1' });
-    let warmTwo: WarmDurations;
-    try {
-      warmTwo = await measureWarm(twoCores, warmRuns);
-    } finally {
-      await twoCores.stop();
-    }
-    log(`two cores, warm p50: generate ${warmTwo.generateMs} ms, render ${warmTwo.renderMs} ms`);
-    const cold = {
-      initMs: median(coldStarts.map((c) => c.initMs)),
-      unpackMs: median(coldStarts.map((c) => c.unpackMs)),
-      launchMs: median(coldStarts.map((c) => c.launchMs)),
-      documentMs: median(coldStarts.map((c) => c.documentMs)),
-      totalMs: median(coldStarts.map((c) => c.totalMs)),
-    };
-    return { isolation: isolationAvailable(), coldStarts, cold, warm: { oneCore: warmOne, twoCores: warmTwo }, cost: costRows(warmOne, warmTwo), chosenMemoryMb: CHROMIUM_MEMORY_MB };
+    coldStarts = await measureColdStarts(oneCore, coldRuns, log);
+    warmOne = await measureWarm(oneCore, warmRuns);
   } finally {
-    rmSync(outdir, { recursive: true, force: true });
+    await oneCore.stop();
   }
+  log(`one core, warm p50: generate ${warmOne.generateMs} ms, render ${warmOne.renderMs} ms, download ${warmOne.downloadMs} ms, batch of 2 ${warmOne.batchMs} ms`);
+  const twoCores = await startEmulatedStack(outdir, { cpus: '0,1' });
+  let warmTwo: WarmDurations;
+  try {
+    warmTwo = await measureWarm(twoCores, warmRuns);
+  } finally {
+    await twoCores.stop();
+  }
+  log(`two cores, warm p50: generate ${warmTwo.generateMs} ms, render ${warmTwo.renderMs} ms`);
+  const cold = {
+    initMs: median(coldStarts.map((c) => c.initMs)),
+    unpackMs: median(coldStarts.map((c) => c.unpackMs)),
+    launchMs: median(coldStarts.map((c) => c.launchMs)),
+    documentMs: median(coldStarts.map((c) => c.documentMs)),
+    totalMs: median(coldStarts.map((c) => c.totalMs)),
+  };
+  return { isolation: isolationAvailable(), coldStarts, cold, warm: { oneCore: warmOne, twoCores: warmTwo }, cost: costRows(warmOne, warmTwo), chosenMemoryMb: CHROMIUM_MEMORY_MB };
+}
+
+/**
+ * Warm generate of the invoice on one core (the deployed 2,048 MB is 1.16 vCPU), each invocation
+ * after an idle gap, with the environment frozen through the gap or left running. The two modes
+ * alternate in one environment (the freeze at an answer decides the gap after it), so both see the
+ * same machine: it is shared, and its speed drifts over minutes.
+ */
+export async function runFreezing(config: BenchConfig, log: (line: string) => void): Promise<FreezingResult> {
+  const outdir = await synthesizedAssembly();
+  const stack = await startEmulatedStack(outdir, { cpus: '0' });
+  try {
+    const { apiKey } = await stack.createKey('enterprise');
+    const event = withBody(withKey(readEvent('generate'), apiKey), invoiceRequest());
+    const comparisons: FreezingComparison[] = [];
+    for (const gapMs of FREEZING_GAPS_MS) {
+      // BENCH_RUNS per mode after the short gap, a third of them after the long one.
+      const runs = gapMs > 1_000 ? Math.ceil(config.runs / 3) : config.runs;
+      comparisons.push(await compareFreezing(stack, event, gapMs, runs));
+      const { frozen, running, frozenAfterTail: tail, ratio } = comparisons.at(-1)!;
+      log(
+        `warm generate after ${gapMs} ms idle, p50 latency / billed: frozen ${frozen.latencyP50Ms} / ${frozen.billedP50Ms} ms, ` +
+          `running ${running.latencyP50Ms} / ${running.billedP50Ms} ms (${ratio}×); ` +
+          `frozen after the work left at the answer ${tail.latencyP50Ms} / ${tail.billedP50Ms} ms (that work ${tail.tailP50Ms} ms)`,
+      );
+    }
+    return { isolation: isolationAvailable(), comparisons };
+  } finally {
+    await stack.stop();
+  }
+}
+
+async function compareFreezing(stack: EmulatedStack, event: unknown, gapMs: number, runs: number): Promise<FreezingComparison> {
+  type Mode = 'frozen' | 'running' | 'frozenAfterTail';
+  const freezingOf: Record<Mode, 'at-answer' | 'off' | 'after-tail'> = { frozen: 'at-answer', running: 'off', frozenAfterTail: 'after-tail' };
+  // Warm, and settled into the steady state (the workspaces the first documents leave prepared).
+  for (let run = 0; run < 3; run++) await invoke(stack, 'generate', event);
+  const order: Mode[] = ['running', 'frozen', 'frozenAfterTail'];
+  const modes = Array.from({ length: order.length * runs + 1 }, (_, index) => order[index % order.length]!);
+  const seen: Record<Mode, { latency: number; billed: number; tail: number }[]> = { frozen: [], running: [], frozenAfterTail: [] };
+  let tailBefore = 0;
+  for (let index = 0; index < modes.length; index++) {
+    // This answer's freeze (or not) is the gap before the next invocation.
+    const next = modes[index + 1];
+    stack.emulator.freezing = next ? freezingOf[next] : 'at-answer';
+    const started = performance.now();
+    const { record, payload } = await invoke(stack, 'generate', event);
+    const latency = performance.now() - started;
+    if (payload.statusCode !== 200) throw new Error(`warm generate answered ${payload.statusCode}: ${payload.body}`);
+    // The work this invocation's predecessor left at its answer, where its freeze waited for it.
+    const [environment] = stack.emulator.environments(functionId('generate'));
+    // The first invocation's gap was none of them.
+    if (index > 0) seen[modes[index]!].push({ latency, billed: Math.ceil(record.durationMs), tail: tailBefore });
+    await environment?.whenFrozen();
+    tailBefore = next === 'frozenAfterTail' ? (environment?.lastTailMs ?? 0) : 0;
+    if (next) await new Promise((resolve) => setTimeout(resolve, gapMs));
+  }
+  stack.emulator.freezing = 'at-answer';
+  const summary = (values: { latency: number; billed: number }[]): FreezingMode => ({
+    latencyP50Ms: round(median(values.map((v) => v.latency))),
+    latencyP95Ms: round(quantile(values.map((v) => v.latency), 0.95)),
+    billedP50Ms: round(median(values.map((v) => v.billed))),
+  });
+  const frozen = summary(seen.frozen);
+  const running = summary(seen.running);
+  // Billed as if the work left at the previous answer had been done (and billed) before it.
+  const afterTail = seen.frozenAfterTail;
+  const frozenAfterTail = {
+    ...summary(afterTail),
+    billedP50Ms: round(median(afterTail.map((v) => v.billed + Math.ceil(v.tail)))),
+    tailP50Ms: round(median(afterTail.map((v) => v.tail))),
+  };
+  return { gapMs, runs, frozen, running, frozenAfterTail, ratio: round(frozen.latencyP50Ms / running.latencyP50Ms, 2) };
 }
 
 function costRows(one: WarmDurations, two: WarmDurations): CostRow[] {

@@ -4,7 +4,7 @@
  */
 import type { CliResult } from './cli-tools.ts';
 import { CORPUS, THROUGHPUT_DOCUMENT } from './corpus.ts';
-import type { LambdaResult } from './lambda.ts';
+import type { FreezingResult, LambdaResult } from './lambda.ts';
 import type { DecompressResult } from './decompress.ts';
 import type { FloorResult } from './floor.ts';
 import type { NaiveResult } from './naive.ts';
@@ -18,6 +18,7 @@ export interface BenchResults {
   readonly naive?: NaiveResult;
   readonly cli?: CliResult[];
   readonly lambda?: LambdaResult;
+  readonly freezing?: FreezingResult;
 }
 
 export type Status = 'PASS' | 'MISS' | 'n/a' | '';
@@ -38,6 +39,8 @@ export const TARGETS = {
   vsWkhtmltopdf: 10,
   coldStartMs: 3_000,
   lambdaColdStartMs: 1_500,
+  /** Warm generate p50 with environments frozen between invocations, over the same left running (issue 28). */
+  frozenOverRunning: 1.3,
 } as const;
 
 const ms = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toLocaleString('en-US')} ms`);
@@ -188,6 +191,21 @@ export function buildRows(results: BenchResults): Row[] {
         `${row.basis}: generate ${row.generateMs} ms, render ${row.renderMs} ms`,
       );
     }
+  }
+  for (const { gapMs, runs, frozen, running, frozenAfterTail: tail, ratio } of results.freezing?.comparisons ?? []) {
+    const idle = `${(gapMs / 1000).toLocaleString('en-US')} s idle`;
+    add(
+      `Lambda emulation: warm generate after ${idle}, one core, p50 latency / billed: frozen vs running (${runs} each)`,
+      `${ms(frozen.latencyP50Ms)} / ${ms(frozen.billedP50Ms)} vs ${ms(running.latencyP50Ms)} / ${ms(running.billedP50Ms)}`,
+      times(ratio),
+      `≤ ${TARGETS.frozenOverRunning}×`,
+      status(ratio <= TARGETS.frozenOverRunning),
+    );
+    add(
+      `Lambda emulation: the same after ${idle}, frozen once the work left at the answer ended (what answering first, then preparing, would give): p50 latency / billed`,
+      `${ms(tail.latencyP50Ms)} / ${ms(tail.billedP50Ms)}`,
+      `${times(tail.latencyP50Ms / running.latencyP50Ms)} running's latency; that work ${ms(tail.tailP50Ms)}`,
+    );
   }
   return rows;
 }

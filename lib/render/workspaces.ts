@@ -21,6 +21,12 @@
  * is handed a dead renderer or waits for a new one. One prepared long ago is asked once (a short
  * probe) before it is handed out. Opening a workspace is bounded: a browser that cannot open one in
  * time is replaced (lib/render/browser.ts has the watchdog for a browser that stops answering).
+ *
+ * On Lambda the environment is frozen from its answer to its next invocation, so a workspace still
+ * opening (or closing) at the answer carries on only then, seconds or hours later. Its deadlines
+ * count the time this process ran, not the time that passed (withinRunningTime): a timer due while
+ * frozen fires at the thaw, before the browser (thawed at the same moment) has had a chance to
+ * answer, and would take the freeze for a browser that cannot open a workspace, opening a second.
  */
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
 import { browserAnswers, closeBrowser, discardBrowser, getBrowser, within } from './browser.ts';
@@ -67,6 +73,22 @@ const PROBE_AFTER_IDLE_MS = 10_000;
 const RENDERER_PROBE_TIMEOUT_MS = 1_000;
 /** A prepared workspace lost younger than this is not replaced at once (a browser dying on start-up must not loop). */
 const MIN_LIFE_TO_REPLACE_MS = 1_000;
+/** The steps a freeze-proof deadline is waited in: a freeze, however long, counts as one step at most. */
+const RUNNING_TIME_STEP_MS = 250;
+
+/**
+ * within(), counting only the time this process ran: the wait is taken in steps of
+ * RUNNING_TIME_STEP_MS, and a step counts as its own length however long it took, so a freeze
+ * between two Lambda invocations (or a stall of the whole process) uses up one step at most.
+ */
+async function withinRunningTime<T>(promise: Promise<T>, ms: number): Promise<{ done: true; value: T } | { done: false }> {
+  for (let waited = 0; ; ) {
+    const step = Math.min(RUNNING_TIME_STEP_MS, ms - waited);
+    const outcome = await within(promise, step);
+    waited += step;
+    if (outcome.done || waited >= ms) return outcome;
+  }
+}
 
 /** What is known of a workspace's health. */
 interface Vitals {
@@ -174,7 +196,7 @@ async function openWorkspace(kind: WorkspaceKind): Promise<Workspace> {
     const opening = openIn(browser, kind);
     let outcome: { done: true; value: Workspace } | { done: false };
     try {
-      outcome = await within(opening, OPEN_TIMEOUT_MS);
+      outcome = await withinRunningTime(opening, OPEN_TIMEOUT_MS);
     } catch (error) {
       if (attempt === 1 && !browser.connected) continue;
       throw error;
@@ -307,11 +329,11 @@ function closeWorkspace(workspace: Workspace): Promise<void> {
       () => true,
       () => !workspace.browser.connected, // a dead browser has nothing left to close
     );
-    let closed = await within(contextClosed, CONTEXT_CLOSE_GRACE_MS);
+    let closed = await withinRunningTime(contextClosed, CONTEXT_CLOSE_GRACE_MS);
     await workspace.guard.close();
     if (closed.done && closed.value) return;
     const answers = await browserAnswers(workspace.browser, BROWSER_PROBE_TIMEOUT_MS);
-    if (answers) closed = await within(contextClosed, CONTEXT_CLOSE_LAST_CHANCE_MS);
+    if (answers) closed = await withinRunningTime(contextClosed, CONTEXT_CLOSE_LAST_CHANCE_MS);
     if (closed.done && closed.value) return;
     logger.warn('browser could not close a context; replacing it', { answers, grace_ms: CONTEXT_CLOSE_GRACE_MS });
     discardBrowser(workspace.browser);
