@@ -17,6 +17,7 @@ import { measureDecompression } from './lib/decompress.ts';
 import { openPairedFloor, runFloor } from './lib/floor.ts';
 import { BUSY_THRESHOLD_PERCENT, waitForQuiet, watchForeignLoad } from './lib/machine.ts';
 import { runFreezing, runLambda } from './lib/lambda.ts';
+import { runLimits } from './lib/limits.ts';
 import { runNaive } from './lib/naive.ts';
 import { buildRows, renderMarkdown, renderText, type BenchResults } from './lib/report.ts';
 import { TreeRssSampler } from './lib/rss.ts';
@@ -115,6 +116,10 @@ await phase('lambda', async (log) => {
 
 await phase('freezing', async (log) => {
   results.freezing = await runFreezing(config, log);
+});
+
+await phase('limits', async (log) => {
+  results.limits = await runLimits(log);
 });
 
 const durationSeconds = round((performance.now() - started) / 1000);

@@ -5,6 +5,7 @@
 import type { CliResult } from './cli-tools.ts';
 import { CORPUS, THROUGHPUT_DOCUMENT } from './corpus.ts';
 import type { FreezingResult, LambdaResult } from './lambda.ts';
+import type { LimitsResults } from './limits.ts';
 import type { DecompressResult } from './decompress.ts';
 import type { FloorResult } from './floor.ts';
 import type { NaiveResult } from './naive.ts';
@@ -19,6 +20,8 @@ export interface BenchResults {
   readonly cli?: CliResult[];
   readonly lambda?: LambdaResult;
   readonly freezing?: FreezingResult;
+  /** Phase `limits`: the batch path under Lambda's concurrency limits, through the local stack (bench/lib/limits.ts). */
+  readonly limits?: LimitsResults;
 }
 
 export type Status = 'PASS' | 'MISS' | 'n/a' | '';
