@@ -46,6 +46,27 @@ export const RETENTION_DAYS: readonly number[] = [...new Set(Object.values(TIERS
  */
 export const JOB_POLLS_PER_MINUTE: Readonly<Record<TierName, number>> = { free: 120, starter: 300, pro: 1_200, enterprise: 3_000 };
 
+/**
+ * Stored templates (shared/spec/beyond.md "Templates"), per tier: how many a key may keep, how large
+ * one version may be (its html, header and footer, options, data schema and sample data together,
+ * as JSON), how many versions of each stay renderable (saving one more drops the oldest beyond it),
+ * and how many previews (`POST /v1/templates/{template_id}/preview`, rendered but not stored or
+ * charged) a key may ask for per minute, a budget of its own beside its requests'.
+ */
+export interface TemplateLimits {
+  readonly maxTemplates: number;
+  readonly maxTemplateBytes: number;
+  readonly versionsKept: number;
+  readonly previewsPerMinute: number;
+}
+
+export const TEMPLATE_LIMITS: Readonly<Record<TierName, TemplateLimits>> = {
+  free: { maxTemplates: 10, maxTemplateBytes: 256 * 1024, versionsKept: 10, previewsPerMinute: 10 },
+  starter: { maxTemplates: 100, maxTemplateBytes: 1024 * 1024, versionsKept: 50, previewsPerMinute: 30 },
+  pro: { maxTemplates: 500, maxTemplateBytes: 2 * 1024 * 1024, versionsKept: 100, previewsPerMinute: 60 },
+  enterprise: { maxTemplates: 2_000, maxTemplateBytes: 4 * 1024 * 1024, versionsKept: 500, previewsPerMinute: 120 },
+};
+
 export function isTierName(value: unknown): value is TierName {
   return typeof value === 'string' && (TIER_NAMES as readonly string[]).includes(value);
 }

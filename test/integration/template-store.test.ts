@@ -1,0 +1,126 @@
+/**
+ * The template store's records (lib/storage/templates.ts) under concurrency, against dynalite through
+ * the real AWS SDK: the count limit holds however many creates race, racing saves each get a version
+ * of their own, a create that died gives its slot back, and only the kept versions remain.
+ */
+import { S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addTemplateVersion,
+  createTemplate,
+  deleteTemplate,
+  getTemplateHead,
+  getTemplateVersion,
+  listTemplates,
+  newTemplateId,
+  type TemplateStore,
+} from '#lib/storage/templates.ts';
+import { startTestTable } from '../support/dynamo.ts';
+
+let table: Awaited<ReturnType<typeof startTestTable>>;
+let store: TemplateStore;
+
+beforeAll(async () => {
+  table = await startTestTable();
+  // Bodies here are small: they stay in their records, and this bucket is never asked.
+  const s3 = new S3Client({ endpoint: 'http://127.0.0.1:9', region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, maxAttempts: 1 });
+  store = { dynamo: table.store.client, s3, tableName: table.store.tableName, bucketName: 'unused' };
+});
+
+afterAll(async () => {
+  await table.close();
+});
+
+const body = (text: string) => JSON.stringify({ html: `<p>${text}</p>` });
+const create = (keyId: string, maxTemplates: number, now = new Date()) =>
+  createTemplate(store, { id: newTemplateId(), keyId, name: 'T', body: body('v1'), now, maxTemplates });
+
+describe('template store', () => {
+  it('admits exactly the limit of 20 simultaneous creates for one key, and one more once a template is deleted', async () => {
+    // Act
+    const results = await Promise.all(Array.from({ length: 20 }, () => create('key_race', 5)));
+
+    // Assess
+    const made = results.filter((result) => 'head' in result);
+    expect(made).toHaveLength(5);
+    expect(results.filter((result) => 'limitReached' in result)).toHaveLength(15);
+    expect((await listTemplates(store, 'key_race', { limit: 100 })).heads).toHaveLength(5);
+
+    const first = made[0] as Extract<(typeof made)[number], { head: unknown }>;
+    await deleteTemplate(store, first.head, { now: new Date(), versionsKept: 10 });
+    expect('head' in (await create('key_race', 5))).toBe(true);
+    expect('limitReached' in (await create('key_race', 5))).toBe(true);
+  });
+
+  it('gives back the slot of a create that died before its template was written, once it is old enough to be dead', async () => {
+    // Prepare: a slot taken ten minutes ago by a create that never wrote its head (a crash), filling the key.
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: { pk: 'TEMPLATES#key_crash', sk: 'SLOTS' },
+        UpdateExpression: 'SET #live = :live',
+        ExpressionAttributeNames: { '#live': 'live' },
+        ExpressionAttributeValues: { ':live': { tpl_diedbeforeitshead000000: Date.now() - 10 * 60_000 } },
+      }),
+    );
+
+    // Act
+    const created = await create('key_crash', 1);
+
+    // Assess
+    expect('head' in created).toBe(true);
+  });
+
+  it('gives each of 8 simultaneous saves a version of its own, the latest naming the last, every one readable', async () => {
+    // Prepare
+    const made = await create('key_versions', 10);
+    if (!('head' in made)) throw new Error('not created');
+    const id = made.head.id;
+
+    // Act
+    const saved = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => addTemplateVersion(store, { id, keyId: 'key_versions', name: `v${i}`, body: body(`save ${i}`), now: new Date(), versionsKept: 100 })),
+    );
+
+    // Assess
+    const versions = saved.map((result) => result?.version.version).sort((a, b) => (a ?? 0) - (b ?? 0));
+    expect(versions).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
+    expect((await getTemplateHead(store, id))?.latestVersion).toBe(9);
+    for (const result of saved) {
+      const stored = await getTemplateVersion(store, id, result!.version.version);
+      expect(stored?.body).toBe(result!.version.body);
+    }
+  });
+
+  it('keeps only the newest versions: saving past the kept number drops the oldest', async () => {
+    // Prepare
+    const made = await create('key_prune', 10);
+    if (!('head' in made)) throw new Error('not created');
+    const id = made.head.id;
+
+    // Act
+    for (let i = 2; i <= 5; i++) await addTemplateVersion(store, { id, keyId: 'key_prune', name: 'T', body: body(`v${i}`), now: new Date(), versionsKept: 3 });
+
+    // Assess
+    const present = await Promise.all([1, 2, 3, 4, 5].map(async (version) => (await getTemplateVersion(store, id, version)) !== undefined));
+    expect(present).toEqual([false, false, true, true, true]);
+  });
+
+  it('deletes a template whole: no head, no versions, out of the listing, a save after it refused', async () => {
+    // Prepare
+    const made = await create('key_delete', 10);
+    if (!('head' in made)) throw new Error('not created');
+    const saved = await addTemplateVersion(store, { id: made.head.id, keyId: 'key_delete', name: 'T', body: body('v2'), now: new Date(), versionsKept: 10 });
+
+    // Act
+    await deleteTemplate(store, saved!.head, { now: new Date(), versionsKept: 10 });
+
+    // Assess
+    expect(await getTemplateHead(store, made.head.id)).toBeUndefined();
+    expect(await getTemplateVersion(store, made.head.id, 1)).toBeUndefined();
+    expect(await getTemplateVersion(store, made.head.id, 2)).toBeUndefined();
+    expect((await listTemplates(store, 'key_delete', { limit: 10 })).heads).toEqual([]);
+    expect(await addTemplateVersion(store, { id: made.head.id, keyId: 'key_delete', name: 'T', body: body('v3'), now: new Date(), versionsKept: 10 })).toBeUndefined();
+  });
+});
