@@ -186,6 +186,10 @@ export const settings = {
     return intFromEnv('LAMBDA_ACCOUNT_CONCURRENCY', 1_000);
   },
 
+  /** URL of the bulk queue (lib/aws/bulk-queue.ts): one message per chunk of a bulk job's lines. */
+  get bulkQueueUrl(): string {
+    return required('BULK_QUEUE_URL');
+  },
   /** Name (or ARN) of the job function that generate and batch invoke asynchronously for `async: true`. */
   get jobFunctionName(): string {
     return required('JOB_FUNCTION_NAME');

@@ -14,11 +14,11 @@ export interface Route {
 }
 
 /** Every API-facing Lambda function, by the name of its file in functions/. */
-export const API_FUNCTIONS = ['health', 'generate', 'batch', 'files', 'pdfs', 'jobs', 'usage', 'site', 'fallback'] as const;
+export const API_FUNCTIONS = ['health', 'generate', 'batch', 'files', 'pdfs', 'jobs', 'usage', 'bulk', 'uploads', 'site', 'fallback'] as const;
 export type FunctionName = (typeof API_FUNCTIONS)[number];
 
 /** Functions invoked by other functions, or on a schedule, rather than through the API. */
-export const INTERNAL_FUNCTIONS = ['render', 'job', 'webhooks', 'reconcile'] as const;
+export const INTERNAL_FUNCTIONS = ['render', 'job', 'webhooks', 'reconcile', 'bulkWorker'] as const;
 export type InternalFunctionName = (typeof INTERNAL_FUNCTIONS)[number];
 
 export const ROUTES: readonly Route[] = [
@@ -30,6 +30,12 @@ export const ROUTES: readonly Route[] = [
   { method: 'DELETE', path: '/v1/pdf/{id}', handler: 'pdfs' },
   { method: 'GET', path: '/v1/files/{id}', handler: 'files' },
   { method: 'GET', path: '/v1/jobs/{job_id}', handler: 'jobs' },
+  // Bulk jobs (shared/spec/beyond.md "Bulk jobs"): their input, submission, cancel and result files.
+  { method: 'DELETE', path: '/v1/jobs/{job_id}', handler: 'jobs' },
+  { method: 'GET', path: '/v1/jobs/{job_id}/manifest', handler: 'jobs' },
+  { method: 'GET', path: '/v1/jobs/{job_id}/archive', handler: 'jobs' },
+  { method: 'POST', path: '/v1/uploads', handler: 'uploads' },
+  { method: 'POST', path: '/v1/pdf/bulk', handler: 'bulk' },
   { method: 'GET', path: '/v1/usage', handler: 'usage' },
   // The developer surface (shared/spec/beyond.md): public, no key, nothing but the project's own files.
   { method: 'GET', path: '/v1/openapi.json', handler: 'site' },
@@ -52,8 +58,8 @@ export const FALLBACK_HANDLER: FunctionName = 'fallback';
 export interface FunctionProfile {
   /** Renders with Chromium: gets the Chromium layer, Chromium-sized memory and a render-sized timeout. */
   readonly chromium?: boolean;
-  /** DynamoDB item operations it performs on the one table. */
-  readonly table?: readonly ('GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem')[];
+  /** DynamoDB operations it performs on the one table (Query: a bulk job's progress shards, lib/bulk/bulk-records.ts). */
+  readonly table?: readonly ('GetItem' | 'PutItem' | 'UpdateItem' | 'DeleteItem' | 'Query')[];
   /** DynamoDB operations on the entity index (a key's PDFs: listing, counting what a reservation stored; the months' counters). */
   readonly index?: readonly 'Query'[];
   /** Serves the docs page's and the playground's files (lib/site/assets.ts), copied beside its bundle. */
@@ -92,6 +98,19 @@ export interface FunctionProfile {
    * on at once (lib/jobs/job-endings.ts), rather than when its reservation expires.
    */
   readonly endsGivenUpJobs?: boolean;
+  /**
+   * S3 operations it performs on bulk jobs' objects (lib/bulk/bulk-records.ts: their input, plan,
+   * chunk results and manifest) and on uploads, under their two prefixes (presigning counts).
+   */
+  readonly bulkObjects?: readonly ('GetObject' | 'PutObject')[];
+  /** Puts bulk jobs' chunks on the bulk queue (sqs:SendMessage); it gets the queue as BULK_QUEUE_URL. */
+  readonly sendsBulkChunks?: boolean;
+  /** Is the bulk queue's consumer: Lambda's event source mapping invokes it with chunks (lib/bulk/bulk-worker.ts). */
+  readonly bulkWorker?: boolean;
+  /** Reads the bulk queue's dead-letter queue (an SQS event source) and ends each chunk every delivery failed. */
+  readonly endsGivenUpChunks?: boolean;
+  /** Memory, when its work needs more CPU than a light function's (Lambda's CPU grows with memory). */
+  readonly memoryMb?: number;
   /** Internal functions it invokes through the Lambda API; each arrives as `<NAME>_FUNCTION_NAME`. */
   readonly invokes?: readonly InternalFunctionName[];
   /**
@@ -136,8 +155,40 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   },
   // Stores the item's file only; the batch writes its record.
   render: { chromium: true, rendersJobItems: true, objects: ['PutObject'] },
-  // Reads the job, and its result where it is too large for the item.
-  jobs: { table: ['GetItem', 'UpdateItem'], jobResults: ['GetObject'] },
+  // Reads the job, and its result where it is too large for the item; a bulk job's progress from its
+  // shards (Query), its cancel (UpdateItem), and the redirect to its manifest or archive (a presigned GET).
+  jobs: { table: ['GetItem', 'UpdateItem', 'Query'], jobResults: ['GetObject'], bulkObjects: ['GetObject'] },
+  // A bulk job: its input read and checked (the upload, or the inline items written out), its quota
+  // reserved (repairing dead requests' first, through the index), its shared options sealed as a job
+  // request, its plan and job written, its chunks queued. An input of 256 MB is read within the
+  // API's 29 s on a whole vCPU (1769 MB).
+  bulk: {
+    table: ['GetItem', 'UpdateItem', 'PutItem'],
+    index: ['Query'],
+    bulkObjects: ['GetObject', 'PutObject'],
+    jobRequests: ['PutObject'],
+    jobRequestKey: ['Encrypt'],
+    sendsBulkChunks: true,
+    timeoutSeconds: 28,
+    memoryMb: 1769,
+  },
+  // Presigns the PUT of an upload.
+  uploads: { table: ['GetItem', 'UpdateItem'], bulkObjects: ['PutObject'] },
+  // The bulk queue's consumer: a chunk's lines rendered and stored (records written under the job's
+  // reservation), its lease, done mark and shard counts (UpdateItem), its results; the last chunk
+  // completes the job: the manifest written, the reservation settled, the webhook queued and tried
+  // (the key's secret read through the index, made if the key has none), the job recorded.
+  bulkWorker: {
+    chromium: true,
+    bulkWorker: true,
+    table: ['GetItem', 'PutItem', 'UpdateItem'],
+    index: ['Query'],
+    objects: ['PutObject'],
+    bulkObjects: ['GetObject', 'PutObject'],
+    jobRequests: ['GetObject'],
+    jobRequestKey: ['Decrypt'],
+    linkSecret: true,
+  },
   // A job: a generate (rendered here) or a batch (fanned out to render, as the batch function
   // does), records and the merged file written, the reservation settled, the job recorded, its
   // webhook queued and tried (the key's secret read through the index, made if the key has none).
@@ -178,6 +229,12 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     linkSecret: true,
     schedule: 'rate(5 minutes)',
     endsGivenUpJobs: true,
+    // And bulk jobs: the chunks every delivery failed (from the bulk queue's dead-letter queue), the
+    // jobs past their time (their chunk results and plan read, the manifest written, shards read),
+    // and the jobs whose submission died before all their chunks were queued (queued again).
+    endsGivenUpChunks: true,
+    sendsBulkChunks: true,
+    bulkObjects: ['GetObject', 'PutObject'],
     // An abandoned job's webhook gets its first try at once, as the job function would give it.
     timeoutSeconds: 60,
   },

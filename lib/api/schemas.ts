@@ -116,8 +116,9 @@ export const healthSchema = z
   .meta({ id: 'Health' });
 
 const jobId = z.string().regex(/^job_[0-9A-Za-z]{20,}$/).meta({ description: 'The job’s id: `job_` and at least 20 random base62 characters.', example: 'job_4hTz8QmW2pLx6NvR0cYb5KsJ' });
-const jobStatus = z.enum(['queued', 'running', 'succeeded', 'failed']).meta({
-  description: '`queued` until a worker takes it, `running`, then `succeeded` or `failed` (a failed job costs nothing).',
+const jobStatus = z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']).meta({
+  description:
+    '`queued` until a worker takes it, `running`, then `succeeded` or `failed` (a failed job costs nothing); a bulk job cancelled with `DELETE /v1/jobs/{job_id}` is `cancelled` at once (its `completed_at` and `result` come once the lines under way have ended).',
 });
 
 export const jobAcceptedSchema = z
@@ -129,21 +130,42 @@ export const jobAcceptedSchema = z
   .meta({ id: 'JobAccepted', description: 'An asynchronous job was accepted; its quota is reserved and charged only for the PDFs it stores.' });
 export type JobAcceptedView = z.infer<typeof jobAcceptedSchema>;
 
+/** A finished bulk job's result (shared/spec/beyond.md "Bulk jobs"). */
+export const bulkResultSchema = z
+  .object({
+    manifest_url: z.url().meta({
+      description:
+        'The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }` (its PDF, or its error). Read with the API key; answers a redirect to the file.',
+    }),
+    archive_url: z.url().optional().meta({ description: 'With `archive: true`: one ZIP of every stored PDF. Read with the API key.' }),
+    succeeded: z.int().min(0),
+    failed: z.int().min(0),
+  })
+  .meta({ id: 'BulkResult' });
+
 export const jobSchema = z
   .object({
     job_id: jobId,
     status: jobStatus,
     created_at: timestamp,
     completed_at: timestamp.optional().meta({ description: 'When it succeeded or failed.' }),
+    total: z.int().min(0).optional().meta({ description: 'A bulk job: its input lines, valid or not.' }),
+    succeeded: z.int().min(0).optional().meta({ description: 'A bulk job: lines whose PDF is stored (and charged), so far.' }),
+    failed: z.int().min(0).optional().meta({ description: 'A bulk job: lines that failed so far, the invalid ones skipped at submission first.' }),
     result: z
-      .union([pdfRecordSchema, batchResponseSchema, z.object({ error: z.record(z.string(), z.unknown()) }).meta({ id: 'JobError' })])
+      .union([
+        pdfRecordSchema,
+        batchResponseSchema,
+        bulkResultSchema,
+        z.object({ error: z.record(z.string(), z.unknown()) }).meta({ id: 'JobError' }),
+      ])
       .optional()
       .meta({
         description:
-          'Once finished: exactly the body the synchronous call would have answered: a PdfRecord (generate), a BatchResponse (batch), or `{ error: { code, message } }` when it failed.',
+          'Once finished: exactly the body the synchronous call would have answered: a PdfRecord (generate), a BatchResponse (batch), or `{ error: { code, message } }` when it failed; a bulk job’s BulkResult.',
       }),
   })
-  .meta({ id: 'Job', description: 'An asynchronous generate or batch (shared/spec/beyond.md, "Asynchronous jobs").' });
+  .meta({ id: 'Job', description: 'An asynchronous generate, batch or bulk job (shared/spec/beyond.md, "Asynchronous jobs", "Bulk jobs").' });
 export type JobView = z.infer<typeof jobSchema>;
 
 export const webhookEventSchema = z

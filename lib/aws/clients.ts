@@ -2,7 +2,7 @@
  * AWS SDK clients, built once per process (per Lambda container) and reused across invocations.
  *
  * Where the service talks to stand-ins instead of AWS (the local stack, the tests), the standard
- * SDK variables `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_S3` and `AWS_ENDPOINT_URL_LAMBDA`
+ * SDK variables `AWS_ENDPOINT_URL_DYNAMODB`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL_LAMBDA` and `AWS_ENDPOINT_URL_SQS`
  * point the clients at them: the SDK reads those itself, so no other module knows where it runs.
  * The only local-specific switch is path-style S3 addressing, which s3rver needs.
  */
@@ -11,6 +11,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
 
 /**
  * A client built once per value of the variable that points it at an endpoint. On Lambda the value
@@ -43,6 +44,9 @@ export const s3 = oncePerEndpoint(
 );
 
 export const lambda = oncePerEndpoint('AWS_ENDPOINT_URL_LAMBDA', () => new LambdaClient({}));
+
+/** The bulk queue's client (lib/aws/bulk-queue.ts). */
+export const sqs = oncePerEndpoint('AWS_ENDPOINT_URL_SQS', () => new SQSClient({}));
 
 /** The key that seals job requests (lib/aws/job-request-keys.ts); in AWS only: the local stack has no KMS. */
 export const kms = oncePerEndpoint('AWS_ENDPOINT_URL_KMS', () => new KMSClient({}));

@@ -11,6 +11,8 @@ import { counterStore, pdfStore, webhookDeps } from '#lib/aws/stores.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { countRecordsOf, getPdfRecord } from '#lib/storage/pdfs.ts';
 import { attemptDelivery, enqueueDelivery } from '#lib/webhooks/deliveries.ts';
+import { completeBulkJob } from '#lib/bulk/bulk-completion.ts';
+import { BULK_RESERVATION_LIFETIME_MS } from '#lib/bulk/bulk-records.ts';
 import {
   deleteJobRequest,
   finishJob,
@@ -51,6 +53,8 @@ export async function endJob(job: Job, ending: Ending): Promise<void> {
 export async function abandonJob(jobId: string, message: string, code: 'render_failed' | 'unauthorized' = 'render_failed'): Promise<void> {
   const job = await getJob(pdfStore(), jobId);
   if (!job || job.status === 'succeeded' || job.status === 'failed') return;
+  // A bulk job ends as it completes: what its chunks stored is in its manifest and charged, the rest fails.
+  if (job.kind === 'bulk') return completeBulkJob(job.id, { force: true });
   const made = job.kind === 'generate' ? await getPdfRecord(pdfStore(), jobPdfId(job, 'document')) : undefined;
   if (made) return endJob(job, { status: 'succeeded', result: pdfRecordView(made, job.baseUrl), failed: 0 });
   const created = Date.parse(job.createdAt);
@@ -100,7 +104,8 @@ export async function abandonExpiredJobs(now: Date): Promise<number> {
   let abandoned = 0;
   for (const id of await pendingJobIds(pdfStore())) {
     const job = await getJob(pdfStore(), id);
-    if (!job || now.getTime() - Date.parse(job.createdAt) < JOB_RESERVATION_LIFETIME_MS) continue;
+    const lifetimeMs = job?.kind === 'bulk' ? BULK_RESERVATION_LIFETIME_MS : JOB_RESERVATION_LIFETIME_MS;
+    if (!job || now.getTime() - Date.parse(job.createdAt) < lifetimeMs) continue;
     await abandonJob(id, 'The job could not be completed. Nothing was charged for PDFs it did not store; please submit it again.');
     abandoned++;
   }

@@ -48,8 +48,26 @@ export const JOB_RESERVATION_LIFETIME_MS = 2 * 3_600_000;
  */
 export const JOB_ASYNC_INVOKE = { retryAttempts: 2, maxEventAgeSeconds: 3_600 } as const;
 
-export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed';
-export type JobKind = 'generate' | 'batch';
+/** `cancelled` is a bulk job's only (DELETE /v1/jobs/{job_id}, lib/bulk/bulk-jobs.ts). */
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+/** A bulk job is run by the bulk queue's workers (lib/bulk/), never by the job function. */
+export type JobKind = 'generate' | 'batch' | 'bulk';
+
+/** What a bulk job is made of, decided at submission (lib/bulk/bulk-jobs.ts). */
+export interface BulkPlan {
+  /** Lines of the input, valid or not. */
+  readonly total: number;
+  /** Lines refused at submission (`skip_invalid`): the job's first failures. */
+  readonly invalid: number;
+  /** Work items on the queue (each a run of consecutive lines), and the shards their progress is kept in. */
+  readonly chunks: number;
+  readonly shards: number;
+  /** The input in the bucket (the upload, or the inline items written out), and its ETag when read. */
+  readonly sourceKey: string;
+  readonly sourceEtag?: string;
+  /** Also write one ZIP of every PDF. */
+  readonly archive: boolean;
+}
 
 export interface Job {
   readonly id: string;
@@ -75,6 +93,16 @@ export interface Job {
   readonly result?: unknown;
   /** Where `result` is kept instead when it is too large for the item (read with readJob). */
   readonly resultKey?: string;
+  /** A bulk job's plan (kind `bulk`). */
+  readonly bulk?: BulkPlan;
+  /** A bulk job whose every chunk is on the queue: a submission that died before it is put on again. */
+  readonly enqueued?: boolean;
+  /** A bulk job's outcome counts once it ended (its progress is read from its shards until then). */
+  readonly succeeded?: number;
+  readonly failed?: number;
+  /** Shards whose every chunk is done, and when the bulk job was cancelled. */
+  readonly fullShards?: number;
+  readonly cancelledAt?: string;
 }
 
 /** The id of a job's PDF (`document`, `item-<n>`, `merged`): derived from the job's seed, the same on every run. */
@@ -82,11 +110,11 @@ export const jobPdfId = (job: Pick<Job, 'seed'>, label: string) => 'pdf_' + deri
 /** The `webhook-id` of a job's one webhook event. */
 export const jobWebhookId = (job: Pick<Job, 'seed'>) => 'msg_' + derivedBase62(job.seed, 'webhook', 24);
 
-const jobKey = (id: string) => ({ pk: `${ENTITY}#${id}`, sk: ENTITY });
+export const jobKey = (id: string) => ({ pk: `${ENTITY}#${id}`, sk: ENTITY });
 
 export const jobRequestKey = (keyId: string, jobId: string) => `${JOB_REQUEST_PREFIX}${keyId}/${jobId}.json`;
 
-function asJob(item: Record<string, unknown>): Job {
+export function asJob(item: Record<string, unknown>): Job {
   const { pk: _pk, sk: _sk, ttl: _ttl, [ENTITY_INDEX.partitionKey]: _p, [ENTITY_INDEX.sortKey]: _s, ...job } = item;
   return job as unknown as Job;
 }
@@ -183,7 +211,10 @@ export async function deleteJob(store: PdfStore, id: string): Promise<void> {
   await store.dynamo.send(new DeleteCommand({ TableName: store.tableName, Key: jobKey(id) }));
 }
 
-/** Marks a job running, counting the run; undefined when it is already finished (nothing to run). */
+/**
+ * Marks a job running, counting the run; undefined when it is already finished (nothing to run), or
+ * a bulk job, which the job function never runs (its chunks are on the bulk queue).
+ */
 export async function startJobRun(store: PdfStore, id: string): Promise<Job | undefined> {
   try {
     const { Attributes } = await store.dynamo.send(
@@ -191,9 +222,9 @@ export async function startJobRun(store: PdfStore, id: string): Promise<Job | un
         TableName: store.tableName,
         Key: jobKey(id),
         UpdateExpression: 'SET #status = :running ADD #attempts :one',
-        ConditionExpression: '#status IN (:queued, :running)',
-        ExpressionAttributeNames: { '#status': 'status', '#attempts': 'attempts' },
-        ExpressionAttributeValues: { ':running': 'running', ':queued': 'queued', ':one': 1 },
+        ConditionExpression: '#status IN (:queued, :running) AND #kind <> :bulk',
+        ExpressionAttributeNames: { '#status': 'status', '#attempts': 'attempts', '#kind': 'kind' },
+        ExpressionAttributeValues: { ':running': 'running', ':queued': 'queued', ':one': 1, ':bulk': 'bulk' },
         ReturnValues: 'ALL_NEW',
       }),
     );

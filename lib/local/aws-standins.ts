@@ -1,6 +1,6 @@
 /**
  * Real local implementations of the AWS APIs the service uses: dynalite speaks DynamoDB's API,
- * s3rver speaks S3's. Both persist under the data directory and listen on free loopback ports, on
+ * s3rver speaks S3's, lib/local/sqs-standin.ts speaks SQS's. All three persist under the data directory and listen on free loopback ports, on
  * a worker thread of this process (lib/local/standins-worker.ts).
  *
  * The thread is supervised: if it exits or fails, it is started again on the same data directories
@@ -25,6 +25,7 @@ export type StandInsState = 'up' | 'restarting' | 'lost';
 export interface StandIns {
   readonly dynamodbEndpoint: string;
   readonly s3Endpoint: string;
+  readonly sqsEndpoint: string;
   /** `restarting` from a crash until they answer again; `lost` once given up. */
   readonly state: StandInsState;
   /** The thread running them now, if any (terminating it is what a crash of the thread looks like). */
@@ -40,20 +41,21 @@ export interface StandInsOptions {
 interface Directories {
   readonly dynamo: string;
   readonly s3: string;
+  readonly sqs: string;
 }
 
 const portOf = (endpoint: string) => Number(new URL(endpoint).port);
 const logger = componentLogger('aws-standins');
 
 /** Starts a worker and resolves once both stand-ins listen; rejects if the thread fails or exits first. */
-function startWorker(data: StandInsWorkerData): Promise<{ worker: Worker; endpoints: { dynamodbEndpoint: string; s3Endpoint: string } }> {
+function startWorker(data: StandInsWorkerData): Promise<{ worker: Worker; endpoints: { dynamodbEndpoint: string; s3Endpoint: string; sqsEndpoint: string } }> {
   const worker = new Worker(new URL('./standins-worker.ts', import.meta.url), { workerData: data });
   return new Promise((resolve, reject) => {
     let failure: Error | undefined;
     const onMessage = (message: StandInsWorkerMessage) => {
       if (message.type !== 'ready') return;
       settle();
-      resolve({ worker, endpoints: { dynamodbEndpoint: message.dynamodbEndpoint, s3Endpoint: message.s3Endpoint } });
+      resolve({ worker, endpoints: { dynamodbEndpoint: message.dynamodbEndpoint, s3Endpoint: message.s3Endpoint, sqsEndpoint: message.sqsEndpoint } });
     };
     const onError = (error: Error) => (failure = error);
     const onExit = (code: number) => {
@@ -68,14 +70,23 @@ function startWorker(data: StandInsWorkerData): Promise<{ worker: Worker; endpoi
 }
 
 export async function startStandIns(directories: Directories, options: StandInsOptions = {}): Promise<StandIns> {
-  const first = await startWorker({ dynamoDirectory: directories.dynamo, s3Directory: directories.s3, dynamoPort: 0, s3Port: 0 });
-  const { dynamodbEndpoint, s3Endpoint } = first.endpoints;
+  const first = await startWorker({
+    dynamoDirectory: directories.dynamo,
+    s3Directory: directories.s3,
+    sqsDirectory: directories.sqs,
+    dynamoPort: 0,
+    s3Port: 0,
+    sqsPort: 0,
+  });
+  const { dynamodbEndpoint, s3Endpoint, sqsEndpoint } = first.endpoints;
   // Restarts reuse these ports: the SDK clients and stack.json already point at them.
   const data: StandInsWorkerData = {
     dynamoDirectory: directories.dynamo,
     s3Directory: directories.s3,
+    sqsDirectory: directories.sqs,
     dynamoPort: portOf(dynamodbEndpoint),
     s3Port: portOf(s3Endpoint),
+    sqsPort: portOf(sqsEndpoint),
   };
   let worker: Worker | undefined;
   let state: StandInsState = 'up';
@@ -138,6 +149,7 @@ export async function startStandIns(directories: Directories, options: StandInsO
   return {
     dynamodbEndpoint,
     s3Endpoint,
+    sqsEndpoint,
     get state() {
       return state;
     },

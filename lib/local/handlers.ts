@@ -4,6 +4,8 @@
  */
 import type { FunctionName, InternalFunctionName } from '#lib/api/routes.ts';
 import { handler as batch } from '#functions/batch.ts';
+import { handler as bulk } from '#functions/bulk.ts';
+import { handler as bulkWorker } from '#functions/bulkWorker.ts';
 import { handler as fallback } from '#functions/fallback.ts';
 import { handler as files } from '#functions/files.ts';
 import { handler as generate } from '#functions/generate.ts';
@@ -14,6 +16,7 @@ import { handler as pdfs } from '#functions/pdfs.ts';
 import { handler as reconcile } from '#functions/reconcile.ts';
 import { handler as render } from '#functions/render.ts';
 import { handler as site } from '#functions/site.ts';
+import { handler as uploads } from '#functions/uploads.ts';
 import { handler as usage } from '#functions/usage.ts';
 import { handler as webhooks } from '#functions/webhooks.ts';
 import type { ProxyHandler } from './gateway.ts';
@@ -21,6 +24,7 @@ import type { InvokeHandler } from './invoke.ts';
 
 export const API_HANDLERS: Readonly<Record<FunctionName, ProxyHandler>> = {
   batch,
+  bulk,
   fallback,
   files,
   generate,
@@ -28,6 +32,7 @@ export const API_HANDLERS: Readonly<Record<FunctionName, ProxyHandler>> = {
   jobs,
   pdfs,
   site,
+  uploads,
   usage,
 };
 
@@ -37,4 +42,5 @@ export const INVOKED_HANDLERS: Readonly<Record<InternalFunctionName, InvokeHandl
   job: job as InvokeHandler,
   webhooks: webhooks as InvokeHandler,
   reconcile: reconcile as InvokeHandler,
+  bulkWorker: bulkWorker as InvokeHandler,
 };

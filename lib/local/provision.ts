@@ -10,6 +10,8 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, HeadBucketCommand, PutBucketCorsCommand, type S3Client } from '@aws-sdk/client-s3';
+import { CreateQueueCommand, GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import { BULK_MAX_RECEIVE_COUNT, BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS } from '#lib/bulk/bulk-records.ts';
 import { DOWNLOAD_CORS_RULE } from '#lib/storage/pdfs.ts';
 import { IDEMPOTENCY_TABLE } from '#lib/storage/idempotency-store.ts';
 import { ENTITY_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
@@ -100,4 +102,32 @@ export async function ensureBucket(client: S3Client, bucketName: string): Promis
       },
     }),
   );
+}
+
+/** The bulk queue and its dead-letter queue, as cdk/stack.ts makes them. */
+export interface BulkQueues {
+  readonly queueUrl: string;
+  readonly queueArn: string;
+  readonly deadLetterUrl: string;
+  readonly deadLetterArn: string;
+}
+
+export async function ensureBulkQueues(client: SQSClient, name: string): Promise<BulkQueues> {
+  const arnOf = async (url: string) =>
+    (await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+  const deadLetterUrl = (await client.send(new CreateQueueCommand({ QueueName: `${name}-dead-letters`, Attributes: { MessageRetentionPeriod: String(14 * 86_400) } }))).QueueUrl!;
+  const deadLetterArn = await arnOf(deadLetterUrl);
+  const queueUrl = (
+    await client.send(
+      new CreateQueueCommand({
+        QueueName: name,
+        Attributes: {
+          VisibilityTimeout: String(BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS),
+          MessageRetentionPeriod: String(4 * 86_400),
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: deadLetterArn, maxReceiveCount: BULK_MAX_RECEIVE_COUNT }),
+        },
+      }),
+    )
+  ).QueueUrl!;
+  return { queueUrl, queueArn: await arnOf(queueUrl), deadLetterUrl, deadLetterArn };
 }

@@ -1,5 +1,6 @@
 /**
- * The whole service in one process: dynalite and s3rver as AWS stand-ins, the API-Gateway-style
+ * The whole service in one process: dynalite, s3rver and our SQS (lib/local/sqs-standin.ts) as AWS
+ * stand-ins, Lambda's event source mapping from the bulk queue (lib/local/event-source-mapping.ts), the API-Gateway-style
  * adapter in front of the real handlers, and the shared browser warmed before the API answers.
  *
  * The stack owns its process: it points the AWS SDK at the stand-ins through the standard
@@ -13,11 +14,15 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { reconcileQuotas } from '#lib/accounts/reconcile.ts';
 import { FUNCTION_PROFILES } from '#lib/api/routes.ts';
 import { invokeJobFunction } from '#lib/aws/job-invoker.ts';
 import { counterStore, pdfStore, webhookDeps } from '#lib/aws/stores.ts';
 import { abandonExpiredJobs, endGivenUpJob } from '#lib/jobs/job-endings.ts';
+import { enqueueStrandedBulkJobs } from '#lib/bulk/bulk-submission.ts';
+import { releaseAllChunkLeases } from '#lib/bulk/bulk-records.ts';
+import { getJob } from '#lib/jobs/job-records.ts';
 import { JOB_ASYNC_INVOKE, pendingJobIds, removeLeftoverJobRequests } from '#lib/jobs/job-records.ts';
 import { sendDueDeliveries } from '#lib/webhooks/deliveries.ts';
 import { prepareDocument, renderLimits } from '#lib/documents/produce-pdf.ts';
@@ -33,11 +38,13 @@ import { LambdaConcurrency } from './lambda-concurrency.ts';
 import { API_HANDLERS, INVOKED_HANDLERS } from './handlers.ts';
 import { createInvokeEndpoint } from './invoke.ts';
 import { mendTornPdfRecords } from './torn-writes.ts';
-import { ensureBucket, ensureIdempotencyTable, ensureTable } from './provision.ts';
+import { ensureBucket, ensureBulkQueues, ensureIdempotencyTable, ensureTable } from './provision.ts';
+import { startEventSourceMapping } from './event-source-mapping.ts';
 
 export const LOCAL_TABLE_NAME = 'pdf-api';
 export const LOCAL_BUCKET_NAME = 'pdf-api-local';
 export const LOCAL_IDEMPOTENCY_TABLE_NAME = 'pdf-api-idempotency';
+export const LOCAL_BULK_QUEUE_NAME = 'pdf-api-bulk';
 /** s3rver's built-in account; dynalite accepts any credentials. */
 const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 const LOCAL_REGION = 'us-east-1';
@@ -57,6 +64,8 @@ export interface StackInfo {
   readonly region: string;
   readonly dynamodbEndpoint: string;
   readonly s3Endpoint: string;
+  /** The SQS stand-in (absent in a stack.json written before it existed). */
+  readonly sqsEndpoint?: string;
   readonly lambdaEndpoint: string;
   readonly tableName: string;
   readonly idempotencyTableName: string;
@@ -73,6 +82,7 @@ export function localAwsEnvironment(info: Omit<StackInfo, 'pid' | 'apiUrl' | 'la
     AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
     AWS_ENDPOINT_URL_DYNAMODB: info.dynamodbEndpoint,
     AWS_ENDPOINT_URL_S3: info.s3Endpoint,
+    ...(info.sqsEndpoint && { AWS_ENDPOINT_URL_SQS: info.sqsEndpoint }),
     TABLE_NAME: info.tableName,
     IDEMPOTENCY_TABLE_NAME: info.idempotencyTableName,
     BUCKET_NAME: info.bucketName,
@@ -105,6 +115,21 @@ async function listen(server: Server, port: number, host: string): Promise<numbe
     server.listen(port, host, () => resolveListen());
   });
   return (server.address() as AddressInfo).port;
+}
+
+/** A bulk job stored this long ago with its chunks not all queued belongs to a submission that died. */
+const STRANDED_BULK_JOB_MS = 2 * 60_000;
+
+/**
+ * The bulk queue's MaximumConcurrency here (BULK_MAXIMUM_CONCURRENCY, 2 at least as AWS requires).
+ * On one machine more chunks at once than it renders only puts more lines in its render lines: a
+ * key's chunks would hold every place while another key's waited in the queue, where fairness is.
+ */
+function localBulkConcurrency(): number {
+  const raw = process.env.BULK_MAXIMUM_CONCURRENCY;
+  const value = raw ? Number(raw) : Math.max(2, settings.renderConcurrency);
+  if (!Number.isInteger(value) || value < 2) throw new Error(`BULK_MAXIMUM_CONCURRENCY must be an integer >= 2, got "${raw}"`);
+  return value;
 }
 
 export interface LocalStack {
@@ -140,12 +165,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const host = options.host ?? '127.0.0.1';
   await mkdir(join(dataDir, 'dynamodb'), { recursive: true });
   await mkdir(join(dataDir, 's3'), { recursive: true });
+  await mkdir(join(dataDir, 'sqs'), { recursive: true });
 
   // Supervised (lib/local/aws-standins.ts): a crashed stand-in comes back on the same data and
   // ports; one that cannot stops the whole stack.
   let stopStack: (() => Promise<void>) | undefined;
   const standIns = await startStandIns(
-    { dynamo: join(dataDir, 'dynamodb'), s3: join(dataDir, 's3') },
+    { dynamo: join(dataDir, 'dynamodb'), s3: join(dataDir, 's3'), sqs: join(dataDir, 'sqs') },
     { onLost: (error) => void (stopStack?.() ?? Promise.resolve()).finally(() => (options.onStandInsLost ?? exitLoudly)(error)) },
   );
   // This process owns the browser as well as the stores: /health checks all three.
@@ -155,6 +181,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     region: LOCAL_REGION,
     dynamodbEndpoint: standIns.dynamodbEndpoint,
     s3Endpoint: standIns.s3Endpoint,
+    sqsEndpoint: standIns.sqsEndpoint,
     tableName: LOCAL_TABLE_NAME,
     idempotencyTableName: LOCAL_IDEMPOTENCY_TABLE_NAME,
     bucketName: LOCAL_BUCKET_NAME,
@@ -193,6 +220,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   await ensureBucket(s3Client, LOCAL_BUCKET_NAME);
   dynamoClient.destroy();
   s3Client.destroy();
+  const sqsClient = new SQSClient({});
+  const bulkQueues = await ensureBulkQueues(sqsClient, LOCAL_BULK_QUEUE_NAME);
+  process.env.BULK_QUEUE_URL = bulkQueues.queueUrl;
 
   // Quota held by requests of a previous run that died (kill -9, a crash) is settled by the PDF
   // records they wrote. This process is the only one that serves this data directory, so every
@@ -207,7 +237,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   if (repaired.repaired > 0) console.info(`Settled ${repaired.repaired} reservations left by requests that died: ${repaired.returned} PDFs given back, ${repaired.charged} charged.`);
   // And while it runs, as the scheduled reconcile function does in AWS.
   const reconciliation = setInterval(
-    () => void abandonExpiredJobs(new Date()).then(() => reconcileQuotas(stores, new Date())).catch(() => undefined),
+    () =>
+      void abandonExpiredJobs(new Date())
+        .then(() => enqueueStrandedBulkJobs(new Date(), STRANDED_BULK_JOB_MS))
+        .then(() => reconcileQuotas(stores, new Date()))
+        .catch(() => undefined),
     RECONCILE_INTERVAL_MS,
   );
   reconciliation.unref();
@@ -243,12 +277,39 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const unfinished = await pendingJobIds(stores.pdfs);
   for (const job_id of unfinished) await invokeJobFunction({ job_id });
   if (unfinished.length > 0) console.info(`Resumed ${unfinished.length} asynchronous jobs left unfinished by the last run.`);
+  // Bulk jobs resume from the queue, which kept their chunks. Their chunk leases belong to workers
+  // of the last run, all dead now; a job whose submission died before its chunks were queued is queued.
+  for (const job_id of unfinished) {
+    const job = await getJob(stores.pdfs, job_id);
+    if (job?.kind === 'bulk') await releaseAllChunkLeases(stores.pdfs, job_id);
+  }
+  const requeued = await enqueueStrandedBulkJobs(new Date(), 0);
+  if (requeued > 0) console.info(`Queued ${requeued} bulk jobs whose submission died before their chunks were queued.`);
+  // Lambda's event source mappings: the bulk worker on the bulk queue, within its maximum
+  // concurrency; the reconcile function on its dead-letter queue (cdk/stack.ts maps both the same).
+  const bulkMapping = startEventSourceMapping(
+    {
+      queueUrl: bulkQueues.queueUrl,
+      queueArn: bulkQueues.queueArn,
+      functionName: 'bulkWorker',
+      batchSize: 1,
+      maximumConcurrency: localBulkConcurrency(),
+      reportBatchItemFailures: true,
+    },
+    sqsClient,
+  );
+  const deadLetterMapping = startEventSourceMapping(
+    { queueUrl: bulkQueues.deadLetterUrl, queueArn: bulkQueues.deadLetterArn, functionName: 'reconcile', batchSize: 10, maximumConcurrency: 2, reportBatchItemFailures: true },
+    sqsClient,
+  );
 
   // Once only: the stand-ins' supervisor may stop the stack before its owner does.
   let stopping: Promise<void> | undefined;
   stopStack = () => (stopping ??= stop());
   async function stop() {
     clearInterval(reconciliation);
+    await Promise.all([bulkMapping.stop(), deadLetterMapping.stop()]);
+    sqsClient.destroy();
     webhookSending.abort();
     unregisterBrowserCheck();
     unregisterRenderingState();

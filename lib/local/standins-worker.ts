@@ -1,5 +1,5 @@
 /**
- * Runs the AWS stand-ins (dynalite, s3rver) on a worker thread of the local stack's process, so
+ * Runs the AWS stand-ins (dynalite, s3rver, and our SQS, lib/local/sqs-standin.ts) on a worker thread of the local stack's process, so
  * that their request handling uses another core than the API and the browser's messaging, as the
  * real services would. Started, watched and restarted by lib/local/aws-standins.ts.
  *
@@ -17,21 +17,24 @@ import { parentPort, workerData } from 'node:worker_threads';
 import dynalite from 'dynalite';
 import S3rver from 's3rver';
 import { componentLogger, errorFields } from '#lib/observability/logger.ts';
+import { startSqsStandIn } from './sqs-standin.ts';
 
 export interface StandInsWorkerData {
   readonly dynamoDirectory: string;
   readonly s3Directory: string;
+  readonly sqsDirectory: string;
   /** 0 on the first start (a free port); the first start's ports on a restart. */
   readonly dynamoPort: number;
   readonly s3Port: number;
+  readonly sqsPort: number;
 }
 
 /** What the worker tells its parent. */
 export type StandInsWorkerMessage =
-  | { readonly type: 'ready'; readonly dynamodbEndpoint: string; readonly s3Endpoint: string }
+  | { readonly type: 'ready'; readonly dynamodbEndpoint: string; readonly s3Endpoint: string; readonly sqsEndpoint: string }
   | { readonly type: 'closed' };
 
-const { dynamoDirectory, s3Directory, dynamoPort, s3Port } = workerData as StandInsWorkerData;
+const { dynamoDirectory, s3Directory, sqsDirectory, dynamoPort, s3Port, sqsPort } = workerData as StandInsWorkerData;
 const logger = componentLogger('aws-standins');
 
 interface S3rverObject {
@@ -109,6 +112,12 @@ const s3Address = (await s3.run().catch(async (error: unknown) => {
   throw error;
 })) as AddressInfo;
 
+const sqs = await startSqsStandIn({ directory: sqsDirectory, port: sqsPort }).catch(async (error: unknown) => {
+  await s3.close();
+  await new Promise<void>((resolve) => dynamo.close(() => resolve()));
+  throw error;
+});
+
 // Once serving, one failed request must not take both stores down with it: an error no request
 // handler caught (a stream error with no listener in a library) is logged, and they go on serving.
 // (Not before: a start that fails must fail the thread, so that the parent sees why.)
@@ -119,9 +128,11 @@ parentPort!.postMessage({
   type: 'ready',
   dynamodbEndpoint: `http://127.0.0.1:${(dynamo.address() as AddressInfo).port}`,
   s3Endpoint: `http://127.0.0.1:${s3Address.port}`,
+  sqsEndpoint: sqs.endpoint,
 } satisfies StandInsWorkerMessage);
 
 parentPort!.once('message', async () => {
+  await sqs.close();
   await s3.close();
   await new Promise<void>((resolve) => dynamo.close(() => resolve()));
   parentPort!.postMessage({ type: 'closed' } satisfies StandInsWorkerMessage);

@@ -54,7 +54,7 @@ export async function startEmulatedStack(
 ): Promise<EmulatedStack> {
   const template = readTemplate(outdir, STACK_NAME);
   const dataDir = mkdtempSync(join(tmpdir(), 'pdf-api-lambda-data-'));
-  const standIns: StandIns = await startStandIns({ dynamo: join(dataDir, 'dynamodb'), s3: join(dataDir, 's3') });
+  const standIns: StandIns = await startStandIns({ dynamo: join(dataDir, 'dynamodb'), s3: join(dataDir, 's3'), sqs: join(dataDir, 'sqs') });
   const aws = { region: REGION, credentials: CREDENTIALS };
   const dynamo = new DynamoDBClient({ ...aws, endpoint: standIns.dynamodbEndpoint });
   await ensureTable(dynamo, TABLE);

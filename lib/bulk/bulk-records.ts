@@ -1,0 +1,347 @@
+/**
+ * A bulk job's state beside its job item (lib/jobs/job-records.ts), kept so that every step can be
+ * repeated by a duplicate delivery, a retry or a restart without effect:
+ *
+ *   BULK#<job id> / SHARD#<s>   the progress of up to CHUNKS_PER_SHARD chunks: for each chunk done
+ *                               `done_<k>`, its lease `lease_<k>` while one worker has it, and the
+ *                               sums `doneCount`, `succeeded`, `failed` of the chunks done
+ *
+ * A chunk is done in one conditional write (its mark, its counts and the lease's end together, only
+ * if it was not done already), so each chunk counts once whatever runs it twice. Shards keep any
+ * one item small (a million lines is 100,000 chunks, 100 shards) and progress is their sum.
+ *
+ * In the bucket, under BULK_PREFIX<key id>/<job id>/: the input when it came inline (`items.jsonl`),
+ * the chunk plan (`plan.json`), each chunk's per-line results (`chunks/<k>.json`), and the job's
+ * results: `manifest.jsonl` (and `archive.zip`).
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { GetCommand, paginateQuery, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { BatchItemCode } from '#lib/documents/batch.ts';
+import { asJob, jobKey, type Job } from '#lib/jobs/job-records.ts';
+import type { PdfRecord, PdfStore } from '#lib/storage/pdfs.ts';
+import { ENTITY_INDEX } from '#lib/storage/table.ts';
+
+/** Where a bulk job's objects are kept in the bucket; a lifecycle rule removes them after the job's retention. */
+export const BULK_PREFIX = 'bulk/';
+/** Where uploads (POST /v1/uploads) are put; a lifecycle rule removes them after UPLOAD_RETENTION_DAYS. */
+export const UPLOAD_PREFIX = 'uploads/';
+export const UPLOAD_RETENTION_DAYS = 7;
+/** Chunks whose progress one shard item holds: 1,000 marks and leases are a few tens of KB, far within an item's 400 KB. */
+export const CHUNKS_PER_SHARD = 1_000;
+
+export const bulkObjectKey = (job: Pick<Job, 'keyId' | 'id'>, name: string) => `${BULK_PREFIX}${job.keyId}/${job.id}/${name}`;
+export const uploadObjectKey = (keyId: string, uploadId: string) => `${UPLOAD_PREFIX}${keyId}/${uploadId}.jsonl`;
+export const shardOf = (chunk: number) => Math.floor(chunk / CHUNKS_PER_SHARD);
+export const chunksInShard = (shard: number, chunks: number) => Math.min(CHUNKS_PER_SHARD, chunks - shard * CHUNKS_PER_SHARD);
+
+/**
+ * The bulk worker's timeout (cdk/stack.ts), and how the queue hands it work: a chunk's lease
+ * outlives the worker that took it, and the message's visibility timeout outlives the lease, so a
+ * message delivered again after its worker died always finds the chunk free. A message received
+ * BULK_MAX_RECEIVE_COUNT times without its chunk getting done goes to the dead-letter queue, where
+ * the reconcile function ends the chunk (its unstored lines fail) so that its job still completes.
+ */
+export const BULK_WORKER_TIMEOUT_SECONDS = 900;
+export const CHUNK_LEASE_MS = (BULK_WORKER_TIMEOUT_SECONDS + 60) * 1000;
+export const BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS = BULK_WORKER_TIMEOUT_SECONDS + 180;
+export const BULK_MAX_RECEIVE_COUNT = 5;
+/**
+ * A bulk job's reservation lives this long; a chunk received later than BULK_MAX_RUN_MS after
+ * submission renders nothing more (its lines fail), so no PDF is ever stored after the reservation
+ * could have been settled by the reconcile function.
+ */
+export const BULK_MAX_RUN_MS = 24 * 3_600_000;
+export const BULK_RESERVATION_LIFETIME_MS = BULK_MAX_RUN_MS + 2 * 3_600_000;
+
+const shardKey = (jobId: string, shard: number) => ({ pk: `BULK#${jobId}`, sk: `SHARD#${String(shard).padStart(6, '0')}` });
+
+/** One chunk of the plan: consecutive input lines and their bytes in the input, and its lines refused at submission. */
+export interface PlannedChunk {
+  readonly first: number;
+  readonly last: number;
+  readonly start: number;
+  readonly end: number;
+  readonly invalid?: readonly { readonly line: number; readonly code: BatchItemCode; readonly message: string }[];
+}
+
+/** What a line ended as, kept in its chunk's results until the manifest is written. */
+export type LineResult =
+  | { readonly line: number; readonly success: true; readonly record: PdfRecord; readonly metadata?: unknown }
+  | { readonly line: number; readonly success: false; readonly code: BatchItemCode | 'CANCELLED'; readonly message: string; readonly counted: boolean };
+
+async function putJson(store: PdfStore, key: string, value: unknown, contentType = 'application/json'): Promise<void> {
+  await store.s3.send(new PutObjectCommand({ Bucket: store.bucketName, Key: key, Body: JSON.stringify(value), ContentType: contentType }));
+}
+
+async function getJson<T>(store: PdfStore, key: string): Promise<T | undefined> {
+  try {
+    const { Body } = await store.s3.send(new GetObjectCommand({ Bucket: store.bucketName, Key: key }));
+    return JSON.parse(await Body!.transformToString()) as T;
+  } catch (error) {
+    if ((error as Error)?.name === 'NoSuchKey') return undefined;
+    throw error;
+  }
+}
+
+export const putPlan = (store: PdfStore, job: Pick<Job, 'keyId' | 'id'>, plan: readonly PlannedChunk[]) => putJson(store, bulkObjectKey(job, 'plan.json'), plan);
+export const readPlan = async (store: PdfStore, job: Pick<Job, 'keyId' | 'id'>) => (await getJson<PlannedChunk[]>(store, bulkObjectKey(job, 'plan.json'))) ?? [];
+export const putChunkResults = (store: PdfStore, job: Pick<Job, 'keyId' | 'id'>, chunk: number, results: readonly LineResult[]) =>
+  putJson(store, bulkObjectKey(job, `chunks/${chunk}.json`), results);
+export const readChunkResults = (store: PdfStore, job: Pick<Job, 'keyId' | 'id'>, chunk: number) => getJson<LineResult[]>(store, bulkObjectKey(job, `chunks/${chunk}.json`));
+
+/**
+ * Takes a chunk for one worker: `taken` (its lease written, for `leaseMs`), `done` (already done by
+ * another delivery) or `busy` (another worker holds a lease that has not run out).
+ */
+export async function takeChunk(store: PdfStore, jobId: string, chunk: number, leaseMs: number): Promise<'taken' | 'done' | 'busy'> {
+  const now = Date.now();
+  try {
+    await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: shardKey(jobId, shardOf(chunk)),
+        UpdateExpression: 'SET #lease = :until',
+        ConditionExpression: 'attribute_not_exists(#done) AND (attribute_not_exists(#lease) OR #lease < :now)',
+        ExpressionAttributeNames: { '#lease': `lease_${chunk}`, '#done': `done_${chunk}` },
+        ExpressionAttributeValues: { ':until': now + leaseMs, ':now': now },
+      }),
+    );
+    return 'taken';
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: shardKey(jobId, shardOf(chunk)), ConsistentRead: true }));
+    return Item?.[`done_${chunk}`] !== undefined ? 'done' : 'busy';
+  }
+}
+
+/** The object a finished bulk job's result link names (`manifest` or `archive`), if the job has it. */
+export function bulkResultObjectKey(job: Job, name: string): string | undefined {
+  if (job.kind !== 'bulk' || job.completedAt === undefined) return undefined;
+  if (name === 'manifest') return bulkObjectKey(job, 'manifest.jsonl');
+  if (name === 'archive' && job.bulk?.archive) return bulkObjectKey(job, 'archive.zip');
+  return undefined;
+}
+
+/** Gives a chunk's lease up (its run failed before the chunk was done): the next delivery takes it at once. */
+export async function releaseChunk(store: PdfStore, jobId: string, chunk: number): Promise<void> {
+  await store.dynamo.send(
+    new UpdateCommand({
+      TableName: store.tableName,
+      Key: shardKey(jobId, shardOf(chunk)),
+      UpdateExpression: 'REMOVE #lease',
+      ConditionExpression: 'attribute_not_exists(#done)',
+      ExpressionAttributeNames: { '#lease': `lease_${chunk}`, '#done': `done_${chunk}` },
+    }),
+  ).catch((error: unknown) => {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  });
+}
+
+/**
+ * Marks a chunk done with its counts, once: a second call for the same chunk changes nothing.
+ * Returns how many chunks of its shard are done now.
+ */
+export async function finishChunk(store: PdfStore, jobId: string, chunk: number, counts: { succeeded: number; failed: number }): Promise<number> {
+  const key = shardKey(jobId, shardOf(chunk));
+  try {
+    const { Attributes } = await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: key,
+        UpdateExpression: 'SET #done = :one REMOVE #lease ADD #doneCount :one, #succeeded :succeeded, #failed :failed',
+        ConditionExpression: 'attribute_not_exists(#done)',
+        ExpressionAttributeNames: {
+          '#done': `done_${chunk}`,
+          '#lease': `lease_${chunk}`,
+          '#doneCount': 'doneCount',
+          '#succeeded': 'succeeded',
+          '#failed': 'failed',
+        },
+        ExpressionAttributeValues: { ':one': 1, ':succeeded': counts.succeeded, ':failed': counts.failed },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return Number(Attributes?.doneCount ?? 0);
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: key, ConsistentRead: true }));
+    return Number(Item?.doneCount ?? 0);
+  }
+}
+
+/** How many chunks of a shard are done. */
+export async function shardDoneCount(store: PdfStore, jobId: string, shard: number): Promise<number> {
+  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: shardKey(jobId, shard), ConsistentRead: true }));
+  return Number(Item?.doneCount ?? 0);
+}
+
+/** Whether a chunk is done (its results are in the bucket). */
+export async function isChunkDone(store: PdfStore, jobId: string, chunk: number): Promise<boolean> {
+  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: shardKey(jobId, shardOf(chunk)), ConsistentRead: true }));
+  return Item?.[`done_${chunk}`] !== undefined;
+}
+
+/** Records on the job that one of its shards has every chunk done, once; returns how many shards are full. */
+export async function markShardFull(store: PdfStore, jobId: string, shard: number): Promise<number> {
+  try {
+    const { Attributes } = await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: jobKey(jobId),
+        UpdateExpression: 'SET #full = :one ADD #fullShards :one',
+        ConditionExpression: 'attribute_not_exists(#full)',
+        ExpressionAttributeNames: { '#full': `full_${shard}`, '#fullShards': 'fullShards' },
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return Number(Attributes?.fullShards ?? 0);
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: jobKey(jobId), ConsistentRead: true }));
+    return Number(Item?.fullShards ?? 0);
+  }
+}
+
+/** A bulk job's progress while it runs: the sums of its shards (its invalid lines are failures from the start). */
+export async function bulkProgress(store: PdfStore, job: Job): Promise<{ succeeded: number; failed: number }> {
+  let succeeded = 0;
+  let failed = job.bulk?.invalid ?? 0;
+  const pages = paginateQuery(
+    { client: store.dynamo },
+    { TableName: store.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `BULK#${job.id}` }, ConsistentRead: true },
+  );
+  for await (const page of pages) {
+    for (const item of page.Items ?? []) {
+      succeeded += Number(item.succeeded ?? 0);
+      failed += Number(item.failed ?? 0);
+    }
+  }
+  return { succeeded, failed };
+}
+
+/**
+ * Ends every chunk lease of a job: the local stack at start-up, when every worker of the run before
+ * died with it (in AWS a lease runs out before the message of a dead worker is delivered again).
+ */
+export async function releaseAllChunkLeases(store: PdfStore, jobId: string): Promise<number> {
+  let released = 0;
+  const pages = paginateQuery(
+    { client: store.dynamo },
+    { TableName: store.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `BULK#${jobId}` }, ConsistentRead: true },
+  );
+  for await (const page of pages) {
+    for (const item of page.Items ?? []) {
+      const leases = Object.keys(item).filter((name) => name.startsWith('lease_'));
+      if (leases.length === 0) continue;
+      await store.dynamo.send(
+        new UpdateCommand({
+          TableName: store.tableName,
+          Key: { pk: item.pk, sk: item.sk },
+          UpdateExpression: `REMOVE ${leases.map((_, i) => `#l${i}`).join(', ')}`,
+          ExpressionAttributeNames: Object.fromEntries(leases.map((name, i) => [`#l${i}`, name])),
+        }),
+      );
+      released += leases.length;
+    }
+  }
+  return released;
+}
+
+/** A queued bulk job becomes running when its first chunk starts. */
+export async function markBulkJobRunning(store: PdfStore, jobId: string): Promise<void> {
+  await store.dynamo
+    .send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: jobKey(jobId),
+        UpdateExpression: 'SET #status = :running',
+        ConditionExpression: '#status = :queued',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':running': 'running', ':queued': 'queued' },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
+}
+
+/** Records that every chunk of a bulk job is on the queue. */
+export async function markBulkJobEnqueued(store: PdfStore, jobId: string): Promise<void> {
+  await store.dynamo.send(
+    new UpdateCommand({ TableName: store.tableName, Key: jobKey(jobId), UpdateExpression: 'SET #enqueued = :yes', ExpressionAttributeNames: { '#enqueued': 'enqueued' }, ExpressionAttributeValues: { ':yes': true } }),
+  );
+}
+
+/**
+ * Cancels a bulk job that has not ended: its status becomes `cancelled` at once; its workers start no
+ * more lines. Returns the job as it is now, or undefined when there is no such job.
+ */
+export async function cancelBulkJob(store: PdfStore, jobId: string, now: Date): Promise<Job | undefined> {
+  try {
+    const { Attributes } = await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: jobKey(jobId),
+        UpdateExpression: 'SET #status = :cancelled, #cancelledAt = :now',
+        ConditionExpression: '#status IN (:queued, :running) AND #kind = :bulk',
+        ExpressionAttributeNames: { '#status': 'status', '#cancelledAt': 'cancelledAt', '#kind': 'kind' },
+        ExpressionAttributeValues: { ':cancelled': 'cancelled', ':now': now.toISOString(), ':queued': 'queued', ':running': 'running', ':bulk': 'bulk' },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return Attributes ? asJob(Attributes) : undefined;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: jobKey(jobId), ConsistentRead: true }));
+    return Item ? asJob(Item) : undefined;
+  }
+}
+
+/**
+ * Records how a bulk job ended, once (false when it had ended already): its status (`succeeded`,
+ * `failed`, or `cancelled` kept), its result and counts; it leaves the pending list.
+ */
+export async function finishBulkJob(
+  store: PdfStore,
+  job: Job,
+  end: { status: 'succeeded' | 'failed'; result: unknown; succeeded: number; failed: number; completedAt: Date },
+): Promise<boolean> {
+  for (let seen: Job | undefined = job; seen && seen.completedAt === undefined; ) {
+    const status = seen.status === 'cancelled' ? 'cancelled' : end.status;
+    try {
+      await store.dynamo.send(
+        new UpdateCommand({
+          TableName: store.tableName,
+          Key: jobKey(job.id),
+          UpdateExpression: 'SET #status = :status, #result = :result, #completedAt = :completedAt, #succeeded = :succeeded, #failed = :failed REMOVE #p, #s',
+          ConditionExpression: 'attribute_not_exists(#completedAt) AND #status = :seen',
+          ExpressionAttributeNames: {
+            '#status': 'status',
+            '#result': 'result',
+            '#completedAt': 'completedAt',
+            '#succeeded': 'succeeded',
+            '#failed': 'failed',
+            '#p': ENTITY_INDEX.partitionKey,
+            '#s': ENTITY_INDEX.sortKey,
+          },
+          ExpressionAttributeValues: {
+            ':status': status,
+            ':result': end.result,
+            ':completedAt': end.completedAt.toISOString(),
+            ':succeeded': end.succeeded,
+            ':failed': end.failed,
+            ':seen': seen.status,
+          },
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: jobKey(job.id), ConsistentRead: true }));
+      seen = Item ? asJob(Item) : undefined;
+    }
+  }
+  return false;
+}

@@ -1,0 +1,252 @@
+/**
+ * Bulk jobs (shared/spec/beyond.md "Bulk jobs"): up to a million documents from one request, fanned
+ * out on AWS's own machinery (docs/bulk-jobs.md says why this one): the lines go on an SQS queue in
+ * chunks, Lambda's event source mapping hands each chunk to the bulk worker, and the job completes
+ * when its last chunk is done.
+ *
+ * Submission decides everything before any work: every line is checked (400 naming the line numbers,
+ * unless `skip_invalid`), the quota for every valid line is reserved (402, nothing started), the plan
+ * of chunks is stored, the job recorded, then its chunks put on the queue.
+ *
+ * Money is exact under crashes, retries, duplicate deliveries and cancellation:
+ * - every line's PDF has an id derived from the job's secret seed and the line number, and its record
+ *   is written with a condition (lib/storage/pdfs.ts): a line already stored is never rendered or
+ *   charged again, whichever delivery or run of its chunk comes;
+ * - one worker at a time has a chunk (a lease), and a chunk is done, with its counts, in one
+ *   conditional write (lib/bulk/bulk-records.ts), so progress counts each line once;
+ * - the PDF records are the charge: at completion the reservation is settled to exactly the lines
+ *   whose PDF is stored (the manifest's successes), in one conditional write, once;
+ * - completion is recorded once (a conditional write), and the webhook, whose id derives from the
+ *   seed, is queued before it, so it is delivered once.
+ * A cancelled job starts no more lines (each worker looks before each line), keeps what it stored,
+ * and completes as soon as its remaining chunks have drained, giving the rest of its reservation back.
+ */
+import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
+import { reserveOrRefuse, settleReservation } from '#lib/accounts/quota.ts';
+import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
+import { ApiError, invalidRequest } from '#lib/api/errors.ts';
+import { enqueueChunks, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
+import { counterStore, pdfStore } from '#lib/aws/stores.ts';
+import { getJob, jobRequestKey, pendingJobIds, putJob, putJobRequest, type Job } from '#lib/jobs/job-records.ts';
+import { errorFields, logger } from '#lib/observability/logger.ts';
+import { randomBase62 } from '#lib/random.ts';
+import { checkBulkLine, inputLines, LineTooLongError, type LineProblem } from './bulk-lines.ts';
+import {
+  BULK_RESERVATION_LIFETIME_MS,
+  bulkObjectKey,
+  CHUNKS_PER_SHARD,
+  markBulkJobEnqueued,
+  putPlan,
+  readPlan,
+  uploadObjectKey,
+  type PlannedChunk,
+} from './bulk-records.ts';
+
+/** Lines a chunk holds (valid ones; lines refused at submission ride along): see docs/bulk-jobs.md for why 10. */
+export const LINES_PER_CHUNK = 10;
+/** Most items sent inline (`items`); more go through an upload. */
+export const MAX_INLINE_ITEMS = 1_000;
+/** Largest upload, and most lines in one job. */
+export const MAX_UPLOAD_BYTES = 256 * 1024 * 1024;
+export const MAX_BULK_LINES = 1_000_000;
+/** Largest line: as large as a whole request body may be. */
+export const MAX_LINE_BYTES = 5 * 1024 * 1024;
+/** How long an upload URL (POST /v1/uploads) may be used. */
+export const UPLOAD_URL_TTL_SECONDS = 3_600;
+
+/** The most invalid lines a 400 names. */
+const NAMED_PROBLEMS = 20;
+
+export interface BulkRequest {
+  readonly upload_id?: string | undefined;
+  readonly items?: readonly unknown[] | undefined;
+  readonly options?: Record<string, unknown> | undefined;
+  readonly archive?: boolean | undefined;
+  readonly skip_invalid?: boolean | undefined;
+}
+
+/** A new upload: where to PUT the JSON Lines file, and until when. */
+export async function createUpload(apiKey: Pick<ApiKey, 'keyId'>, now = new Date()): Promise<{ upload_id: string; url: string; expires_at: string }> {
+  const uploadId = 'upl_' + randomBase62(24);
+  const store = pdfStore();
+  const url = await getSignedUrl(store.s3, new PutObjectCommand({ Bucket: store.bucketName, Key: uploadObjectKey(apiKey.keyId, uploadId) }), {
+    expiresIn: UPLOAD_URL_TTL_SECONDS,
+  });
+  return { upload_id: uploadId, url, expires_at: new Date(now.getTime() + UPLOAD_URL_TTL_SECONDS * 1000).toISOString() };
+}
+
+async function* bytesOf(buffer: Buffer): AsyncGenerator<Uint8Array> {
+  if (buffer.length) yield buffer;
+}
+
+/** The input's bytes, from the upload or the inline items. */
+async function openInput(apiKey: ApiKey, request: BulkRequest): Promise<{ chunks: AsyncIterable<Uint8Array>; inline?: Buffer; key?: string; etag?: string }> {
+  if (request.items !== undefined) {
+    const inline = Buffer.from(request.items.map((item) => JSON.stringify(item) + '\n').join(''));
+    return { chunks: bytesOf(inline), inline };
+  }
+  const uploadId = request.upload_id!;
+  if (!/^upl_[0-9A-Za-z]{24}$/.test(uploadId)) throw invalidRequest('upload_id must be the upload_id POST /v1/uploads answered');
+  const store = pdfStore();
+  const key = uploadObjectKey(apiKey.keyId, uploadId);
+  let head;
+  try {
+    head = await store.s3.send(new HeadObjectCommand({ Bucket: store.bucketName, Key: key }));
+  } catch (error) {
+    if ((error as Error)?.name === 'NotFound' || (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode === 404) {
+      throw invalidRequest(`No file was uploaded for ${uploadId} (or it expired): PUT the JSON Lines file to the url POST /v1/uploads answered first`);
+    }
+    throw error;
+  }
+  if ((head.ContentLength ?? 0) > MAX_UPLOAD_BYTES) throw invalidRequest(`The upload is ${head.ContentLength} bytes; a bulk job's input may be at most ${MAX_UPLOAD_BYTES} bytes`);
+  const { Body, ETag } = await store.s3.send(new GetObjectCommand({ Bucket: store.bucketName, Key: key, ...(head.ETag && { IfMatch: head.ETag }) }));
+  return { chunks: Body as AsyncIterable<Uint8Array>, key, ...((ETag ?? head.ETag) && { etag: (ETag ?? head.ETag)! }) };
+}
+
+const planned = ({ valid: _valid, invalid, ...chunk }: PlannedChunk & { valid: number }): PlannedChunk => ({ ...chunk, ...(invalid?.length && { invalid }) });
+
+/** Reads and checks every line; the chunks of the valid ones, and the problems of the others. */
+async function planInput(input: AsyncIterable<Uint8Array>, options: Record<string, unknown> | undefined) {
+  const plan: PlannedChunk[] = [];
+  const problems: (LineProblem & { line: number })[] = [];
+  let valid = 0;
+  let total = 0;
+  let current: (PlannedChunk & { valid: number }) | undefined;
+  try {
+    for await (const line of inputLines(input, { maxLineBytes: MAX_LINE_BYTES })) {
+      total = line.number;
+      if (total > MAX_BULK_LINES) throw invalidRequest(`A bulk job may have at most ${MAX_BULK_LINES} lines`);
+      const checked = checkBulkLine(line.text, options);
+      if ('problem' in checked) problems.push({ line: line.number, ...checked.problem });
+      else valid++;
+      const startsChunk = !current || ('item' in checked && current.valid === LINES_PER_CHUNK);
+      if (startsChunk) {
+        if (current) plan.push(planned(current));
+        current = { first: line.number, last: line.number, start: line.start, end: line.end, valid: 0, invalid: [] };
+      }
+      current = {
+        ...current!,
+        last: line.number,
+        end: line.end,
+        valid: current!.valid + ('item' in checked ? 1 : 0),
+        invalid: 'problem' in checked ? [...current!.invalid!, { line: line.number, ...checked.problem }] : current!.invalid!,
+      };
+    }
+  } catch (error) {
+    if (error instanceof LineTooLongError) throw invalidRequest(error.message);
+    throw error;
+  }
+  if (current) plan.push(planned(current));
+  return { plan, problems, valid, total };
+}
+
+function describeProblems(problems: readonly (LineProblem & { line: number })[]): string {
+  const named = problems.slice(0, NAMED_PROBLEMS).map((problem) => `line ${problem.line}: ${problem.message}`);
+  const more = problems.length > NAMED_PROBLEMS ? `; and ${problems.length - NAMED_PROBLEMS} more` : '';
+  return `${problems.length} line${problems.length === 1 ? ' is' : 's are'} not valid batch items (send "skip_invalid": true to run the others): ${named.join('; ')}${more}`;
+}
+
+/**
+ * Accepts a bulk job: every line checked, the quota of the valid ones reserved, the job stored and
+ * its chunks queued. When a step before the job is stored fails, nothing is left and nothing charged;
+ * a job stored but not queued yet is queued by `enqueueStrandedBulkJobs`.
+ */
+export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkRequest; baseUrl: string; webhookUrl?: string }): Promise<Job> {
+  const { apiKey, request } = input;
+  if ((request.items === undefined) === (request.upload_id === undefined)) throw invalidRequest('Give either upload_id or items, not both');
+  if (request.items !== undefined && request.items.length === 0) throw invalidRequest('items must not be empty');
+  if (request.items !== undefined && request.items.length > MAX_INLINE_ITEMS) {
+    throw invalidRequest(`items may hold at most ${MAX_INLINE_ITEMS} lines; upload larger jobs (POST /v1/uploads, then upload_id)`);
+  }
+  const source = await openInput(apiKey, request);
+  const { plan, problems, valid, total } = await planInput(source.chunks, request.options);
+  if (total === 0) throw invalidRequest('The input has no lines');
+  if (problems.length > 0 && !request.skip_invalid) throw invalidRequest(describeProblems(problems));
+  if (valid === 0) throw invalidRequest(`None of the ${total} lines is a valid batch item: ${describeProblems(problems)}`);
+
+  const store = pdfStore();
+  const counters = counterStore();
+  const now = new Date();
+  const reservation = await reserveOrRefuse(
+    counters,
+    { keyId: apiKey.keyId, monthlyQuota: limitsFor(apiKey).monthlyQuota, count: valid, now, lifetimeMs: BULK_RESERVATION_LIFETIME_MS },
+    (keyId, at) => repairDeadRequestsOf({ counters, pdfs: store }, keyId, at),
+  );
+  const id = 'job_' + randomBase62(24);
+  let job: Job;
+  try {
+    let sourceKey = source.key;
+    let sourceEtag = source.etag;
+    if (source.inline) {
+      sourceKey = bulkObjectKey({ keyId: apiKey.keyId, id }, 'items.jsonl');
+      const put = await store.s3.send(new PutObjectCommand({ Bucket: store.bucketName, Key: sourceKey, Body: source.inline, ContentType: 'application/x-ndjson' }));
+      sourceEtag = put.ETag;
+    }
+    job = {
+      id,
+      keyId: apiKey.keyId,
+      tier: apiKey.tier,
+      kind: 'bulk',
+      status: 'queued',
+      createdAt: now.toISOString(),
+      attempts: 0,
+      reservation,
+      requestKey: jobRequestKey(apiKey.keyId, id),
+      baseUrl: input.baseUrl,
+      seed: randomBase62(32),
+      ...(input.webhookUrl !== undefined && { webhookUrl: input.webhookUrl }),
+      bulk: {
+        total,
+        invalid: problems.length,
+        chunks: plan.length,
+        shards: Math.ceil(plan.length / CHUNKS_PER_SHARD),
+        sourceKey: sourceKey!,
+        ...(sourceEtag && { sourceEtag }),
+        archive: request.archive === true,
+      },
+    };
+    // The shared options may carry a url's secrets (headers, cookies, basic auth): sealed as a job's request is.
+    await putJobRequest(store, job.requestKey, { options: request.options ?? {} });
+    await putPlan(store, job, plan);
+    await putJob(store, job);
+  } catch (error) {
+    await settleReservation(counters, reservation, valid);
+    throw error;
+  }
+  try {
+    await enqueueChunks(apiKey.keyId, chunkMessages(job, plan));
+    await markBulkJobEnqueued(store, job.id);
+  } catch (error) {
+    // The job is stored and charged nothing yet: it is queued again, whole, by the next sweep.
+    logger.error('bulk job not queued yet', { job_id: job.id, ...errorFields(error) });
+  }
+  return job;
+}
+
+const chunkMessages = (job: Job, plan: readonly PlannedChunk[]): ChunkMessage[] =>
+  plan.map((chunk, index) => ({ job_id: job.id, chunk: index, first: chunk.first, last: chunk.last, start: chunk.start, end: chunk.end }));
+
+/**
+ * Queues again every bulk job whose submission stored it but died before its chunks were all on
+ * the queue (older than `olderThanMs`): all its chunks, since chunks already queued or done are
+ * harmless twice. The local stack at start-up and the reconcile function on its schedule.
+ */
+export async function enqueueStrandedBulkJobs(now: Date, olderThanMs: number): Promise<number> {
+  const store = pdfStore();
+  let queued = 0;
+  for (const id of await pendingJobIds(store)) {
+    const job = await getJob(store, id);
+    if (!job || job.kind !== 'bulk' || job.enqueued || now.getTime() - Date.parse(job.createdAt) < olderThanMs) continue;
+    await enqueueChunks(job.keyId, chunkMessages(job, await readPlan(store, job)));
+    await markBulkJobEnqueued(store, job.id);
+    queued++;
+  }
+  return queued;
+}
+
+/** Thrown for a bulk request that may not be: a field a bulk job does not take. */
+export function refuseMerge(): ApiError {
+  return invalidRequest('merge is not available for bulk jobs: each line is its own PDF (use a batch of up to 100 items to get one merged file)');
+}

@@ -1,0 +1,121 @@
+/**
+ * The bulk worker's work (functions/bulkWorker.ts): one chunk of a bulk job per message, each line
+ * produced by the same code as a batch item (lib/documents/render-item.ts), under the job's
+ * reservation, with the PDF id its line number decides (lib/bulk/bulk-submission.ts explains the exactness).
+ */
+import type { Context } from 'aws-lambda';
+import { TIERS } from '#lib/accounts/tiers.ts';
+import type { ChunkMessage } from '#lib/aws/bulk-queue.ts';
+import { pdfStore } from '#lib/aws/stores.ts';
+import type { RenderItem } from '#lib/documents/batch.ts';
+import { renderItem } from '#lib/documents/render-item.ts';
+import { getJob, jobPdfId, readJobRequest, type Job } from '#lib/jobs/job-records.ts';
+import { logger } from '#lib/observability/logger.ts';
+import { asKeyWork } from '#lib/render/capacity.ts';
+import { settings } from '#lib/settings.ts';
+import { getPdfRecordEvenDeleted, putPdfRecord } from '#lib/storage/pdfs.ts';
+import { afterChunk, readChunkLines, recordChunk } from './bulk-completion.ts';
+import { checkBulkLine } from './bulk-lines.ts';
+import { BULK_MAX_RUN_MS, CHUNK_LEASE_MS, markBulkJobRunning, releaseChunk, takeChunk, type LineResult } from './bulk-records.ts';
+
+/** Tries of one line within a run of its chunk when its render fails for a passing reason (a crashed renderer). */
+const LINE_TRIES = 2;
+
+/** The job's shared options, opened once per job in a worker's life. */
+const sharedOptions = new Map<string, Promise<Record<string, unknown> | undefined>>();
+function optionsOf(job: Job): Promise<Record<string, unknown> | undefined> {
+  let options = sharedOptions.get(job.id);
+  if (!options) {
+    options = readJobRequest(pdfStore(), job.requestKey).then((request) => {
+      const shared = request.options as Record<string, unknown> | undefined;
+      return shared && Object.keys(shared).length ? shared : undefined;
+    });
+    options.catch(() => sharedOptions.delete(job.id));
+    if (sharedOptions.size > 100) sharedOptions.clear();
+    sharedOptions.set(job.id, options);
+  }
+  return options;
+}
+
+/** Whether the job still wants lines started: looked up before each line, so a cancel stops new lines within one render. */
+async function stillWanted(jobId: string): Promise<boolean> {
+  const job = await getJob(pdfStore(), jobId);
+  return Boolean(job && job.status !== 'cancelled' && job.completedAt === undefined);
+}
+
+/**
+ * A chunk's lines, each once: what an earlier delivery stored counts as stored (never rendered or
+ * charged again); with `render: false` (a job past its time) nothing new is started.
+ */
+async function runChunkLines(job: Job, chunk: ChunkMessage, render: boolean): Promise<LineResult[]> {
+  const store = pdfStore();
+  const shared = await optionsOf(job);
+  const results: LineResult[] = [];
+  const renderTimeoutMs = Math.min(settings.renderTimeoutMs, TIERS[job.tier].jobRenderTimeoutMs);
+  for (const line of await readChunkLines(job, chunk)) {
+    const checked = checkBulkLine(line.text, shared);
+    if ('problem' in checked) {
+      // Refused at submission already: one of the job's first failures, not counted again here.
+      results.push({ line: line.number, success: false, code: checked.problem.code, message: checked.problem.message, counted: false });
+      continue;
+    }
+    const { metadata, ...source } = checked.item;
+    const pdfId = jobPdfId(job, `line-${line.number}`);
+    const made = await getPdfRecordEvenDeleted(store, pdfId);
+    if (made) {
+      results.push({ line: line.number, success: true, record: made.record, ...(metadata !== undefined && { metadata }) });
+      continue;
+    }
+    if (!render) {
+      results.push({ line: line.number, success: false, code: 'RENDER_FAILED', message: 'The job ran longer than a bulk job may (24 hours); this line was not started and nothing was charged for it', counted: true });
+      continue;
+    }
+    if (!(await stillWanted(job.id))) {
+      results.push({ line: line.number, success: false, code: 'CANCELLED', message: 'The job was cancelled before this line started; nothing was charged for it', counted: true });
+      continue;
+    }
+    let outcome;
+    for (let attempt = 1; ; attempt++) {
+      outcome = await renderItem(store, { owner: job, reservationId: job.reservation.id, pdfId, renderTimeoutMs, item: source as RenderItem['item'] });
+      if (outcome.ok || outcome.code !== 'RENDER_FAILED' || attempt >= LINE_TRIES) break;
+    }
+    if (!outcome.ok) {
+      results.push({ line: line.number, success: false, code: outcome.code, message: outcome.message, counted: true });
+      continue;
+    }
+    // From here the PDF exists, is listed and is charged (under the job's reservation), once: a
+    // record already written for this id (a duplicate delivery that raced this one) is the one kept.
+    const record = await putPdfRecord(store, outcome.record);
+    results.push({ line: line.number, success: true, record, ...(metadata !== undefined && { metadata }) });
+  }
+  return results;
+}
+
+/**
+ * One chunk of a bulk job (the bulk worker, once per message): `done` (the message may go) or
+ * `retry` (another worker has the chunk now: the message comes back once its visibility runs out,
+ * and finds the chunk done, or free if that worker died).
+ */
+export async function runChunk(chunk: ChunkMessage, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<'done' | 'retry'> {
+  const store = pdfStore();
+  const job = await getJob(store, chunk.job_id);
+  if (!job || job.kind !== 'bulk' || !job.bulk || job.completedAt !== undefined) return 'done';
+  logger.appendKeys({ job_id: job.id, key_id: job.keyId });
+  const taken = await takeChunk(store, job.id, chunk.chunk, CHUNK_LEASE_MS);
+  if (taken === 'busy') return 'retry';
+  if (taken === 'taken') {
+    if (job.status === 'queued') await markBulkJobRunning(store, job.id);
+    const render = Date.now() - Date.parse(job.createdAt) <= BULK_MAX_RUN_MS;
+    try {
+      // Locally every worker shares one machine: the job's lines take turns in its key's line, within its tier's share.
+      const share = { maxRunning: TIERS[job.tier].maxConcurrentRenders, maxWaitMs: Math.max(1, context.getRemainingTimeInMillis() - 60_000) };
+      const results = await asKeyWork(job.keyId, share, () => runChunkLines(job, chunk, render));
+      await recordChunk(job, chunk.chunk, results);
+    } catch (error) {
+      await releaseChunk(store, job.id, chunk.chunk).catch(() => undefined);
+      throw error;
+    }
+  }
+  await afterChunk(job, chunk.chunk);
+  return 'done';
+}
