@@ -40,7 +40,7 @@ export const MAX_LINE_BYTES = 5 * 1024 * 1024;
  * large customer base); the issue's 100,000-invoice run is a tenth of it. Every line is checked at
  * submission, inside the API's 29-second answer: this reader checks about 125,000 short lines (a
  * url or template item of ~100 bytes) or 33,000 html lines of 2 KB a second on one core of the
- * development machine (test/unit/bulk-upload-lines.test.ts prints it), so a full upload of either
+ * development machine (measured with generated 100,000-line uploads of each kind), so a full upload of either
  * kind is checked in under 10 seconds.
  */
 export const MAX_BULK_ITEMS = 1_000_000;
