@@ -17,9 +17,12 @@ export default defineConfig({
           include: ['test/lambda/**/*.test.ts'],
           // After the CDK tests (it synthesizes the stack too), before the integration tests' stack starts.
           sequence: { groupOrder: 2 },
-          // Synthesizing with bundling, then every function started cold in a sandbox of its own.
+          // Synthesizing with bundling (once, for every file), then every function started cold in a sandbox of its own.
+          globalSetup: ['test/lambda/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 300_000,
+          // One file at a time: each runs its own emulated stack, Chromium environments and all, on two cores.
+          fileParallelism: false,
         },
       },
       {

@@ -9,7 +9,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { FALLBACK_HANDLER, matchRoute, type FunctionName } from '#lib/api/routes.ts';
 import { ServiceBusyError, whileCallerWaits } from '#lib/render/capacity.ts';
 import { THROTTLED_FUNCTION } from '#lib/api/errors.ts';
-import type { LambdaConcurrency } from './lambda-concurrency.ts';
+import { FunctionThrottledError, type LambdaConcurrency } from './lambda-concurrency.ts';
 
 /** API Gateway refuses larger payloads before any function runs. */
 export const GATEWAY_MAX_PAYLOAD_BYTES = 10 * 1024 * 1024;
@@ -159,6 +159,13 @@ function writeGatewayError(response: ServerResponse, status: number, code: strin
   response.end(JSON.stringify({ error: { code, message, ...extra.fields } }));
 }
 
+/** A throttled function, as API Gateway's INTEGRATION_FAILURE gateway response answers it (cdk/constructs/rest-api.ts). */
+function writeThrottled(response: ServerResponse, requestId: string): void {
+  writeGatewayError(response, 503, 'service_busy', THROTTLED_FUNCTION.message, {
+    headers: { 'Retry-After': String(THROTTLED_FUNCTION.retryAfterSeconds) },
+    fields: { retry_after: THROTTLED_FUNCTION.retryAfterSeconds, request_id: requestId },
+  });
+}
 
 export function createGateway(
   handlers: Readonly<Record<FunctionName, ProxyHandler>>,
@@ -176,21 +183,21 @@ export function createGateway(
       // Each request is an invocation of its function: past the account's (or the function's)
       // concurrency, Lambda throttles it and the gateway says so, before the function runs.
       const started = options.concurrency?.tryStart(handler) ?? { release: () => undefined };
-      if ('throttled' in started) {
-        // As API Gateway's INTEGRATION_FAILURE gateway response answers it (cdk/constructs/rest-api.ts).
-        writeGatewayError(response, 503, 'service_busy', THROTTLED_FUNCTION.message, {
-          headers: { 'Retry-After': String(THROTTLED_FUNCTION.retryAfterSeconds) },
-          fields: { retry_after: THROTTLED_FUNCTION.retryAfterSeconds, request_id: event.requestContext.requestId },
-        });
-        return;
-      }
+      if ('throttled' in started) return writeThrottled(response, event.requestContext.requestId);
       using _invocation = { [Symbol.dispose]: started.release };
       // A document still waiting for its turn when its caller leaves is dropped (lib/render/capacity.ts).
       const callerLeft = new AbortController();
       response.once('close', () => {
         if (!response.writableFinished) callerLeft.abort(new ServiceBusyError('The caller left before its document was rendered.', 1));
       });
-      const result = await whileCallerWaits(callerLeft.signal, () => handlers[handler](event, lambdaContext(handler, options.timeoutMs)));
+      let result: APIGatewayProxyResult;
+      try {
+        result = await whileCallerWaits(callerLeft.signal, () => handlers[handler](event, lambdaContext(handler, options.timeoutMs)));
+      } catch (error) {
+        // Lambda behind the handler (the emulation's) refused to run the function: the same answer.
+        if (error instanceof FunctionThrottledError) return writeThrottled(response, event.requestContext.requestId);
+        throw error;
+      }
       writeResult(response, result);
     } catch {
       // What API Gateway answers when the function itself fails (a crash, not an error response),

@@ -77,6 +77,19 @@ export class LambdaConcurrency {
   }
 }
 
+/**
+ * Lambda refused an invocation past a concurrency limit, as a caller in this process learns it (the
+ * Lambda emulation's invoke, test/lambda/emulator): a gateway in front answers it as API Gateway
+ * answers a throttled integration (lib/local/gateway.ts).
+ */
+export class FunctionThrottledError extends Error {
+  readonly reason: ThrottleReason;
+  constructor(functionName: string, reason: ThrottleReason) {
+    super(`Rate Exceeded. (${functionName}: ${reason})`);
+    this.reason = reason;
+  }
+}
+
 /** The body and error type the Lambda Invoke API answers a throttled invocation with (HTTP 429). */
 export function throttledInvokeAnswer(reason: ThrottleReason): { headers: Record<string, string>; body: string } {
   return {

@@ -17,14 +17,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { InvokeCommand, LambdaClient, TooManyRequestsException as SdkTooManyRequests } from '@aws-sdk/client-lambda';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
 import { normalizeText, readPdf } from '../support/pdf.ts';
 import { bodyOf, PLACEHOLDER_KEY, readEvent, withBody, withKey, withPdf } from '../support/sample-events.ts';
 import { isolationAvailable, LambdaEnvironment, makeStage, processState } from './emulator/environment.ts';
 import { LambdaEmulator, type Template } from './emulator/emulator.ts';
-import { synthesize } from '../support/synth.ts';
 import { LINK_SECRET_ARN, startEmulatedStack, type EmulatedStack } from './emulator/stack.ts';
 
 describe('every function from cdk.out, run as Lambda runs it', () => {
@@ -36,9 +35,8 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
   const invoke = async <T = APIGatewayProxyResult>(name: string, event: unknown): Promise<T> => (await emulator.invokeOk(functionId(name), event)).payload as T;
 
   beforeAll(async () => {
-    // LAMBDA_TEST_CDK_OUT reuses an assembly already synthesized (while working on this test);
-    // by default the stack is synthesized here, as `cdk deploy` would.
-    stack = await startEmulatedStack(process.env.LAMBDA_TEST_CDK_OUT ?? (await synthesize()));
+    // The stack synthesized as `cdk deploy` would (test/lambda/global-setup.ts).
+    stack = await startEmulatedStack(inject('lambdaCdkOut'));
     emulator = stack.emulator;
     ({ apiKey } = await stack.createKey('pro'));
     console.info(`Lambda emulation isolation: ${isolationAvailable()}`);
@@ -46,7 +44,6 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
 
   afterAll(async () => {
     await stack?.stop();
-    if (stack && !process.env.LAMBDA_TEST_CDK_OUT) rmSync(stack.outdir, { recursive: true, force: true });
   });
 
   test('the sandbox is Lambda’s: read-only task root and layer, a private /tmp, a non-root uid, the layer found through NODE_PATH only', async () => {

@@ -18,6 +18,11 @@ export interface KmsStandIn {
   readonly keyArn: string;
   /** Every call answered, in order. */
   readonly calls: KmsCall[];
+  /**
+   * Operations refused with AccessDeniedException, as KMS refuses a caller whose role or the key's
+   * policy no longer allows them (a test adds 'Decrypt' to make every job run fail).
+   */
+  readonly refused: Set<string>;
   close(): Promise<void>;
 }
 
@@ -28,6 +33,7 @@ const canonicalContext = (context: Record<string, string> | undefined) =>
 export async function startKmsStandIn(keyArn = 'arn:aws:kms:us-east-1:000000000000:key/00000000-0000-4000-8000-000000000000'): Promise<KmsStandIn> {
   const material = randomBytes(32);
   const calls: KmsCall[] = [];
+  const refused = new Set<string>();
   const server: Server = createServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
@@ -41,6 +47,7 @@ export async function startKmsStandIn(keyArn = 'arn:aws:kms:us-east-1:0000000000
     calls.push({ operation, keyId: body.KeyId, encryptionContext: body.EncryptionContext });
     const answer = (status: number, payload: unknown) => response.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.1' }).end(JSON.stringify(payload));
     const aad = Buffer.from(canonicalContext(body.EncryptionContext));
+    if (refused.has(operation)) return answer(400, { __type: 'AccessDeniedException', message: `The caller is not authorized to perform kms:${operation} on this key` });
     if (operation === 'Encrypt') {
       if (body.KeyId !== keyArn) return answer(400, { __type: 'NotFoundException', message: `Key '${body.KeyId}' does not exist` });
       const iv = randomBytes(12);
@@ -67,6 +74,7 @@ export async function startKmsStandIn(keyArn = 'arn:aws:kms:us-east-1:0000000000
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     keyArn,
     calls,
+    refused,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

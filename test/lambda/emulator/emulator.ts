@@ -16,19 +16,29 @@
  * (lib/local/lambda-concurrency.ts). An invoke past a limit is refused as the Lambda API refuses it:
  * 429 `TooManyRequestsException` with its `Reason`. A throttled Event invoke stays in Lambda's queue
  * and is tried again, one second later and then twice as long each time up to five minutes, until
- * it runs or outlives the function's `MaximumEventAgeInSeconds` (six hours unless set). Warm
- * environments are reused, new ones start cold, and each is frozen between its invocations
- * (environment.ts).
+ * it runs or outlives the function's `MaximumEventAgeInSeconds` (six hours unless set). An Event
+ * invoke given up (its retries spent, or too old) goes to its function's failure destination as
+ * Lambda sends it there: to an SQS queue of the template, whose event source mapping invokes its
+ * consumer with the record (the job function's given-up runs reach the reconcile function so, which
+ * ends their jobs). Warm environments are reused, new ones start cold, and each is frozen between
+ * its invocations (environment.ts).
  */
+import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { functionNameOf, INVOKE_PATH } from '#lib/local/invoke.ts';
-import { LambdaConcurrency, throttledInvokeAnswer, type ThrottleReason } from '#lib/local/lambda-concurrency.ts';
+import { FunctionThrottledError, LambdaConcurrency, throttledInvokeAnswer, type ThrottleReason } from '#lib/local/lambda-concurrency.ts';
 import { LambdaEnvironment, type FunctionSpec, type InvokeOutcome } from './environment.ts';
 
 type Intrinsic = string | { Ref: string } | { 'Fn::GetAtt': [string, string] } | Record<string, unknown>;
+
+/** The logical id an `Fn::GetAtt` of an `Arn` names, if `value` is one. */
+function arnOf(value: unknown): string | undefined {
+  const getAtt = (value as { 'Fn::GetAtt'?: unknown } | undefined)?.['Fn::GetAtt'];
+  return Array.isArray(getAtt) && getAtt[1] === 'Arn' ? String(getAtt[0]) : undefined;
+}
 
 interface TemplateResource {
   readonly Type: string;
@@ -44,6 +54,10 @@ interface TemplateResource {
     readonly MaximumRetryAttempts?: number;
     readonly MaximumEventAgeInSeconds?: number;
     readonly ReservedConcurrentExecutions?: number;
+    readonly DestinationConfig?: { readonly OnFailure?: { readonly Destination?: Intrinsic } };
+    readonly EventSourceArn?: Intrinsic;
+    readonly FunctionResponseTypes?: readonly string[];
+    readonly RedrivePolicy?: { readonly maxReceiveCount?: number };
   };
 }
 
@@ -75,14 +89,9 @@ export interface EmulatorOptions {
   readonly throttledEventBackoff?: { readonly firstMs: number; readonly maxMs: number };
 }
 
-/** Lambda's refusal of an invoke past a concurrency limit (the Invoke API answers it 429). */
-export class TooManyRequestsException extends Error {
+/** Lambda's refusal of an invoke past a concurrency limit (the Invoke API answers it 429, a gateway 503). */
+export class TooManyRequestsException extends FunctionThrottledError {
   override readonly name = 'TooManyRequestsException';
-  readonly reason: ThrottleReason;
-  constructor(functionName: string, reason: ThrottleReason) {
-    super(`Rate Exceeded. (${functionName}: ${reason})`);
-    this.reason = reason;
-  }
 }
 
 /** An Event invoke Lambda gave up on: what it sends the function's failure destination. */
@@ -92,9 +101,26 @@ export interface GivenUpEvent {
   readonly requestPayload: unknown;
 }
 
+/** A record Lambda sent a failure destination (an SQS queue), and what became of it there. */
+export interface DestinationDelivery {
+  /** The queue's logical id. */
+  readonly queue: string;
+  /** The function its event source mapping invokes, if any reads the queue. */
+  readonly consumer: string | undefined;
+  /** The destination record, as the queue's message body holds it. */
+  readonly record: Record<string, unknown>;
+  /** Taken off the queue by its consumer; moved to the dead-letter queue after its receives; or still waiting (no consumer). */
+  status: 'waiting' | 'consumed' | 'dead-lettered';
+  receiveCount: number;
+}
+
 /** Lambda's own defaults for an asynchronous invoke: two retries after a failure, kept six hours. */
 const DEFAULT_RETRY_ATTEMPTS = 2;
 const DEFAULT_MAX_EVENT_AGE_SECONDS = 6 * 60 * 60;
+/** The account the emulation's ARNs name. */
+const ACCOUNT_ID = '000000000000';
+/** How long a failed queue message waits before it is received again (the template's visibility timeout is minutes; a test waits less). */
+const QUEUE_VISIBILITY_TIMEOUT_MS = 1_000;
 /** The account's concurrent executions in AWS, unless LAMBDA_ACCOUNT_CONCURRENCY says otherwise. */
 const DEFAULT_ACCOUNT_CONCURRENCY = 1000;
 
@@ -180,8 +206,13 @@ export class LambdaEmulator {
   readonly throttles: { readonly functionName: string; readonly reason: ThrottleReason; readonly invocationType: 'RequestResponse' | 'Event' }[] = [];
   /** Event invokes given up (their retries spent, or too old), with the record a failure destination gets. */
   readonly givenUp: GivenUpEvent[] = [];
+  /** Records sent to failure destinations, in order. */
+  readonly destinationDeliveries: DestinationDelivery[] = [];
   private readonly pools = new Map<string, FunctionPool>();
-  private readonly asyncConfig = new Map<string, { retryAttempts: number; maxEventAgeSeconds: number }>();
+  private readonly asyncConfig = new Map<string, { retryAttempts: number; maxEventAgeSeconds: number; onFailure?: string }>();
+  /** The template's SQS queues an event source mapping reads: its function, and the queue's receives before its dead-letter queue. */
+  private readonly queueConsumers = new Map<string, { functionName: string; reportsItemFailures: boolean }>();
+  private readonly queueReceives = new Map<string, number>();
   private readonly background = new Set<Promise<unknown>>();
   /** Waits of queued Event invokes, ended early when the emulator stops. */
   private readonly sleepers = new Set<() => void>();
@@ -259,12 +290,22 @@ export class LambdaEmulator {
     for (const [id, resource] of Object.entries(template.Resources)) {
       if (resource.Type === 'AWS::Lambda::EventInvokeConfig') {
         const target = resource.Properties?.FunctionName?.Ref;
+        const onFailure = arnOf(resource.Properties?.DestinationConfig?.OnFailure?.Destination);
         if (target) {
           this.asyncConfig.set(target, {
             retryAttempts: resource.Properties?.MaximumRetryAttempts ?? DEFAULT_RETRY_ATTEMPTS,
             maxEventAgeSeconds: resource.Properties?.MaximumEventAgeInSeconds ?? DEFAULT_MAX_EVENT_AGE_SECONDS,
+            ...(onFailure && { onFailure }),
           });
         }
+      }
+      if (resource.Type === 'AWS::Lambda::EventSourceMapping') {
+        const queue = arnOf(resource.Properties?.EventSourceArn);
+        const consumer = resource.Properties?.FunctionName?.Ref;
+        if (queue && consumer) this.queueConsumers.set(queue, { functionName: consumer, reportsItemFailures: resource.Properties?.FunctionResponseTypes?.includes('ReportBatchItemFailures') ?? false });
+      }
+      if (resource.Type === 'AWS::SQS::Queue' && resource.Properties?.RedrivePolicy?.maxReceiveCount !== undefined) {
+        this.queueReceives.set(id, resource.Properties.RedrivePolicy.maxReceiveCount);
       }
       if (resource.Type !== 'AWS::Lambda::Function') continue;
       const properties = resource.Properties ?? {};
@@ -385,14 +426,15 @@ export class LambdaEmulator {
     const run = (async () => {
       let tries = 0;
       let throttledFor = 0;
+      let lastError: { errorType: string; errorMessage: string } | undefined;
       while (!this.stopped) {
-        if (Date.now() >= expires) return this.giveUp(name, event, 'EventAgeExceeded', tries);
-        let ok: boolean;
+        if (Date.now() >= expires) return this.giveUp(name, event, 'EventAgeExceeded', tries, lastError);
+        let outcome: InvokeOutcome;
         try {
-          ok = (await this.invokeByName(name, event, 'Event')).outcome.ok;
+          outcome = (await this.invokeByName(name, event, 'Event')).outcome;
         } catch (error) {
           // An environment that could not start is a failed try, as Lambda counts an init error.
-          if (!(error instanceof TooManyRequestsException)) ok = false;
+          if (!(error instanceof TooManyRequestsException)) outcome = { ok: false, errorType: 'Runtime.InitError', errorMessage: (error as Error).message.split('\n')[0] ?? '' };
           else {
             const wait = Math.min(backoff.maxMs, backoff.firstMs * 2 ** throttledFor++);
             await this.sleep(Math.min(wait, Math.max(0, expires - Date.now())));
@@ -400,8 +442,9 @@ export class LambdaEmulator {
           }
         }
         tries++;
-        if (ok) return;
-        if (tries > retryAttempts) return this.giveUp(name, event, 'RetriesExhausted', tries);
+        if (outcome.ok) return;
+        lastError = { errorType: outcome.errorType, errorMessage: outcome.errorMessage };
+        if (tries > retryAttempts) return this.giveUp(name, event, 'RetriesExhausted', tries, lastError);
         await this.sleep(500);
       }
     })();
@@ -409,8 +452,71 @@ export class LambdaEmulator {
     void run.finally(() => this.background.delete(run));
   }
 
-  private giveUp(functionName: string, requestPayload: unknown, condition: GivenUpEvent['requestContext']['condition'], tries: number): void {
+  private async giveUp(
+    functionName: string,
+    requestPayload: unknown,
+    condition: GivenUpEvent['requestContext']['condition'],
+    tries: number,
+    lastError: { errorType: string; errorMessage: string } | undefined,
+  ): Promise<void> {
     this.givenUp.push({ functionName, requestContext: { condition, approximateInvokeCount: tries }, requestPayload });
+    const queue = this.asyncConfig.get(functionName)?.onFailure;
+    if (!queue) return;
+    // The record Lambda sends an on-failure destination (its invocation record, version 1.0).
+    const region = this.options.platformVariables.AWS_REGION ?? 'us-east-1';
+    const record = {
+      version: '1.0',
+      timestamp: new Date().toISOString(),
+      requestContext: { requestId: randomUUID(), functionArn: `arn:aws:lambda:${region}:${ACCOUNT_ID}:function:${functionName}:$LATEST`, condition, approximateInvokeCount: tries },
+      requestPayload,
+      responseContext: { statusCode: 200, executedVersion: '$LATEST', ...(lastError && { functionError: 'Unhandled' }) },
+      ...(lastError && { responsePayload: lastError }),
+    };
+    await this.sendToQueue(queue, record);
+  }
+
+  /**
+   * A message on one of the template's SQS queues, as its event source mapping delivers it: its
+   * function is invoked with an SQS event of that one record, and the message is received again
+   * (after a short visibility timeout here) while the invocation fails or reports it among its
+   * `batchItemFailures`, until the queue's `maxReceiveCount` moves it to the dead-letter queue.
+   */
+  private async sendToQueue(queue: string, record: Record<string, unknown>): Promise<void> {
+    const consumer = this.queueConsumers.get(queue);
+    const delivery: DestinationDelivery = { queue, consumer: consumer?.functionName, record, status: 'waiting', receiveCount: 0 };
+    this.destinationDeliveries.push(delivery);
+    if (!consumer) return;
+    const region = this.options.platformVariables.AWS_REGION ?? 'us-east-1';
+    const body = JSON.stringify(record);
+    const messageId = randomUUID();
+    const sent = Date.now();
+    const maxReceives = this.queueReceives.get(queue) ?? Number.POSITIVE_INFINITY;
+    while (!this.stopped) {
+      delivery.receiveCount++;
+      const message = {
+        messageId,
+        receiptHandle: randomUUID(),
+        body,
+        attributes: { ApproximateReceiveCount: String(delivery.receiveCount), SentTimestamp: String(sent), SenderId: 'AROA000000000000000:awslambda', ApproximateFirstReceiveTimestamp: String(sent) },
+        messageAttributes: {},
+        md5OfBody: createHash('md5').update(body).digest('hex'),
+        eventSource: 'aws:sqs',
+        eventSourceARN: `arn:aws:sqs:${region}:${ACCOUNT_ID}:${queue}`,
+        awsRegion: region,
+      };
+      let consumed = false;
+      try {
+        const { outcome } = await this.invokeByName(consumer.functionName, { Records: [message] });
+        const failures = outcome.ok && consumer.reportsItemFailures ? ((outcome.payload as { batchItemFailures?: { itemIdentifier: string }[] } | null)?.batchItemFailures ?? []) : [];
+        consumed = outcome.ok && !failures.some((failure) => failure.itemIdentifier === messageId);
+      } catch {
+        // Throttled, or the consumer could not start: the message stays on the queue.
+        delivery.receiveCount--;
+      }
+      if (consumed) return void (delivery.status = 'consumed');
+      if (delivery.receiveCount >= maxReceives) return void (delivery.status = 'dead-lettered');
+      await this.sleep(QUEUE_VISIBILITY_TIMEOUT_MS);
+    }
   }
 
   /** Waits `ms`, or until the emulator stops. */
