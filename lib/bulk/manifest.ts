@@ -1,7 +1,8 @@
 /**
  * A bulk job's manifest (shared/spec/beyond.md, "Bulk jobs"): JSON Lines, one line per item of the
- * job in input order, `{ "line": n, "pdf": <PDF record> }` for an item that was stored and
- * `{ "line": n, "error": { "code", "message" } }` for one that was not (an invalid line included).
+ * job in input order, each `{ "line": n, ... }` with what became of that line: its stored PDF, or
+ * an `error` with `code` and `message` (an invalid line included). What a line says beside `line`
+ * is the caller's (the job's result format); this module decides only how the file is written.
  *
  * Written by streaming into S3 (multipart.ts): the lines come from an async iterable (the job's
  * items read back in order), each is serialized and buffered into the current part, so memory stays
@@ -12,10 +13,12 @@ import { MultipartWriter, type MultipartTarget, type WrittenObject } from './mul
 
 export const MANIFEST_CONTENT_TYPE = 'application/x-ndjson';
 
-/** One manifest line. `pdf` is the PDF record exactly as `GET /v1/pdf/{id}` answers it (the caller's view of it). */
-export type ManifestLine =
-  | { readonly line: number; readonly pdf: object; readonly error?: undefined }
-  | { readonly line: number; readonly error: { readonly code: string; readonly message: string }; readonly pdf?: undefined };
+/**
+ * One manifest line: its input line number, and the line's outcome as the job reports it, for
+ * example `{ line, pdf: <record> }` or `{ line, success: true, pdf_id, … }`; a line that produced no
+ * PDF has `error: { code, message }` (and is what `failed` counts).
+ */
+export type ManifestLine = { readonly line: number; readonly error?: { readonly code: string; readonly message: string } } & Readonly<Record<string, unknown>>;
 
 /** The manifest's counts: `succeeded + failed == lines`. */
 export interface WrittenManifest extends WrittenObject {
@@ -24,10 +27,10 @@ export interface WrittenManifest extends WrittenObject {
   readonly failed: number;
 }
 
-/** One line's text, newline included. Fields in a fixed order: `line` first, for readers that look at a line's start. */
+/** One line's text, newline included, `line` first (for readers that look at a line's start). */
 export function manifestLineText(entry: ManifestLine): string {
-  const body = entry.pdf !== undefined ? { line: entry.line, pdf: entry.pdf } : { line: entry.line, error: { code: entry.error.code, message: entry.error.message } };
-  return `${JSON.stringify(body)}\n`;
+  const { line, ...outcome } = entry;
+  return `${JSON.stringify({ line, ...outcome })}\n`;
 }
 
 /**
@@ -47,7 +50,7 @@ export async function writeManifest(target: Omit<MultipartTarget, 'contentType'>
       }
       previous = entry.line;
       count += 1;
-      if (entry.pdf !== undefined) succeeded += 1;
+      if (entry.error === undefined) succeeded += 1;
       await writer.write(Buffer.from(manifestLineText(entry)));
     }
   } catch (error) {

@@ -50,6 +50,24 @@ describe('writeManifest', () => {
     expect((await store.read('bulk/k/small/manifest.jsonl')).toString()).toBe(`${JSON.stringify({ line: 1, pdf: record(1) })}\n`);
   });
 
+  it('writes each line’s outcome as the job gives it, line first', async () => {
+    // Arrange: a batch item's result, its fields in another order.
+    const outcome = { success: true, pdf_id: 'pdf_000000000000000000000001', size_bytes: 1001, line: 1 };
+
+    // Act
+    const written = await writeManifest({ s3: store.s3, bucketName: store.bucketName, key: 'bulk/k/as-given/manifest.jsonl' }, [
+      outcome,
+      { line: 2, success: false, error: { code: 'RENDER_TIMEOUT', message: 'too slow' } },
+    ]);
+
+    // Assert
+    expect((await store.read('bulk/k/as-given/manifest.jsonl')).toString()).toBe(
+      '{"line":1,"success":true,"pdf_id":"pdf_000000000000000000000001","size_bytes":1001}\n' +
+        '{"line":2,"success":false,"error":{"code":"RENDER_TIMEOUT","message":"too slow"}}\n',
+    );
+    expect(written).toMatchObject({ lines: 2, succeeded: 1, failed: 1 });
+  });
+
   it('gives up a manifest whose lines come out of order, and leaves none', async () => {
     // Act
     const writing = writeManifest({ s3: store.s3, bucketName: store.bucketName, key: 'bulk/k/wrong/manifest.jsonl' }, [

@@ -9,7 +9,7 @@ import { checkInlineItems, readUploadLines, UploadRefusedError, type UploadLine 
 
 const item = (n: number) => JSON.stringify({ html: `<h1>Invoice ${n}</h1>`, options: { format: 'A4' }, metadata: { reference_id: `order-${n}` } });
 
-async function readAll(chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, options?: Parameters<typeof readUploadLines>[1]): Promise<UploadLine[]> {
+async function readAll(chunks: Iterable<Uint8Array> | AsyncIterable<Uint8Array>, options?: Parameters<typeof readUploadLines<Record<string, unknown>>>[1]): Promise<UploadLine[]> {
   const lines: UploadLine[] = [];
   for await (const line of readUploadLines(chunks, options)) lines.push(line);
   return lines;
