@@ -17,6 +17,8 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct, Node } from 'constructs';
@@ -26,6 +28,7 @@ import { retentionPrefix } from '#lib/storage/pdfs.ts';
 import { IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { JOB_ASYNC_INVOKE, JOB_REQUEST_PREFIX, JOB_RESULT_PREFIX } from '#lib/jobs/job-records.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
+import { BULK_MAX_RECEIVE_COUNT, BULK_PREFIX, BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS, BULK_WORKER_TIMEOUT_SECONDS, UPLOAD_PREFIX } from '#lib/bulk/bulk-records.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
 import { Alarms } from './constructs/alarms.ts';
 import { ChromiumLayer } from './constructs/chromium-layer.ts';
@@ -87,6 +90,12 @@ export interface PdfApiStackProps extends StackProps {
   /** Reserved and provisioned concurrency by function; none by default (cdk/constructs/concurrency.ts). */
   readonly concurrency?: ConcurrencySettings;
   readonly logRetention?: RetentionDays;
+  /**
+   * The bulk queue's event source mapping: at most this many bulk workers at once
+   * (ScalingConfig.MaximumConcurrency, 2 to 1000; context `bulkMaximumConcurrency`, 100 by default),
+   * leaving the rest of the account's concurrency to the API.
+   */
+  readonly bulkMaximumConcurrency?: number;
 }
 
 function contextFlag(node: Node, name: string, fallback: boolean): boolean {
@@ -131,6 +140,7 @@ export function stackPropsFromContext(node: Node): PdfApiStackProps {
     ...(publicBaseUrl && { publicBaseUrl }),
     ...(alarmEmail && { alarmEmail }),
     concurrency: concurrencyFromContext(node),
+    bulkMaximumConcurrency: contextInt(node, 'bulkMaximumConcurrency', 100),
   };
 }
 
@@ -147,6 +157,9 @@ export class PdfApiStack extends Stack {
   readonly jobFailures: Queue;
   /** Failure records the reconcile function could not handle after several tries. */
   readonly jobFailuresDeadLetters: Queue;
+  /** The bulk queue (one message per chunk of a bulk job, lib/aws/bulk-queue.ts) and its dead-letter queue. */
+  readonly bulkQueue: Queue;
+  readonly bulkDeadLetters: Queue;
 
   constructor(scope: Construct, id: string, props: PdfApiStackProps) {
     super(scope, id, props);
@@ -176,7 +189,10 @@ export class PdfApiStack extends Stack {
     const sizing = (profile: FunctionProfile) => {
       // A function that invokes others waits for them (batch waits for its renders).
       if (profile.timeoutSeconds) return { memorySize: LIGHT_MEMORY_MB, timeout: Duration.seconds(profile.timeoutSeconds) };
+      if (profile.timeoutSeconds && profile.memoryMb) return { memorySize: profile.memoryMb, timeout: Duration.seconds(profile.timeoutSeconds) };
       if (!profile.chromium) return { memorySize: LIGHT_MEMORY_MB, timeout: profile.invokes?.length ? API_LONG_TIMEOUT : LIGHT_TIMEOUT };
+      // The bulk worker: ten lines and, for a job's last chunk, its manifest, within the queue's visibility timeout.
+      if (profile.bulkWorker) return { memorySize: CHROMIUM_MEMORY_MB, ephemeralStorage: CHROMIUM_TMP, timeout: Duration.seconds(BULK_WORKER_TIMEOUT_SECONDS) };
       const longest = profile.runsJobs || profile.rendersJobItems;
       return { memorySize: CHROMIUM_MEMORY_MB, ephemeralStorage: CHROMIUM_TMP, timeout: longest ? JOB_TIMEOUT : API_LONG_TIMEOUT };
     };
@@ -235,9 +251,51 @@ export class PdfApiStack extends Stack {
       deadLetterQueue: { queue: this.jobFailuresDeadLetters, maxReceiveCount: 5 },
       removalPolicy,
     });
+    // Bulk jobs' chunks (lib/aws/bulk-queue.ts): a standard queue whose messages carry the API key as
+    // MessageGroupId, which makes it a fair queue; a chunk received BULK_MAX_RECEIVE_COUNT times
+    // without getting done goes to the dead-letter queue, which the reconcile function reads (it
+    // ends the chunk, lib/bulk/bulk-completion.ts) and an alarm watches.
+    this.bulkDeadLetters = new Queue(this, 'BulkDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      visibilityTimeout: Duration.seconds(6 * (FUNCTION_PROFILES.reconcile.timeoutSeconds ?? 60)),
+      removalPolicy,
+    });
+    this.bulkQueue = new Queue(this, 'BulkQueue', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(4),
+      // Longer than the worker's timeout and its chunk lease (lib/bulk/bulk-records.ts), so a message
+      // delivered again after its worker died finds the chunk free.
+      visibilityTimeout: Duration.seconds(BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS),
+      deadLetterQueue: { queue: this.bulkDeadLetters, maxReceiveCount: BULK_MAX_RECEIVE_COUNT },
+      removalPolicy,
+    });
     for (const name of allFunctionNames) {
       const profile = FUNCTION_PROFILES[name];
       const fn = functions[name];
+      if (profile.bulkObjects?.length) {
+        for (const prefix of [BULK_PREFIX, UPLOAD_PREFIX]) {
+          fn.addToRolePolicy(new PolicyStatement({ actions: profile.bulkObjects.map((op) => `s3:${op}`), resources: [bucket.arnForObjects(`${prefix}*`)] }));
+          Validations.of(fn.role!).acknowledge({
+            id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}*]`,
+            reason: `Bulk jobs' objects and uploads are stored per key and job (${prefix}<key id>/...); the prefix is as narrow as they allow.`,
+          });
+        }
+      }
+      if (profile.sendsBulkChunks) {
+        fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.bulkQueue.queueArn] }));
+        fn.addEnvironment('BULK_QUEUE_URL', this.bulkQueue.queueUrl);
+      }
+      if (profile.bulkWorker) {
+        // One chunk per invocation (a chunk is ten lines already); ReportBatchItemFailures so that a
+        // chunk another worker holds comes back alone; MaximumConcurrency bounds the bulk fleet.
+        fn.addEventSource(
+          new SqsEventSource(this.bulkQueue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: props.bulkMaximumConcurrency ?? 100 }),
+        );
+      }
+      if (profile.endsGivenUpChunks) fn.addEventSource(new SqsEventSource(this.bulkDeadLetters, { batchSize: 10, reportBatchItemFailures: true }));
       if (profile.table?.length) {
         fn.addToRolePolicy(new PolicyStatement({ actions: profile.table.map((op) => `dynamodb:${op}`), resources: [table.tableArn] }));
       }
@@ -352,14 +410,23 @@ export class PdfApiStack extends Stack {
       removalPolicy,
     });
 
-    this.alarms = new Alarms(this, 'Alarms', {
+    const alarms = (this.alarms = new Alarms(this, 'Alarms', {
       api: this.restApi.api,
       functions,
       renderLogGroups: allFunctionNames.filter((name) => FUNCTION_PROFILES[name].chromium).map((name) => functions[name].logGroup),
       metricsNamespace: METRICS_NAMESPACE,
       jobFailures: this.jobFailuresDeadLetters,
       ...(props.alarmEmail && { email: props.alarmEmail }),
-    });
+    }));
+    // A chunk that failed every delivery: the reconcile function ends it, but someone should know why.
+    new Alarm(this, 'BulkChunksGivenUp', {
+      alarmDescription: 'A bulk job chunk failed on every delivery and went to the dead-letter queue (its lines failed uncharged).',
+      metric: this.bulkDeadLetters.metricNumberOfMessagesReceived({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    }).addAlarmAction(new SnsAction(alarms.topic));
 
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the API', value: this.restApi.api.url });
     new CfnOutput(this, 'TableName', { description: 'DynamoDB table (TABLE_NAME for the key tool)', value: table.tableName });

@@ -21,7 +21,7 @@ import { invokeJobFunction } from '#lib/aws/job-invoker.ts';
 import { counterStore, pdfStore, webhookDeps } from '#lib/aws/stores.ts';
 import { abandonExpiredJobs, endGivenUpJob } from '#lib/jobs/job-endings.ts';
 import { enqueueStrandedBulkJobs } from '#lib/bulk/bulk-submission.ts';
-import { releaseAllChunkLeases } from '#lib/bulk/bulk-records.ts';
+import { BULK_WORKER_TIMEOUT_SECONDS, releaseAllChunkLeases } from '#lib/bulk/bulk-records.ts';
 import { getJob } from '#lib/jobs/job-records.ts';
 import { JOB_ASYNC_INVOKE, pendingJobIds, removeLeftoverJobRequests } from '#lib/jobs/job-records.ts';
 import { sendDueDeliveries } from '#lib/webhooks/deliveries.ts';
@@ -192,7 +192,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const concurrency = new LambdaConcurrency({ account: settings.lambdaAccountConcurrency });
   const invokeEndpoint = createInvokeEndpoint(INVOKED_HANDLERS, {
     concurrency,
-    timeoutMs: (name) => (FUNCTION_PROFILES[name].runsJobs ? JOB_FUNCTION_TIMEOUT_MS : GATEWAY_TIMEOUT_MS),
+    timeoutMs: (name) =>
+      FUNCTION_PROFILES[name].bulkWorker ? BULK_WORKER_TIMEOUT_SECONDS * 1000 : FUNCTION_PROFILES[name].runsJobs ? JOB_FUNCTION_TIMEOUT_MS : GATEWAY_TIMEOUT_MS,
     retryAttempts: JOB_ASYNC_INVOKE.retryAttempts,
     retryDelayMs: LOCAL_RETRY_DELAY_MS,
     // Lambda's failure destination: the job no try could finish is ended now, not hours later.

@@ -1,0 +1,163 @@
+/**
+ * Bulk jobs through the local stack (issue #32): lines checked and refused by number, the quota of
+ * the valid lines reserved (402 when it does not fit), chunks on the local SQS queue run by the bulk
+ * worker through Lambda's event source mapping, and the money exact: quota used == PDFs listed ==
+ * downloadable == manifest successes, after a duplicate delivery and after a cancel too; and fair
+ * between keys: a small job sent after a large one of another key finishes first.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { GetQueueUrlCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { describe, expect, inject, it } from 'vitest';
+import { createKey, download, expectApiError, quotaUsed, request, type TestKey } from '../support/api.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const call = (key: TestKey, method: string, path: string, body?: unknown) =>
+  request(method, path, { apiKey: key.apiKey, ...(body !== undefined && { body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }) });
+
+async function waitForEnd(key: TestKey, jobId: string, timeoutMs = 240_000) {
+  const giveUpAt = Date.now() + timeoutMs;
+  for (;;) {
+    const job = await call(key, 'GET', `/v1/jobs/${jobId}`);
+    if (job.body.completed_at) return job.body;
+    if (Date.now() > giveUpAt) throw new Error(`job ${jobId} did not end: ${JSON.stringify(job.body)}`);
+    await sleep(300);
+  }
+}
+
+async function manifestOf(key: TestKey, jobId: string): Promise<any[]> {
+  const redirect = await call(key, 'GET', `/v1/jobs/${jobId}/manifest`);
+  expect(redirect.status).toBe(302);
+  const text = await (await fetch(redirect.headers.get('location')!)).text();
+  return text.trim().split('\n').map((line) => JSON.parse(line));
+}
+
+async function listedIds(key: TestKey): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await call(key, 'GET', `/v1/pdf?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    ids.push(...(page.body.data as { id: string }[]).map((record) => record.id));
+    cursor = page.body.next_cursor ?? undefined;
+  } while (cursor);
+  return ids;
+}
+
+/** quota used == PDFs listed == manifest successes, and each success downloads as a PDF. */
+async function expectExact(key: TestKey, manifest: any[]) {
+  const successes = manifest.filter((line) => line.success);
+  expect(await quotaUsed(key)).toBe(successes.length);
+  expect((await listedIds(key)).sort()).toEqual(successes.map((line) => line.pdf_id).sort());
+  for (const line of successes.slice(0, 3)) expect(Buffer.from(await download(line.download_url)).subarray(0, 5).toString()).toBe('%PDF-');
+}
+
+const invoice = (n: number, extra: Record<string, unknown> = {}) => ({ html: `<h1>Invoice ${n}</h1>`, metadata: { n }, ...extra });
+
+describe('bulk jobs', () => {
+  it('refuses invalid lines by number (400), runs the rest with skip_invalid, and the manifest matches the input line for line', async () => {
+    // Arrange: 30 lines, lines 4 and 17 invalid
+    const key = await createKey('pro');
+    const items: unknown[] = Array.from({ length: 30 }, (_, i) => invoice(i + 1));
+    items[3] = { html: '<p>x</p>', colour: 'red' };
+    items[16] = { html: '<p>x</p>', options: { format: 'A9' } };
+
+    // Act
+    const refused = await call(key, 'POST', '/v1/pdf/bulk', { items });
+    const merged = await call(key, 'POST', '/v1/pdf/bulk', { items, merge: true });
+    const accepted = await call(key, 'POST', '/v1/pdf/bulk', { items, skip_invalid: true, options: { format: 'A5' } });
+    const job = await waitForEnd(key, accepted.body.job_id);
+    const manifest = await manifestOf(key, accepted.body.job_id);
+
+    // Assess
+    const message = expectApiError(refused, 400, 'invalid_request');
+    expect(message).toContain('line 4');
+    expect(message).toContain('line 17');
+    expectApiError(merged, 400, 'invalid_request');
+    expect(accepted.status).toBe(202);
+    expect(accepted.body).toMatchObject({ status: 'queued', total: 30 });
+    expect(job).toMatchObject({ status: 'succeeded', total: 30, succeeded: 28, failed: 2, result: { succeeded: 28, failed: 2 } });
+    expect(manifest.map((line) => line.line)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    expect(manifest.filter((line) => !line.success).map((line) => [line.line, line.error.code])).toEqual([
+      [4, 'INVALID_OPTIONS'],
+      [17, 'INVALID_OPTIONS'],
+    ]);
+    expect(manifest[0].metadata).toEqual({ n: 1 });
+    await expectExact(key, manifest);
+  }, 300_000);
+
+  it('402 when the valid lines do not fit the quota: nothing started, nothing charged', async () => {
+    const key = await createKey('free');
+    const used = await quotaUsed(key);
+    const response = await call(key, 'POST', '/v1/pdf/bulk', { items: Array.from({ length: 1_000 }, (_, i) => invoice(i)) });
+    expectApiError(response, 402, 'quota_exceeded');
+    expect(await quotaUsed(key)).toBe(used);
+    expect(await listedIds(key)).toEqual([]);
+  });
+
+  it('a chunk delivered twice is rendered and charged once', async () => {
+    // Arrange: 20 lines (two chunks of ten, whose bytes are the items as sent, one per line)
+    const key = await createKey('pro');
+    const items = Array.from({ length: 20 }, (_, i) => invoice(i + 1, { options: { wait_delay_ms: 100 } }));
+    const lines = items.map((item) => Buffer.byteLength(JSON.stringify(item)) + 1);
+    const offset = (line: number) => lines.slice(0, line - 1).reduce((sum, bytes) => sum + bytes, 0);
+    const info = JSON.parse(readFileSync(join(inject('dataDir'), 'stack.json'), 'utf8')) as { sqsEndpoint: string; region: string };
+    const sqs = new SQSClient({ endpoint: info.sqsEndpoint, region: info.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const { QueueUrl } = await sqs.send(new GetQueueUrlCommand({ QueueName: 'pdf-api-bulk' }));
+
+    // Act: submit, then deliver both chunks again, as SQS's at-least-once may
+    const accepted = await call(key, 'POST', '/v1/pdf/bulk', { items });
+    const chunks = [0, 1].map((chunk) => ({ job_id: accepted.body.job_id, chunk, first: chunk * 10 + 1, last: chunk * 10 + 10, start: offset(chunk * 10 + 1), end: offset(chunk * 10 + 11) - 1 }));
+    await sqs.send(new SendMessageBatchCommand({ QueueUrl, Entries: chunks.map((chunk) => ({ Id: String(chunk.chunk), MessageBody: JSON.stringify(chunk), MessageGroupId: key.keyId })) }));
+    await sqs.send(new SendMessageBatchCommand({ QueueUrl, Entries: chunks.map((chunk) => ({ Id: String(chunk.chunk), MessageBody: JSON.stringify(chunk), MessageGroupId: key.keyId })) }));
+    const job = await waitForEnd(key, accepted.body.job_id);
+    await sleep(2_000); // the duplicates still in the queue find the job ended
+
+    // Assess
+    sqs.destroy();
+    expect(job).toMatchObject({ status: 'succeeded', succeeded: 20, failed: 0 });
+    const manifest = await manifestOf(key, accepted.body.job_id);
+    expect(manifest).toHaveLength(20);
+    await expectExact(key, manifest);
+    expect(await quotaUsed(key)).toBe(20);
+  }, 300_000);
+
+  it('a cancelled job starts no more lines, keeps what it stored and gives the rest of its reservation back', async () => {
+    // Arrange: 60 slow lines
+    const key = await createKey('pro');
+    const items = Array.from({ length: 60 }, (_, i) => invoice(i + 1, { options: { wait_delay_ms: 300 } }));
+    const accepted = await call(key, 'POST', '/v1/pdf/bulk', { items });
+    expect(await quotaUsed(key)).toBe(60); // reserved at submission
+    for (let progress = 0; progress < 3; await sleep(200)) progress = (await call(key, 'GET', `/v1/jobs/${accepted.body.job_id}`)).body.succeeded;
+
+    // Act
+    const cancelled = await call(key, 'DELETE', `/v1/jobs/${accepted.body.job_id}`);
+    const job = await waitForEnd(key, accepted.body.job_id);
+
+    // Assess
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.status).toBe('cancelled');
+    expect(job.status).toBe('cancelled');
+    expect(job.succeeded).toBeLessThan(60);
+    expect(job.succeeded + job.failed).toBe(60);
+    const manifest = await manifestOf(key, accepted.body.job_id);
+    expect(manifest.filter((line) => !line.success).every((line) => line.error.code === 'CANCELLED')).toBe(true);
+    await expectExact(key, manifest);
+  }, 300_000);
+
+  it('is fair between keys: a small job sent after a large one of another key finishes first', async () => {
+    const [large, small] = [await createKey('enterprise'), await createKey('pro')];
+    const largeJob = await call(large, 'POST', '/v1/pdf/bulk', { items: Array.from({ length: 60 }, (_, i) => invoice(i + 1, { options: { wait_delay_ms: 100 } })) });
+    await sleep(1_000);
+    const smallJob = await call(small, 'POST', '/v1/pdf/bulk', { items: Array.from({ length: 10 }, (_, i) => invoice(i + 1)) });
+
+    const smallEnded = await waitForEnd(small, smallJob.body.job_id);
+    const largeNow = await call(large, 'GET', `/v1/jobs/${largeJob.body.job_id}`);
+    const largeEnded = await waitForEnd(large, largeJob.body.job_id);
+
+    expect(smallEnded).toMatchObject({ status: 'succeeded', succeeded: 10 });
+    expect(largeNow.body.completed_at).toBeUndefined();
+    expect(Date.parse(smallEnded.completed_at)).toBeLessThan(Date.parse(largeEnded.completed_at));
+    console.info(`fairness: the 10-line job ended when the 60-line job had ${largeNow.body.succeeded} of 60 done`);
+  }, 300_000);
+});
