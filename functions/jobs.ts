@@ -4,10 +4,10 @@ import { invalidRequest, notFound } from '#lib/api/errors.ts';
 import { json } from '#lib/api/http.ts';
 import { byApiKeyPollingJobs } from '#lib/api/authentication.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
-import { jobView } from '#lib/api/views.ts';
 import { pdfStore } from '#lib/aws/stores.ts';
 import { bulkProgress, bulkResultObjectKey, cancelBulkJob } from '#lib/bulk/bulk-records.ts';
 import { getJob, withResult } from '#lib/jobs/job-records.ts';
+import { jobView } from '#lib/jobs/job-views.ts';
 
 /** How long the redirect to a bulk job's manifest or archive may be followed. */
 const RESULT_LINK_TTL_SECONDS = 60;

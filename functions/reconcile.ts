@@ -4,7 +4,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { reconcileQuotas, type ReconciliationReport } from '#lib/accounts/reconcile.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import type { ChunkMessage } from '#lib/aws/bulk-queue.ts';
-import { giveUpChunk } from '#lib/bulk/bulk-completion.ts';
+import { completeExpiredBulkJobs, giveUpChunk } from '#lib/bulk/bulk-completion.ts';
 import { enqueueStrandedBulkJobs } from '#lib/bulk/bulk-submission.ts';
 import { abandonExpiredJobs, endGivenUpJob, type GivenUpInvocation } from '#lib/jobs/job-endings.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
@@ -46,7 +46,7 @@ export const handler = middy<unknown, (ReconciliationReport & { abandonedJobs: n
       return { batchItemFailures };
     }
     const now = new Date();
-    const abandonedJobs = await abandonExpiredJobs(now);
+    const abandonedJobs = (await abandonExpiredJobs(now)) + (await completeExpiredBulkJobs(now));
     const requeuedBulkJobs = await enqueueStrandedBulkJobs(now, STRANDED_BULK_JOB_MS);
     return { ...(await reconcileQuotas({ counters: counterStore(), pdfs: pdfStore() }, now)), abandonedJobs, requeuedBulkJobs };
   });

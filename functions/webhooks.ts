@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { webhookDeps } from '#lib/aws/stores.ts';
+import { webhookDeps } from '#lib/jobs/job-webhooks.ts';
 import { logger } from '#lib/observability/logger.ts';
 import { settings } from '#lib/settings.ts';
 import { sendDueDeliveries } from '#lib/webhooks/deliveries.ts';

@@ -6,10 +6,10 @@
  */
 
 import { availableParallelism } from 'node:os';
-import { resolveSecretArns } from './aws/secrets.ts';
+import { resolveSecretArns } from './secrets.ts';
 
 // In AWS the link-signing secret arrives as LINK_SIGNING_SECRET_ARN and is fetched here, once per
-// cold start, so that the getter below stays synchronous (see lib/aws/secrets.ts).
+// cold start, so that the getter below stays synchronous (see lib/secrets.ts).
 await resolveSecretArns(['LINK_SIGNING_SECRET']);
 
 /** Cores this process may use: fixed for its life, and a system call to ask (settings are read per document). */

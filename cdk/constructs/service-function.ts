@@ -35,7 +35,7 @@ export interface ServiceFunctionProps {
   /** Runs Chromium: keeps @sparticuz/chromium out of the bundle (the layer provides it). */
   readonly chromium: boolean;
   /**
-   * Reads a secret at cold start (lib/aws/secrets.ts). Only then does it carry the Secrets Manager
+   * Reads a secret at cold start (lib/secrets.ts). Only then does it carry the Secrets Manager
    * client: elsewhere that code path is never taken (no `<NAME>_ARN` in its environment).
    */
   readonly readsSecrets?: boolean;
@@ -75,7 +75,7 @@ export function siteAssetCopyCommands(projectRoot: string, outputDir: string): s
   });
 }
 
-/** The SDK package lib/aws/secrets.ts loads, only where a secret is read. */
+/** The SDK package lib/secrets.ts loads, only where a secret is read. */
 export const SECRETS_MANAGER_CLIENT = '@aws-sdk/client-secrets-manager';
 
 /** `generate` -> `GenerateFunction`: the construct id and the template's logical id. */

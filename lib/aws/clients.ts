@@ -48,5 +48,5 @@ export const lambda = oncePerEndpoint('AWS_ENDPOINT_URL_LAMBDA', () => new Lambd
 /** The bulk queue's client (lib/aws/bulk-queue.ts). */
 export const sqs = oncePerEndpoint('AWS_ENDPOINT_URL_SQS', () => new SQSClient({}));
 
-/** The key that seals job requests (lib/aws/job-request-keys.ts); in AWS only: the local stack has no KMS. */
+/** The key that seals job requests (lib/jobs/request-keys.ts); in AWS only: the local stack has no KMS. */
 export const kms = oncePerEndpoint('AWS_ENDPOINT_URL_KMS', () => new KMSClient({}));

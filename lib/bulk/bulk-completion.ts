@@ -8,15 +8,17 @@ import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { settleReservation } from '#lib/accounts/quota.ts';
 import { downloadUrl } from '#lib/api/views.ts';
 import type { ChunkMessage } from '#lib/aws/bulk-queue.ts';
-import { counterStore, pdfStore, webhookDeps } from '#lib/aws/stores.ts';
+import { counterStore, pdfStore } from '#lib/aws/stores.ts';
+import { webhookDeps } from '#lib/jobs/job-webhooks.ts';
 import type { BatchItemResult } from '#lib/documents/batch.ts';
-import { getJob, jobPdfId, jobWebhookId, type Job } from '#lib/jobs/job-records.ts';
+import { getJob, jobPdfId, jobWebhookId, pendingJobIds, type Job } from '#lib/jobs/job-records.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { getPdfRecordEvenDeleted } from '#lib/storage/pdfs.ts';
 import { attemptDelivery, enqueueDelivery } from '#lib/webhooks/deliveries.ts';
 import { inputLines, type InputLine } from './bulk-lines.ts';
 import {
   BULK_MAX_RECEIVE_COUNT,
+  BULK_RESERVATION_LIFETIME_MS,
   bulkObjectKey,
   chunksInShard,
   finishBulkJob,
@@ -144,6 +146,22 @@ function manifestLine(result: LineResult, baseUrl: string): ManifestLine {
     size_bytes: result.record.size,
     metadata: result.metadata ?? {},
   };
+}
+
+/**
+ * Completes, as given up, every unfinished bulk job whose reservation has expired: what its chunks
+ * stored is in its manifest and charged, the rest fails. The reconcile runs it beside lib/jobs'
+ * abandonExpiredJobs, which leaves bulk jobs to this.
+ */
+export async function completeExpiredBulkJobs(now: Date): Promise<number> {
+  let completed = 0;
+  for (const id of await pendingJobIds(pdfStore())) {
+    const job = await getJob(pdfStore(), id);
+    if (job?.kind !== 'bulk' || now.getTime() - Date.parse(job.createdAt) < BULK_RESERVATION_LIFETIME_MS) continue;
+    await completeBulkJob(id, { force: true });
+    completed++;
+  }
+  return completed;
 }
 
 /**

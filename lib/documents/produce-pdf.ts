@@ -5,7 +5,7 @@
 import type { ApiKey } from '#lib/accounts/keys.ts';
 import { TIERS } from '#lib/accounts/tiers.ts';
 import { randomBase62 } from '#lib/random.ts';
-import { assertUrlAllowed } from '#lib/egress/destinations.ts';
+import { assertUrlAllowed } from '#lib/render/document-url.ts';
 import { inspectHtml } from '#lib/render/html.ts';
 import { describeIssue, resolveRenderOptions, type RenderOptions } from '#lib/render/options.ts';
 import { renderPdf, type DocumentSource, type RenderLimits } from '#lib/render/render.ts';

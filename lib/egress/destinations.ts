@@ -1,6 +1,7 @@
 /**
- * Which network destinations a document may reach: public unicast addresses only, unless the
- * deployment lists a `host:port` in PDF_ALLOW_PRIVATE_HOSTS.
+ * Which network destinations a document or a webhook may reach: public unicast addresses only,
+ * unless the deployment lists a `host:port` in PDF_ALLOW_PRIVATE_HOSTS. Verdicts only: the caller
+ * words the refusal for its own reader (lib/render/document-url.ts for a document's `url`).
  *
  * Decisions are made on resolved addresses, never on the URL's text: the WHATWG URL parser first
  * normalises every spelling (decimal, octal, hex or short IPv4 forms, upper-case schemes,
@@ -8,9 +9,6 @@
  */
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
-import { DocumentError, quoteInput } from '#lib/render/errors.ts';
-
-const ALLOWED_PROTOCOLS = new Set(['http:', 'https:']);
 
 /**
  * IANA's global unicast block. ipaddr.js calls every IPv6 address outside its named special
@@ -78,36 +76,4 @@ export async function resolveDestination(host: string, port: number, policy: Egr
   if (first === undefined) return { allowed: false, reason: 'unresolvable' };
   if (!allowListed && !addresses.every(isPublicAddress)) return { allowed: false, reason: 'not_public' };
   return { allowed: true, address: first };
-}
-
-/**
- * Checks a caller-supplied URL before the browser is pointed at it, so that a refused URL is a
- * clear 400 rather than a failed navigation. Throws URL_NOT_ALLOWED with a message a caller can act on.
- */
-export async function assertUrlAllowed(raw: string, policy: EgressPolicy): Promise<URL> {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new DocumentError('URL_NOT_ALLOWED', 'url is not a valid absolute URL');
-  }
-  if (!ALLOWED_PROTOCOLS.has(url.protocol)) {
-    throw new DocumentError('URL_NOT_ALLOWED', `url is not allowed: only http and https URLs can be rendered`);
-  }
-  const destination = await resolveDestination(url.hostname, portOf(url), policy);
-  if (!destination.allowed && destination.reason === 'unresolvable') {
-    throw new DocumentError('URL_UNREACHABLE', `url could not be loaded: the host ${quoteInput(url.hostname)} does not resolve`);
-  }
-  if (!destination.allowed) {
-    throw new DocumentError(
-      'URL_NOT_ALLOWED',
-      'url is not allowed: it must point to a publicly reachable host, not a private, loopback or link-local address',
-    );
-  }
-  // Credentials in the URL would be dropped on the way: refused, naming the option that sends them.
-  // Checked after the address, so that a private one is refused as such whatever the URL carries.
-  if (url.username !== '' || url.password !== '') {
-    throw new DocumentError('URL_NOT_ALLOWED', 'url must not carry credentials (user:password@): give them as basic_auth instead');
-  }
-  return url;
 }

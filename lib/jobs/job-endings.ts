@@ -7,12 +7,10 @@ import { settleReservation } from '#lib/accounts/quota.ts';
 import type { Produced } from '#lib/api/document-requests.ts';
 import { ApiError, errorBody } from '#lib/api/errors.ts';
 import { pdfRecordView } from '#lib/api/views.ts';
-import { counterStore, pdfStore, webhookDeps } from '#lib/aws/stores.ts';
+import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { countRecordsOf, getPdfRecord } from '#lib/storage/pdfs.ts';
 import { attemptDelivery, enqueueDelivery } from '#lib/webhooks/deliveries.ts';
-import { completeBulkJob } from '#lib/bulk/bulk-completion.ts';
-import { BULK_RESERVATION_LIFETIME_MS } from '#lib/bulk/bulk-records.ts';
 import {
   deleteJobRequest,
   finishJob,
@@ -24,6 +22,7 @@ import {
   pendingJobIds,
   type Job,
 } from './job-records.ts';
+import { webhookDeps } from './job-webhooks.ts';
 
 /** How a run ended: what the job's `result` is, and how many reserved PDFs it did not store. */
 export type Ending = Produced<unknown> & { readonly status: 'succeeded' | 'failed' };
@@ -52,9 +51,8 @@ export async function endJob(job: Job, ending: Ending): Promise<void> {
  */
 export async function abandonJob(jobId: string, message: string, code: 'render_failed' | 'unauthorized' = 'render_failed'): Promise<void> {
   const job = await getJob(pdfStore(), jobId);
-  if (!job || job.status === 'succeeded' || job.status === 'failed') return;
-  // A bulk job ends as it completes: what its chunks stored is in its manifest and charged, the rest fails.
-  if (job.kind === 'bulk') return completeBulkJob(job.id, { force: true });
+  // A bulk job is never run by the job function: lib/bulk ends it (completeExpiredBulkJobs, giveUpChunk).
+  if (!job || job.kind === 'bulk' || job.status === 'succeeded' || job.status === 'failed') return;
   const made = job.kind === 'generate' ? await getPdfRecord(pdfStore(), jobPdfId(job, 'document')) : undefined;
   if (made) return endJob(job, { status: 'succeeded', result: pdfRecordView(made, job.baseUrl), failed: 0 });
   const created = Date.parse(job.createdAt);
@@ -99,13 +97,15 @@ export async function endGivenUpJob(record: GivenUpInvocation): Promise<boolean>
   return true;
 }
 
-/** Abandons every unfinished job whose reservation has expired: no run of it can still be going. */
+/**
+ * Abandons every unfinished generate or batch job whose reservation has expired: no run of it can
+ * still be going. Bulk jobs are lib/bulk's to end (completeExpiredBulkJobs); the reconcile runs both.
+ */
 export async function abandonExpiredJobs(now: Date): Promise<number> {
   let abandoned = 0;
   for (const id of await pendingJobIds(pdfStore())) {
     const job = await getJob(pdfStore(), id);
-    const lifetimeMs = job?.kind === 'bulk' ? BULK_RESERVATION_LIFETIME_MS : JOB_RESERVATION_LIFETIME_MS;
-    if (!job || now.getTime() - Date.parse(job.createdAt) < lifetimeMs) continue;
+    if (!job || job.kind === 'bulk' || now.getTime() - Date.parse(job.createdAt) < JOB_RESERVATION_LIFETIME_MS) continue;
     await abandonJob(id, 'The job could not be completed. Nothing was charged for PDFs it did not store; please submit it again.');
     abandoned++;
   }

@@ -20,7 +20,7 @@ import type { TierName } from '#lib/accounts/tiers.ts';
 import { derivedBase62, randomBase62 } from '#lib/random.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
-import { jobRequestKeyUnwrapper, jobRequestKeyWrapper } from '#lib/aws/job-request-keys.ts';
+import { jobRequestKeyUnwrapper, jobRequestKeyWrapper } from './request-keys.ts';
 import { openJobRequest, sealJobRequest, type DataKeyUnwrapper, type DataKeyWrapper } from './request-sealing.ts';
 
 const ENTITY = 'JOB';

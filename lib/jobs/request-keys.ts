@@ -1,5 +1,5 @@
 /**
- * The keys job requests are sealed with (lib/jobs/request-sealing.ts), as this deployment has them:
+ * The keys job requests are sealed with (./request-sealing.ts), as this deployment has them:
  * the KMS key named by JOB_REQUEST_KEY_ARN in AWS, or the local stack's JOB_REQUEST_SECRET.
  *
  * KMS wraps each request's 32-byte data key with Encrypt, and unwraps it with Decrypt, under an
@@ -9,9 +9,9 @@
  * the bucket.
  */
 import { DecryptCommand, EncryptCommand } from '@aws-sdk/client-kms';
-import { localKeyUnwrapper, localKeyWrapper, SealedRequestError, type DataKeyUnwrapper, type DataKeyWrapper } from '#lib/jobs/request-sealing.ts';
+import { kms } from '#lib/aws/clients.ts';
 import { settings } from '#lib/settings.ts';
-import { kms } from './clients.ts';
+import { localKeyUnwrapper, localKeyWrapper, SealedRequestError, type DataKeyUnwrapper, type DataKeyWrapper } from './request-sealing.ts';
 
 /** KMS's encryption context of a request's data key: logged by CloudTrail with every use of the key. */
 const encryptionContext = (objectKey: string) => ({ job_request: objectKey });

@@ -18,12 +18,14 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { reconcileQuotas } from '#lib/accounts/reconcile.ts';
 import { FUNCTION_PROFILES } from '#lib/api/routes.ts';
 import { invokeJobFunction } from '#lib/aws/job-invoker.ts';
-import { counterStore, pdfStore, webhookDeps } from '#lib/aws/stores.ts';
+import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { abandonExpiredJobs, endGivenUpJob } from '#lib/jobs/job-endings.ts';
+import { completeExpiredBulkJobs } from '#lib/bulk/bulk-completion.ts';
 import { enqueueStrandedBulkJobs } from '#lib/bulk/bulk-submission.ts';
 import { BULK_WORKER_TIMEOUT_SECONDS, releaseAllChunkLeases } from '#lib/bulk/bulk-records.ts';
 import { getJob } from '#lib/jobs/job-records.ts';
 import { JOB_ASYNC_INVOKE, pendingJobIds, removeLeftoverJobRequests } from '#lib/jobs/job-records.ts';
+import { webhookDeps } from '#lib/jobs/job-webhooks.ts';
 import { sendDueDeliveries } from '#lib/webhooks/deliveries.ts';
 import { prepareDocument, renderLimits } from '#lib/documents/produce-pdf.ts';
 import { registerHealthCheck, registerRenderingState } from '#lib/observability/health.ts';
@@ -210,7 +212,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Local invocations share this machine: a batch keeps no more in flight than it can run.
     BATCH_CONCURRENCY: process.env.BATCH_CONCURRENCY ?? String(settings.renderConcurrency),
     LINK_SIGNING_SECRET: await stackSecret(dataDir, 'link-signing-secret'),
-    // Locally there is no KMS: job requests are sealed with a key derived from this (lib/aws/job-request-keys.ts).
+    // Locally there is no KMS: job requests are sealed with a key derived from this (lib/jobs/request-keys.ts).
     JOB_REQUEST_SECRET: await stackSecret(dataDir, 'job-request-secret'),
   });
 
@@ -240,6 +242,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const reconciliation = setInterval(
     () =>
       void abandonExpiredJobs(new Date())
+        .then(() => completeExpiredBulkJobs(new Date()))
         .then(() => enqueueStrandedBulkJobs(new Date(), STRANDED_BULK_JOB_MS))
         .then(() => reconcileQuotas(stores, new Date()))
         .catch(() => undefined),

@@ -127,7 +127,7 @@ describe('the AWS calls in each function’s code and the role it runs with', ()
 
   test.each(ALL_FUNCTIONS)('%s: its role allows exactly the AWS calls its code can make', (name) => {
     const granted = new Set(grantsOf(name).map((grant) => grant.action).filter((action) => !isPlatformLogging(action) && !PLATFORM_ACTIONS.includes(action)));
-    // Reading a secret runs only with a `<NAME>_ARN` variable (lib/aws/secrets.ts): without one, the call cannot be made.
+    // Reading a secret runs only with a `<NAME>_ARN` variable (lib/secrets.ts): without one, the call cannot be made.
     const variables = Object.keys((resources[functionId(name)]!.Properties as { Environment?: { Variables?: object } }).Environment?.Variables ?? {});
     const readsSecrets = variables.some((variable) => variable.endsWith('_ARN'));
     const calls = [...called.get(name)!.actions]

@@ -1,12 +1,12 @@
 /**
- * lib/aws/secrets.ts: in AWS a function gets LINK_SIGNING_SECRET_ARN and reads the value from
+ * lib/secrets.ts: in AWS a function gets LINK_SIGNING_SECRET_ARN and reads the value from
  * Secrets Manager once; locally nothing is fetched. The AWS SDK talks to a small Secrets Manager
  * stand-in here, through the standard endpoint variable.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { resolveSecretArns } from '#lib/aws/secrets.ts';
+import { resolveSecretArns } from '#lib/secrets.ts';
 
 const ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:link-signing-AbCdEf';
 

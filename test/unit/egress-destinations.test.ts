@@ -1,12 +1,14 @@
 /**
- * The egress guard (lib/egress/destinations.ts): a caller's `url` may only reach public unicast
+ * The egress policy (lib/egress/destinations.ts) and the check of a document's url against it
+ * (lib/render/document-url.ts): a caller's `url` may only reach public unicast
  * addresses, however the address is spelled, unless the operator allow-lists a `host:port`.
  *
  * DNS is never queried: every check gets an injected resolver.
  */
 import { describe, expect, it } from 'vitest';
 import { DocumentError } from '#lib/render/errors.ts';
-import { assertUrlAllowed, hostPortOf, isPublicAddress } from '#lib/egress/destinations.ts';
+import { hostPortOf, isPublicAddress } from '#lib/egress/destinations.ts';
+import { assertUrlAllowed } from '#lib/render/document-url.ts';
 
 const NO_ALLOW_LIST: ReadonlySet<string> = new Set();
 

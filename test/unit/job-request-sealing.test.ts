@@ -1,12 +1,12 @@
 /**
- * Job requests sealed at rest (lib/jobs/request-sealing.ts, lib/aws/job-request-keys.ts): what is
+ * Job requests sealed at rest (lib/jobs/request-sealing.ts, lib/jobs/request-keys.ts): what is
  * stored holds none of the request's secrets, opens back to the request, and opens only for the
  * job it was sealed for, unaltered, with the key it was sealed with. Both ways of wrapping the data
  * key are run: the local stack's secret, and KMS (a stand-in answering the SDK's own calls).
  */
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { jobRequestKeyUnwrapper, jobRequestKeyWrapper } from '#lib/aws/job-request-keys.ts';
+import { jobRequestKeyUnwrapper, jobRequestKeyWrapper } from '#lib/jobs/request-keys.ts';
 import { putJobRequest, readJobRequest } from '#lib/jobs/job-records.ts';
 import {
   localKeyUnwrapper,

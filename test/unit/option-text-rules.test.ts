@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { generateBodySchema } from '#lib/documents/document-options.ts';
-import { assertUrlAllowed } from '#lib/egress/destinations.ts';
+import { assertUrlAllowed } from '#lib/render/document-url.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 import { describeIssue, resolveRenderOptions } from '#lib/render/options.ts';
 
