@@ -38,6 +38,8 @@ const ACTION_OF_COMMAND: Readonly<Record<string, string>> = {
   GetSecretValue: 'secretsmanager:GetSecretValue',
   Encrypt: 'kms:Encrypt',
   Decrypt: 'kms:Decrypt',
+  // The bulk queue's chunks (lib/aws/bulk-queue.ts).
+  SendMessageBatch: 'sqs:SendMessage',
 };
 
 /** What Powertools' DynamoDB persistence layer does to the idempotency table. */
