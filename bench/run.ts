@@ -18,6 +18,7 @@ import { openPairedFloor, runFloor } from './lib/floor.ts';
 import { BUSY_THRESHOLD_PERCENT, waitForQuiet, watchForeignLoad } from './lib/machine.ts';
 import { runFreezing, runLambda } from './lib/lambda.ts';
 import { runLimits } from './lib/limits.ts';
+import { runBurst } from './lib/burst.ts';
 import { runNaive } from './lib/naive.ts';
 import { buildRows, renderMarkdown, renderText, type BenchResults } from './lib/report.ts';
 import { TreeRssSampler } from './lib/rss.ts';
@@ -120,6 +121,10 @@ await phase('freezing', async (log) => {
 
 await phase('limits', async (log) => {
   results.limits = await runLimits(log);
+});
+
+await phase('burst', async (log) => {
+  results.burst = await runBurst(log);
 });
 
 const durationSeconds = round((performance.now() - started) / 1000);

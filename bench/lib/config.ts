@@ -3,7 +3,7 @@
  * four minutes on the 2-core machine); BENCH_QUICK=1 gives a smoke run of well under a minute.
  */
 
-export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits'] as const;
+export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface BenchConfig {

@@ -109,8 +109,8 @@ const FREEZING_GAPS_MS = [1_000, 6_000];
 
 let assembly: Promise<string> | undefined;
 
-/** The synthesized assembly both phases run, made once (or BENCH_LAMBDA_CDK_OUT), removed at exit. */
-function synthesizedAssembly(): Promise<string> {
+/** The synthesized assembly the emulation's phases run (these two and burst), made once (or BENCH_LAMBDA_CDK_OUT), removed at exit. */
+export function synthesizedAssembly(): Promise<string> {
   const given = process.env.BENCH_LAMBDA_CDK_OUT;
   assembly ??= given
     ? Promise.resolve(given)

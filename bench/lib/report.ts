@@ -6,6 +6,7 @@ import type { CliResult } from './cli-tools.ts';
 import { CORPUS, THROUGHPUT_DOCUMENT } from './corpus.ts';
 import type { FreezingResult, LambdaResult } from './lambda.ts';
 import type { LimitsResults } from './limits.ts';
+import type { BurstResults } from './burst.ts';
 import type { DecompressResult } from './decompress.ts';
 import type { FloorResult } from './floor.ts';
 import type { NaiveResult } from './naive.ts';
@@ -22,6 +23,8 @@ export interface BenchResults {
   readonly freezing?: FreezingResult;
   /** Phase `limits`: the batch path under Lambda's concurrency limits, through the local stack (bench/lib/limits.ts). */
   readonly limits?: LimitsResults;
+  /** Phase `burst`: a cold burst of 100 generates in the Lambda emulation behind a gateway (bench/lib/burst.ts). */
+  readonly burst?: BurstResults;
 }
 
 export type Status = 'PASS' | 'MISS' | 'n/a' | '';
@@ -208,6 +211,28 @@ export function buildRows(results: BenchResults): Row[] {
       `Lambda emulation: the same after ${idle}, frozen once the work left at the answer ended (what answering first, then preparing, would give): p50 latency / billed`,
       `${ms(tail.latencyP50Ms)} / ${ms(tail.billedP50Ms)}`,
       `${times(tail.latencyP50Ms / running.latencyP50Ms)} running's latency; that work ${ms(tail.tailP50Ms)}`,
+    );
+  }
+  const counts = (record: Record<string | number, number>) => Object.entries(record).map(([name, count]) => `${count} × ${name}`).join(', ');
+  const limits = results.limits;
+  if (limits) {
+    for (const row of limits.batchOf100) {
+      add(`local stack: batch of 100 invoices at account concurrency ${row.accountConcurrency}`, ms(row.ms), `${counts(row.items)}; charged == listed: ${row.exact}`);
+    }
+    const ten = limits.tenBatchesAt1000;
+    add('local stack: 10 simultaneous batches of 100 (10 keys) at account concurrency 1000', ms(ten.ms), `answers ${counts(ten.answers)}; items ${counts(ten.items)}; charged == listed: ${ten.exact}`);
+    const flood = limits.floodedNeighbour;
+    add(
+      "local stack: one key flooding batches at account concurrency 10, the other key's singles p50 / p95",
+      `${ms(flood.singles.p50)} / ${ms(flood.singles.p95)}`,
+      `the other key: ${counts(flood.statuses)}; the flooder's items ${counts(flood.flooderItems)}; charged == listed: ${flood.exact}`,
+    );
+  }
+  for (const row of results.burst?.rows ?? []) {
+    add(
+      `Lambda emulation: cold burst of ${row.requests} generates at account concurrency ${row.accountConcurrency} (≤ ${results.burst!.environmentsCap} environments): p50 / p95 / max of the 200s`,
+      `${ms(Math.round(row.latency.p50))} / ${ms(Math.round(row.latency.p95))} / ${ms(Math.round(row.latency.max))}`,
+      `${counts(row.statuses)}; ${row.coldStarts} cold starts (median ${ms(row.coldStartMedianMs)}); all answered in ${ms(row.wallMs)}`,
     );
   }
   return rows;

@@ -1,0 +1,106 @@
+/**
+ * Bench phase `burst` (issue #28): a cold burst of 100, in the Lambda emulation behind a gateway
+ * (test/lambda/emulator/api.ts), environments frozen between invocations as Lambda freezes them.
+ * 100 generate requests (the bench's invoice) sent at once to a stack with no environment started:
+ * every answer's latency as the client sees it (p50, p95, max, of the 200s), the answers by status,
+ * and how many environments started cold.
+ *
+ * Lambda would start one environment per concurrent request, up to the account's concurrency.
+ * This machine has two cores and cannot hold 100 Chromium environments, so the emulation starts at
+ * most BURST_ENVIRONMENTS of the function and the rest of the burst waits for one of them (holding
+ * its concurrent execution meanwhile, as a request in AWS would hold its own environment): at
+ * account concurrency 1000 the figures are those of 100 requests sharing 10 environments on two
+ * cores, an upper bound on what AWS's 100 environments would give. At account concurrency 10 (a
+ * new account) the limit itself decides: 10 run, the rest are throttled, and the gateway answers
+ * them 503 with Retry-After.
+ */
+import { functionId } from '../../cdk/constructs/service-function.ts';
+import { startEmulatedApi } from '../../test/lambda/emulator/api.ts';
+import { startEmulatedStack } from '../../test/lambda/emulator/stack.ts';
+import { corpusDocument, THROUGHPUT_DOCUMENT } from './corpus.ts';
+import { synthesizedAssembly } from './lambda.ts';
+import { summarize, type LatencySummary } from './stats.ts';
+
+/** Requests in the burst. */
+const BURST = 100;
+/** Most environments of the generate function the emulation starts on this machine. */
+export const BURST_ENVIRONMENTS = 10;
+
+export interface BurstRow {
+  readonly accountConcurrency: number;
+  readonly requests: number;
+  /** Answers by HTTP status. */
+  readonly statuses: Record<number, number>;
+  /** Latency of the 200s, as the client saw it (send to answer). */
+  readonly latency: LatencySummary;
+  /** Environments of generate started cold by the burst. */
+  readonly coldStarts: number;
+  /** The cold starts' own time (init + first invocation), median. */
+  readonly coldStartMedianMs: number;
+  /** Send of the first request to the last answer. */
+  readonly wallMs: number;
+}
+
+export interface BurstResults {
+  readonly environmentsCap: number;
+  readonly rows: readonly BurstRow[];
+}
+
+async function burstAt(outdir: string, accountConcurrency: number): Promise<BurstRow> {
+  const stack = await startEmulatedStack(outdir, { accountConcurrency, maxEnvironmentsPerFunction: BURST_ENVIRONMENTS });
+  const api = await startEmulatedApi(stack.emulator);
+  try {
+    const { apiKey } = await stack.createKey('enterprise');
+    const document = corpusDocument(THROUGHPUT_DOCUMENT);
+    const body = JSON.stringify({ html: document.html, ...document.options });
+    const started = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: BURST }, async () => {
+        const sent = performance.now();
+        const response = await fetch(`${api.apiUrl}/v1/pdf/generate`, { method: 'POST', headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' }, body });
+        await response.arrayBuffer();
+        return { status: response.status, ms: performance.now() - sent, retryAfter: response.headers.get('retry-after') };
+      }),
+    );
+    const wallMs = Math.round(performance.now() - started);
+    const statuses: Record<number, number> = {};
+    for (const answer of answers) statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
+    if (answers.some((answer) => answer.status !== 200 && !(answer.status === 503 && answer.retryAfter))) {
+      throw new Error(`the burst had answers other than 200 and 503 with Retry-After: ${JSON.stringify(statuses)}`);
+    }
+    const cold = stack.emulator.invocations.filter((invocation) => invocation.functionName === functionId('generate') && invocation.coldStart);
+    const coldMs = cold.map((invocation) => (invocation.initMs ?? 0) + invocation.durationMs).sort((a, b) => a - b);
+    return {
+      accountConcurrency,
+      requests: BURST,
+      statuses,
+      latency: summarize(answers.filter((answer) => answer.status === 200).map((answer) => answer.ms)),
+      coldStarts: cold.length,
+      coldStartMedianMs: Math.round(coldMs[Math.floor(coldMs.length / 2)] ?? 0),
+      wallMs,
+    };
+  } finally {
+    await api.close();
+    await stack.stop();
+  }
+}
+
+export async function runBurst(log: (line: string) => void): Promise<BurstResults> {
+  const outdir = await synthesizedAssembly();
+  const rows: BurstRow[] = [];
+  for (const accountConcurrency of [1000, 10]) {
+    const row = await burstAt(outdir, accountConcurrency);
+    log(
+      `cold burst of ${row.requests} generates at account concurrency ${accountConcurrency} (at most ${BURST_ENVIRONMENTS} environments): ` +
+        `${JSON.stringify(row.statuses)}; 200s p50 ${row.latency.p50} ms, p95 ${row.latency.p95} ms, max ${row.latency.max} ms; ` +
+        `${row.coldStarts} cold starts (median ${row.coldStartMedianMs} ms); all answered in ${row.wallMs} ms`,
+    );
+    rows.push(row);
+  }
+  return { environmentsCap: BURST_ENVIRONMENTS, rows };
+}
+
+if (import.meta.main) {
+  const results = await runBurst((line) => console.log(line));
+  console.log(JSON.stringify(results, null, 2));
+}
