@@ -11,7 +11,7 @@
  * one browser at a time: the replacement is launched only once the old one has disconnected.
  */
 import chromium from '@sparticuz/chromium';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import puppeteer, { type Browser, type CDPSession } from 'puppeteer-core';
 import { settings } from '#lib/settings.ts';
 import { watchRendererMemory } from './memory-budget.ts';
 import { chromiumExecutablePath } from './chromium-unpack.ts';
@@ -154,10 +154,51 @@ export function within<T>(promise: Promise<T>, ms: number): Promise<{ done: true
   });
 }
 
-/** Whether the browser's own process answers a DevTools call (Browser.getVersion) within `ms`. */
+/** The steps a freeze-proof deadline is waited in: a freeze, however long, counts as one step at most. */
+const RUNNING_TIME_STEP_MS = 250;
+
+/**
+ * within(), counting only the time this process ran: the wait is taken in steps of
+ * RUNNING_TIME_STEP_MS, and a step counts as its own length however long it took, so a freeze
+ * between two Lambda invocations (or a stall of the whole process) uses up one step at most.
+ * On Lambda a timer due while the environment was frozen fires at the thaw, before the browser
+ * (thawed at the same moment) has had a chance to answer: a plain deadline would take the freeze
+ * for a browser that stopped answering.
+ */
+export async function withinRunningTime<T>(promise: Promise<T>, ms: number): Promise<{ done: true; value: T } | { done: false }> {
+  for (let waited = 0; ; ) {
+    const step = Math.min(RUNNING_TIME_STEP_MS, ms - waited);
+    const outcome = await within(promise, step);
+    waited += step;
+    if (outcome.done || waited >= ms) return outcome;
+  }
+}
+
+/**
+ * Each browser's own DevTools session for probes. Puppeteer answers browser.version() from a cache
+ * after its first call, so asking through it would find every browser answering, a hung one too.
+ */
+const probeSessions = new WeakMap<Browser, Promise<CDPSession>>();
+
+/** Asks the browser's own process Browser.getVersion, a round trip every time. */
+async function askVersion(browser: Browser): Promise<void> {
+  let session = probeSessions.get(browser);
+  if (!session) {
+    session = browser.target().createCDPSession();
+    probeSessions.set(browser, session);
+    session.catch(() => probeSessions.delete(browser));
+  }
+  await (await session).send('Browser.getVersion');
+}
+
+/**
+ * Whether the browser's own process answers a DevTools call (Browser.getVersion) within `ms` of
+ * this process's running time: the watchdog's probe in flight when Lambda froze the environment
+ * waits for the thawed browser's answer instead of discarding a healthy browser at the thaw.
+ */
 export async function browserAnswers(browser: Browser, ms: number): Promise<boolean> {
   if (!browser.connected) return false;
-  const answer = await within(browser.version(), ms).catch(() => ({ done: false as const }));
+  const answer = await withinRunningTime(askVersion(browser), ms).catch(() => ({ done: false as const }));
   return answer.done;
 }
 

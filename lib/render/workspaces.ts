@@ -29,7 +29,7 @@
  * answer, and would take the freeze for a browser that cannot open a workspace, opening a second.
  */
 import type { Browser, BrowserContext, Page } from 'puppeteer-core';
-import { browserAnswers, closeBrowser, discardBrowser, getBrowser, within } from './browser.ts';
+import { browserAnswers, closeBrowser, discardBrowser, getBrowser, withinRunningTime } from './browser.ts';
 import { startEgressGuard, type EgressGuard, type GuardOptions } from '#lib/egress/guard.ts';
 import { logger } from '#lib/observability/logger.ts';
 
@@ -73,23 +73,6 @@ const PROBE_AFTER_IDLE_MS = 10_000;
 const RENDERER_PROBE_TIMEOUT_MS = 1_000;
 /** A prepared workspace lost younger than this is not replaced at once (a browser dying on start-up must not loop). */
 const MIN_LIFE_TO_REPLACE_MS = 1_000;
-/** The steps a freeze-proof deadline is waited in: a freeze, however long, counts as one step at most. */
-const RUNNING_TIME_STEP_MS = 250;
-
-/**
- * within(), counting only the time this process ran: the wait is taken in steps of
- * RUNNING_TIME_STEP_MS, and a step counts as its own length however long it took, so a freeze
- * between two Lambda invocations (or a stall of the whole process) uses up one step at most.
- */
-async function withinRunningTime<T>(promise: Promise<T>, ms: number): Promise<{ done: true; value: T } | { done: false }> {
-  for (let waited = 0; ; ) {
-    const step = Math.min(RUNNING_TIME_STEP_MS, ms - waited);
-    const outcome = await within(promise, step);
-    waited += step;
-    if (outcome.done || waited >= ms) return outcome;
-  }
-}
-
 /** What is known of a workspace's health. */
 interface Vitals {
   readonly openedAt: number;
@@ -266,7 +249,7 @@ async function isAlive(workspace: Workspace): Promise<boolean> {
   const state = vitals.get(workspace);
   if (!state || state.lostBecause || !workspace.browser.connected || workspace.page.isClosed()) return false;
   if (performance.now() - state.answeredAt < PROBE_AFTER_IDLE_MS) return true;
-  const answer = await within(workspace.page.evaluate(() => 0), RENDERER_PROBE_TIMEOUT_MS).catch(() => ({ done: false as const }));
+  const answer = await withinRunningTime(workspace.page.evaluate(() => 0), RENDERER_PROBE_TIMEOUT_MS).catch(() => ({ done: false as const }));
   if (!answer.done) {
     state.markLost('its renderer stopped answering');
     return false;

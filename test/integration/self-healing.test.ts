@@ -7,7 +7,9 @@
  * is long (20 s), so a document handed a dead renderer would stand out; the timings asserted are
  * loose, as this machine is shared.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getBrowser } from '#lib/render/browser.ts';
 import { processTree } from '../../bench/lib/rss.ts';
@@ -187,5 +189,53 @@ describe('a browser that went away, with no workspaces prepared', () => {
     expect(Math.max(...counts)).toBeLessThanOrEqual(1);
     expect((await getBrowser()).process()?.pid).not.toBe(pid);
     expect(browserPids()).toHaveLength(1);
+  });
+});
+
+describe('a browser frozen with its process, as Lambda freezes an environment', () => {
+  it('is not taken for a hung browser at the thaw: the probe in flight waits for its answer; a hung one is still found', async () => {
+    // Prepare: the service's browser in a process of its own (test/support/browser-probe-child.ts)
+    const child = spawn(process.execPath, ['test/support/browser-probe-child.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+    // Its next line of its own (the service's log lines go to stdout too).
+    const next = async (): Promise<Record<string, unknown>> => {
+      for (;;) {
+        const { value, done } = await lines.next();
+        if (done) throw new Error('the probe process ended');
+        if (String(value).startsWith('probe ')) return JSON.parse(String(value).slice('probe '.length)) as Record<string, unknown>;
+      }
+    };
+    let browserPid = 0;
+    try {
+      browserPid = (await next()).browserPid as number;
+      child.stdin!.write('1000\n');
+      expect(await next()).toEqual({ answers: true, connected: true });
+      // The watchdog's probe (1 s) sent, unanswered, when the environment is frozen: the browser
+      // first (so it cannot answer before), then the process, for three times the probe's time.
+      process.kill(browserPid, 'SIGSTOP');
+      child.stdin!.write('1000\n');
+      await sleep(200);
+      process.kill(child.pid!, 'SIGSTOP');
+      await sleep(3_000);
+
+      // Act: the thaw; the browser answers a moment after its process resumes
+      process.kill(child.pid!, 'SIGCONT');
+      await sleep(50);
+      process.kill(browserPid, 'SIGCONT');
+      const probed = await next();
+
+      // Assess: it answered, within the probe's running time; the browser was kept
+      expect(probed).toEqual({ answers: true, connected: true });
+      expect(isRunning(browserPid)).toBe(true);
+      // And a browser that stops answering while its process runs is still found (a probe is a
+      // round trip every time, not an answer remembered from an earlier one).
+      process.kill(browserPid, 'SIGSTOP');
+      child.stdin!.write('500\n');
+      expect(await next()).toEqual({ answers: false, connected: true });
+    } finally {
+      for (const pid of [child.pid!, browserPid]) if (pid && isRunning(pid)) process.kill(pid, 'SIGCONT');
+      child.stdin!.end();
+      await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(undefined)));
+    }
   });
 });
