@@ -40,11 +40,11 @@ interface OptionDoc {
 export const OPTION_DOCS: Readonly<Record<OptionName, OptionDoc>> = {
   format: { description: 'Paper format (any case is accepted).', enum: FORMAT_NAMES, example: 'A4', default: 'A4' },
   margin: {
-    description: 'Page margins: one CSS length for every side (`px`, `pt`, `in`, `cm`, `mm`; a bare number is px), or an object with any of `top`, `right`, `bottom`, `left`. A header or footer gets 20mm on its side unless given.',
+    description: 'Page margins: one CSS length for every side (`px`, `pt`, `in`, `cm`, `mm`; a bare number is px), or an object with any of `top`, `right`, `bottom`, `left`. Without it, no margin (0); a header or footer gets 20mm on its side unless given.',
     example: { top: '20mm', bottom: '20mm', left: '15mm', right: '15mm' },
   },
   orientation: { description: 'Page orientation.', default: 'portrait' },
-  print_background: { description: 'Print background colours and images.', default: true },
+  print_background: { description: 'Print backgrounds: background colours and background images.', default: true },
   scale: { description: 'Scale of the page’s rendering.', example: 0.8, default: 1 },
   wait_for: { description: 'The load event awaited before printing. Without it (and without other readiness options) the page prints once loaded and its first animation frames have run, as Chrome’s print preview shows it.', example: 'networkidle0' },
   header_html: {
@@ -60,26 +60,66 @@ export const OPTION_DOCS: Readonly<Record<OptionName, OptionDoc>> = {
   wait_delay_ms: { description: 'Milliseconds waited after every other condition.', example: 500, default: 0 },
   emulate_media: { description: 'The CSS media type the page is laid out for.', default: 'print' },
   tagged: { description: 'A tagged (accessible) PDF, as Chrome prints it. `false` gives a smaller file, faster.', default: true },
-  width: { description: 'Paper width as a CSS length; with `height`, overrides `format` (the record’s format is then `custom`). 0.5 to 200 in.', example: '4in' },
-  height: { description: 'Paper height as a CSS length; given with `width`.', example: '6in' },
-  prefer_css_page_size: { description: 'Whether a page size the document declares (`@page { size }`) wins over `format`, `width` and `height`.', default: true },
-  page_ranges: { description: 'Pages to print, such as `1-3, 5` or `4-`. A range past the last page is 400 `invalid_request`. Header and footer numbers keep the document’s numbering.', example: '1-3, 5' },
-  outline: { description: 'PDF bookmarks from the headings h1 to h6.', default: false },
+  width: {
+    description: 'The page’s own width as a CSS length (`4in`, `152.4mm`, `800px`), given with `height`, each 0.5 to 200 in. Together they override `format` (the record’s format is then `custom`); `orientation: landscape` turns them, as Chromium turns any paper.',
+    example: '4in',
+  },
+  height: { description: 'The page’s own height as a CSS length, given with `width` (see there).', example: '6in' },
+  prefer_css_page_size: {
+    description: 'Whether a page size the document declares (`@page { size }`) wins over `format`, `width` and `height`, as in Chrome’s print dialog; `false` prints on the caller’s paper.',
+    default: true,
+  },
+  page_ranges: {
+    description:
+      'Pages to print (all when absent), such as `1-3, 5` or `4-` (page 4 to the end): only those pages go into the file, in document order, each once, and the record’s `pages` counts them. A range past the document’s last page is 400 `invalid_request` (item `INVALID_OPTIONS`), charged nothing; a page number past 1,000,000 is 400 naming the range (`page_ranges: "1-999999999" is out of bounds`). Header and footer page numbers keep the document’s numbering, as in Chrome’s print preview (`2-3` of six pages prints “Page 2 of 6”, “Page 3 of 6”). The page limit counts the pages in the file, so `1-2` of a 10,000-page document is fine.',
+    example: '1-3, 5',
+  },
+  outline: { description: 'PDF bookmarks from the headings h1 to h6, nested by level, in a tagged PDF or an untagged one.', default: false },
   metadata_pdf: {
-    description: 'Written into the PDF’s info dictionary and XMP metadata; the title is also shown as the window title.',
+    description:
+      'Written into the PDF’s info dictionary and as XMP metadata (`keywords` joined with ", "); the title is also shown as the window title. Without it, Chromium’s own (the title from the document’s `<title>`).',
     example: { title: 'Invoice 2026-001', author: 'ACME Ltd', keywords: ['invoice', '2026'] },
   },
-  watermark: { description: 'Text drawn across every page, above the content, marked as an artifact (screen readers skip it). `opacity` defaults to 0.15, `angle` (degrees) to 45.', example: { text: 'DRAFT', opacity: 0.2, angle: 45 } },
+  watermark: {
+    description:
+      'Text drawn on every page, centred, turned by `angle` (degrees, default 45), at most 80 % of the page either way, above the content, at `opacity` (default 0.15), marked as an artifact (screen readers skip it), in any script the bundled fonts cover. The text may not hold control, format (bidi, zero-width), private-use or unassigned characters, nor line or paragraph separators (Unicode Cc, Cf, Co, Cn, Zl, Zp): 400 naming `watermark.text`.',
+    example: { text: 'DRAFT', opacity: 0.2, angle: 45 },
+  },
   encryption: {
-    description: 'AES-256 encryption. `user_password` opens the file (empty or absent: anyone may open it, and the permissions still hold); `owner_password` (required, different) lifts the restrictions. `permissions` lists what a user may do: any of `print`, `copy`, `modify`, `annotate` (none by default). Not with batch `merge`.',
+    description:
+      'AES-256 encryption (PDF 2.0 standard security handler, V5 R6). `user_password` opens the file (empty or absent: anyone may open it, and the permissions still hold); `owner_password` (required, at least 8 characters, different from `user_password`) lifts the restrictions. `permissions` lists what a user may do: any of `print`, `copy`, `modify`, `annotate`; what is not listed is refused (none by default). Passwords are at most 127 bytes of UTF-8. PDF 2.0 readers pass what is typed through SASLprep (RFC 4013), so passwords are compared and encrypted NFKC-normalised (an NFC and an NFD spelling are one password), and what SASLprep would drop or change is 400: control, format (zero-width, bidi), private-use and unassigned characters, variation selectors, spaces other than U+0020, and compatibility characters (fullwidth letters, ligatures). Poppler-based readers (Evince, Okular) open user passwords of at most 32 bytes; pdf.js, Acrobat and qpdf the full 127. Not with batch `merge` (400 before anything is charged).',
     example: { owner_password: 'owner-secret', user_password: 'open-me', permissions: ['print'] },
   },
-  filename: { description: 'The name the file downloads under (`Content-Disposition: attachment`); `.pdf` is added when missing.', example: 'invoice-2026-001.pdf' },
-  http_headers: { description: 'url only: extra request headers, sent to the document’s own origin and never to another. `Host`, `Cookie`, `Referer`, `Proxy-*` and hop-by-hop headers are refused.', example: { 'Accept-Language': 'de-DE' } },
-  cookies: { description: 'url only: cookies set for the document’s origin (host-only).', example: [{ name: 'session', value: 'abc123', http_only: true }] },
-  basic_auth: { description: 'url only: HTTP basic credentials answered for the document’s origin only.', example: { username: 'reports', password: 's3cret' } },
-  user_agent: { description: 'url only: the browser’s User-Agent.', example: 'ACME-Reports/1.0' },
-  fail_on_http_status: { description: 'url only: a main document answering 4xx or 5xx is 422 `url_fetch_failed` (item `URL_FETCH_FAILED`) instead of a PDF of the error page.', default: true },
+  filename: {
+    description:
+      'The name the download saves under (`Content-Disposition: attachment`, with an RFC 8187 `filename*` for names beyond ASCII; the record shows it as `filename`); `<id>.pdf` when absent. 1 to 200 bytes of UTF-8, so that with `.pdf` (added when missing) it fits every filesystem’s 255. Refused with 400 naming `filename` and the reason: control, format (bidi overrides and isolates, U+200E, U+200F, U+061C, zero-width characters, the BOM), private-use and unassigned characters, line and paragraph separators and spaces other than U+0020 (Unicode Cc, Cf, Co, Cn, Zl, Zp, Zs); `/`, `\\`, what NFKC folds into them (U+FF0F…) and their look-alikes (U+2044, U+2215, U+29F8, U+2216, U+29F5, U+29F9…); `*?<>|:"`; a leading dot or space, a trailing dot or space; Windows device names (`CON`, `PRN`, `AUX`, `NUL`, `COM0` to `COM9`, `LPT0` to `LPT9`) with or without an extension.',
+    example: 'invoice-2026-001.pdf',
+  },
+  http_headers: {
+    description:
+      'url only (with `html`: 400 naming the option). An object of extra request headers (at most 50; names are HTTP tokens, values printable ASCII without line breaks, at most 8,000 characters; one name may not be given twice in different case), sent with the page and every subresource request to the document’s own origin only, never to another. Refused, 400 naming the header: `Host`, `Cookie` and `Cookie2` (use `cookies`), the hop-by-hop headers (`Connection`, `Keep-Alive`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), `Content-Length`, every `Proxy-*` header (Chromium will not send them), `Set-Cookie` and `Set-Cookie2` (response headers: use `cookies`) and `Referer` (Chromium sets the referrer itself and silently drops one given). A header the browser would send anyway (`Accept`, `User-Agent`…) is replaced by yours on the origin’s requests.',
+    example: { 'Accept-Language': 'de-DE' },
+  },
+  cookies: {
+    description:
+      'url only. Cookies (at most 50; RFC 6265 names and values: no spaces, quotes, commas, semicolons or backslashes; name and value together at most 4,096 characters), set in the document’s own browser context before it is loaded, as host-only cookies of the url’s host. `path` defaults to `/`, `secure` to `true` for an https url and `false` for http (a `secure: true` cookie for an http url is 400: a browser sends it over https only), `http_only` to `false` (an `http_only` cookie reaches the site but not the page’s scripts).',
+    example: [{ name: 'session', value: 'abc123', http_only: true }],
+  },
+  basic_auth: {
+    description:
+      'url only. `{ username, password }` (at most 1,000 characters each; no colon in the username, no control characters), sent up front as `Authorization: Basic base64(username:password)` (UTF-8), on the same requests as `http_headers` and never anywhere else, so not together with an `Authorization` header in `http_headers` (400). The browser’s own sign-in dialog is never answered: wrong credentials are the site’s 401, so 422 `url_fetch_failed` (“url answered HTTP 401”). Credentials in the `url` itself (`https://user:pass@host/`) are 400 `invalid_request` (item `URL_NOT_ALLOWED`) pointing here, rather than dropped on the way.',
+    example: { username: 'reports', password: 's3cret' },
+  },
+  user_agent: {
+    description:
+      'url only. The `User-Agent` of every request of the document and `navigator.userAgent`, its service and dedicated workers’ requests included (not yet a shared worker’s, nor the request for a service worker’s own script); 1 to 300 printable ASCII characters. Not a secret, so not limited to the origin.',
+    example: 'ACME-Reports/1.0',
+  },
+  fail_on_http_status: {
+    description:
+      'url only. A main document (after redirects) answering 4xx or 5xx is 422 `url_fetch_failed`, message `url answered HTTP 404; …` (batch item `URL_FETCH_FAILED`), and nothing is charged. `false` prints the page the site answered with (its 404 page, say).',
+    default: true,
+  },
 };
 
 /** The option schemas with their words attached (zod's `.meta` returns a described copy). */

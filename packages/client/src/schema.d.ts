@@ -292,7 +292,7 @@ export type components = {
              */
             format: "A4" | "A3" | "A5" | "Letter" | "Legal" | "Tabloid";
             /**
-             * @description Page margins: one CSS length for every side (`px`, `pt`, `in`, `cm`, `mm`; a bare number is px), or an object with any of `top`, `right`, `bottom`, `left`. A header or footer gets 20mm on its side unless given.
+             * @description Page margins: one CSS length for every side (`px`, `pt`, `in`, `cm`, `mm`; a bare number is px), or an object with any of `top`, `right`, `bottom`, `left`. Without it, no margin (0); a header or footer gets 20mm on its side unless given.
              * @example {
              *       "top": "20mm",
              *       "bottom": "20mm",
@@ -313,7 +313,7 @@ export type components = {
              */
             orientation: "portrait" | "landscape";
             /**
-             * @description Print background colours and images.
+             * @description Print backgrounds: background colours and background images.
              * @default true
              */
             print_background: boolean;
@@ -367,32 +367,32 @@ export type components = {
              */
             tagged: boolean;
             /**
-             * @description Paper width as a CSS length; with `height`, overrides `format` (the record’s format is then `custom`). 0.5 to 200 in.
+             * @description The page’s own width as a CSS length (`4in`, `152.4mm`, `800px`), given with `height`, each 0.5 to 200 in. Together they override `format` (the record’s format is then `custom`); `orientation: landscape` turns them, as Chromium turns any paper.
              * @example 4in
              */
             width?: string;
             /**
-             * @description Paper height as a CSS length; given with `width`.
+             * @description The page’s own height as a CSS length, given with `width` (see there).
              * @example 6in
              */
             height?: string;
             /**
-             * @description Whether a page size the document declares (`@page { size }`) wins over `format`, `width` and `height`.
+             * @description Whether a page size the document declares (`@page { size }`) wins over `format`, `width` and `height`, as in Chrome’s print dialog; `false` prints on the caller’s paper.
              * @default true
              */
             prefer_css_page_size: boolean;
             /**
-             * @description Pages to print, such as `1-3, 5` or `4-`. A range past the last page is 400 `invalid_request`. Header and footer numbers keep the document’s numbering.
+             * @description Pages to print (all when absent), such as `1-3, 5` or `4-` (page 4 to the end): only those pages go into the file, in document order, each once, and the record’s `pages` counts them. A range past the document’s last page is 400 `invalid_request` (item `INVALID_OPTIONS`), charged nothing; a page number past 1,000,000 is 400 naming the range (`page_ranges: "1-999999999" is out of bounds`). Header and footer page numbers keep the document’s numbering, as in Chrome’s print preview (`2-3` of six pages prints “Page 2 of 6”, “Page 3 of 6”). The page limit counts the pages in the file, so `1-2` of a 10,000-page document is fine.
              * @example 1-3, 5
              */
             page_ranges?: string;
             /**
-             * @description PDF bookmarks from the headings h1 to h6.
+             * @description PDF bookmarks from the headings h1 to h6, nested by level, in a tagged PDF or an untagged one.
              * @default false
              */
             outline: boolean;
             /**
-             * @description Written into the PDF’s info dictionary and XMP metadata; the title is also shown as the window title.
+             * @description Written into the PDF’s info dictionary and as XMP metadata (`keywords` joined with ", "); the title is also shown as the window title. Without it, Chromium’s own (the title from the document’s `<title>`).
              * @example {
              *       "title": "Invoice 2026-001",
              *       "author": "ACME Ltd",
@@ -410,7 +410,7 @@ export type components = {
                 creator?: string;
             };
             /**
-             * @description Text drawn across every page, above the content, marked as an artifact (screen readers skip it). `opacity` defaults to 0.15, `angle` (degrees) to 45.
+             * @description Text drawn on every page, centred, turned by `angle` (degrees, default 45), at most 80 % of the page either way, above the content, at `opacity` (default 0.15), marked as an artifact (screen readers skip it), in any script the bundled fonts cover. The text may not hold control, format (bidi, zero-width), private-use or unassigned characters, nor line or paragraph separators (Unicode Cc, Cf, Co, Cn, Zl, Zp): 400 naming `watermark.text`.
              * @example {
              *       "text": "DRAFT",
              *       "opacity": 0.2,
@@ -423,7 +423,7 @@ export type components = {
                 angle?: number;
             };
             /**
-             * @description AES-256 encryption. `user_password` opens the file (empty or absent: anyone may open it, and the permissions still hold); `owner_password` (required, different) lifts the restrictions. `permissions` lists what a user may do: any of `print`, `copy`, `modify`, `annotate` (none by default). Not with batch `merge`.
+             * @description AES-256 encryption (PDF 2.0 standard security handler, V5 R6). `user_password` opens the file (empty or absent: anyone may open it, and the permissions still hold); `owner_password` (required, at least 8 characters, different from `user_password`) lifts the restrictions. `permissions` lists what a user may do: any of `print`, `copy`, `modify`, `annotate`; what is not listed is refused (none by default). Passwords are at most 127 bytes of UTF-8. PDF 2.0 readers pass what is typed through SASLprep (RFC 4013), so passwords are compared and encrypted NFKC-normalised (an NFC and an NFD spelling are one password), and what SASLprep would drop or change is 400: control, format (zero-width, bidi), private-use and unassigned characters, variation selectors, spaces other than U+0020, and compatibility characters (fullwidth letters, ligatures). Poppler-based readers (Evince, Okular) open user passwords of at most 32 bytes; pdf.js, Acrobat and qpdf the full 127. Not with batch `merge` (400 before anything is charged).
              * @example {
              *       "owner_password": "owner-secret",
              *       "user_password": "open-me",
@@ -438,7 +438,7 @@ export type components = {
                 permissions?: ("print" | "copy" | "modify" | "annotate")[];
             };
             /**
-             * @description url only: extra request headers, sent to the document’s own origin and never to another. `Host`, `Cookie`, `Referer`, `Proxy-*` and hop-by-hop headers are refused.
+             * @description url only (with `html`: 400 naming the option). An object of extra request headers (at most 50; names are HTTP tokens, values printable ASCII without line breaks, at most 8,000 characters; one name may not be given twice in different case), sent with the page and every subresource request to the document’s own origin only, never to another. Refused, 400 naming the header: `Host`, `Cookie` and `Cookie2` (use `cookies`), the hop-by-hop headers (`Connection`, `Keep-Alive`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), `Content-Length`, every `Proxy-*` header (Chromium will not send them), `Set-Cookie` and `Set-Cookie2` (response headers: use `cookies`) and `Referer` (Chromium sets the referrer itself and silently drops one given). A header the browser would send anyway (`Accept`, `User-Agent`…) is replaced by yours on the origin’s requests.
              * @example {
              *       "Accept-Language": "de-DE"
              *     }
@@ -447,7 +447,7 @@ export type components = {
                 [key: string]: string;
             };
             /**
-             * @description url only: cookies set for the document’s origin (host-only).
+             * @description url only. Cookies (at most 50; RFC 6265 names and values: no spaces, quotes, commas, semicolons or backslashes; name and value together at most 4,096 characters), set in the document’s own browser context before it is loaded, as host-only cookies of the url’s host. `path` defaults to `/`, `secure` to `true` for an https url and `false` for http (a `secure: true` cookie for an http url is 400: a browser sends it over https only), `http_only` to `false` (an `http_only` cookie reaches the site but not the page’s scripts).
              * @example [
              *       {
              *         "name": "session",
@@ -464,7 +464,7 @@ export type components = {
                 http_only?: boolean;
             }[];
             /**
-             * @description url only: HTTP basic credentials answered for the document’s origin only.
+             * @description url only. `{ username, password }` (at most 1,000 characters each; no colon in the username, no control characters), sent up front as `Authorization: Basic base64(username:password)` (UTF-8), on the same requests as `http_headers` and never anywhere else, so not together with an `Authorization` header in `http_headers` (400). The browser’s own sign-in dialog is never answered: wrong credentials are the site’s 401, so 422 `url_fetch_failed` (“url answered HTTP 401”). Credentials in the `url` itself (`https://user:pass@host/`) are 400 `invalid_request` (item `URL_NOT_ALLOWED`) pointing here, rather than dropped on the way.
              * @example {
              *       "username": "reports",
              *       "password": "s3cret"
@@ -475,17 +475,17 @@ export type components = {
                 password: string;
             };
             /**
-             * @description url only: the browser’s User-Agent.
+             * @description url only. The `User-Agent` of every request of the document and `navigator.userAgent`, its service and dedicated workers’ requests included (not yet a shared worker’s, nor the request for a service worker’s own script); 1 to 300 printable ASCII characters. Not a secret, so not limited to the origin.
              * @example ACME-Reports/1.0
              */
             user_agent?: string;
             /**
-             * @description url only: a main document answering 4xx or 5xx is 422 `url_fetch_failed` (item `URL_FETCH_FAILED`) instead of a PDF of the error page.
+             * @description url only. A main document (after redirects) answering 4xx or 5xx is 422 `url_fetch_failed`, message `url answered HTTP 404; …` (batch item `URL_FETCH_FAILED`), and nothing is charged. `false` prints the page the site answered with (its 404 page, say).
              * @default true
              */
             fail_on_http_status: boolean;
             /**
-             * @description The name the file downloads under (`Content-Disposition: attachment`); `.pdf` is added when missing.
+             * @description The name the download saves under (`Content-Disposition: attachment`, with an RFC 8187 `filename*` for names beyond ASCII; the record shows it as `filename`); `<id>.pdf` when absent. 1 to 200 bytes of UTF-8, so that with `.pdf` (added when missing) it fits every filesystem’s 255. Refused with 400 naming `filename` and the reason: control, format (bidi overrides and isolates, U+200E, U+200F, U+061C, zero-width characters, the BOM), private-use and unassigned characters, line and paragraph separators and spaces other than U+0020 (Unicode Cc, Cf, Co, Cn, Zl, Zp, Zs); `/`, `\`, what NFKC folds into them (U+FF0F…) and their look-alikes (U+2044, U+2215, U+29F8, U+2216, U+29F5, U+29F9…); `*?<>|:"`; a leading dot or space, a trailing dot or space; Windows device names (`CON`, `PRN`, `AUX`, `NUL`, `COM0` to `COM9`, `LPT0` to `LPT9`) with or without an extension.
              * @example invoice-2026-001.pdf
              */
             filename?: string;
@@ -565,7 +565,7 @@ export type components = {
              */
             format: "A4" | "A3" | "A5" | "Letter" | "Legal" | "Tabloid";
             /**
-             * @description Page margins: one CSS length for every side (`px`, `pt`, `in`, `cm`, `mm`; a bare number is px), or an object with any of `top`, `right`, `bottom`, `left`. A header or footer gets 20mm on its side unless given.
+             * @description Page margins: one CSS length for every side (`px`, `pt`, `in`, `cm`, `mm`; a bare number is px), or an object with any of `top`, `right`, `bottom`, `left`. Without it, no margin (0); a header or footer gets 20mm on its side unless given.
              * @example {
              *       "top": "20mm",
              *       "bottom": "20mm",
@@ -586,7 +586,7 @@ export type components = {
              */
             orientation: "portrait" | "landscape";
             /**
-             * @description Print background colours and images.
+             * @description Print backgrounds: background colours and background images.
              * @default true
              */
             print_background: boolean;
@@ -640,32 +640,32 @@ export type components = {
              */
             tagged: boolean;
             /**
-             * @description Paper width as a CSS length; with `height`, overrides `format` (the record’s format is then `custom`). 0.5 to 200 in.
+             * @description The page’s own width as a CSS length (`4in`, `152.4mm`, `800px`), given with `height`, each 0.5 to 200 in. Together they override `format` (the record’s format is then `custom`); `orientation: landscape` turns them, as Chromium turns any paper.
              * @example 4in
              */
             width?: string;
             /**
-             * @description Paper height as a CSS length; given with `width`.
+             * @description The page’s own height as a CSS length, given with `width` (see there).
              * @example 6in
              */
             height?: string;
             /**
-             * @description Whether a page size the document declares (`@page { size }`) wins over `format`, `width` and `height`.
+             * @description Whether a page size the document declares (`@page { size }`) wins over `format`, `width` and `height`, as in Chrome’s print dialog; `false` prints on the caller’s paper.
              * @default true
              */
             prefer_css_page_size: boolean;
             /**
-             * @description Pages to print, such as `1-3, 5` or `4-`. A range past the last page is 400 `invalid_request`. Header and footer numbers keep the document’s numbering.
+             * @description Pages to print (all when absent), such as `1-3, 5` or `4-` (page 4 to the end): only those pages go into the file, in document order, each once, and the record’s `pages` counts them. A range past the document’s last page is 400 `invalid_request` (item `INVALID_OPTIONS`), charged nothing; a page number past 1,000,000 is 400 naming the range (`page_ranges: "1-999999999" is out of bounds`). Header and footer page numbers keep the document’s numbering, as in Chrome’s print preview (`2-3` of six pages prints “Page 2 of 6”, “Page 3 of 6”). The page limit counts the pages in the file, so `1-2` of a 10,000-page document is fine.
              * @example 1-3, 5
              */
             page_ranges?: string;
             /**
-             * @description PDF bookmarks from the headings h1 to h6.
+             * @description PDF bookmarks from the headings h1 to h6, nested by level, in a tagged PDF or an untagged one.
              * @default false
              */
             outline: boolean;
             /**
-             * @description Written into the PDF’s info dictionary and XMP metadata; the title is also shown as the window title.
+             * @description Written into the PDF’s info dictionary and as XMP metadata (`keywords` joined with ", "); the title is also shown as the window title. Without it, Chromium’s own (the title from the document’s `<title>`).
              * @example {
              *       "title": "Invoice 2026-001",
              *       "author": "ACME Ltd",
@@ -683,7 +683,7 @@ export type components = {
                 creator?: string;
             };
             /**
-             * @description Text drawn across every page, above the content, marked as an artifact (screen readers skip it). `opacity` defaults to 0.15, `angle` (degrees) to 45.
+             * @description Text drawn on every page, centred, turned by `angle` (degrees, default 45), at most 80 % of the page either way, above the content, at `opacity` (default 0.15), marked as an artifact (screen readers skip it), in any script the bundled fonts cover. The text may not hold control, format (bidi, zero-width), private-use or unassigned characters, nor line or paragraph separators (Unicode Cc, Cf, Co, Cn, Zl, Zp): 400 naming `watermark.text`.
              * @example {
              *       "text": "DRAFT",
              *       "opacity": 0.2,
@@ -696,7 +696,7 @@ export type components = {
                 angle?: number;
             };
             /**
-             * @description AES-256 encryption. `user_password` opens the file (empty or absent: anyone may open it, and the permissions still hold); `owner_password` (required, different) lifts the restrictions. `permissions` lists what a user may do: any of `print`, `copy`, `modify`, `annotate` (none by default). Not with batch `merge`.
+             * @description AES-256 encryption (PDF 2.0 standard security handler, V5 R6). `user_password` opens the file (empty or absent: anyone may open it, and the permissions still hold); `owner_password` (required, at least 8 characters, different from `user_password`) lifts the restrictions. `permissions` lists what a user may do: any of `print`, `copy`, `modify`, `annotate`; what is not listed is refused (none by default). Passwords are at most 127 bytes of UTF-8. PDF 2.0 readers pass what is typed through SASLprep (RFC 4013), so passwords are compared and encrypted NFKC-normalised (an NFC and an NFD spelling are one password), and what SASLprep would drop or change is 400: control, format (zero-width, bidi), private-use and unassigned characters, variation selectors, spaces other than U+0020, and compatibility characters (fullwidth letters, ligatures). Poppler-based readers (Evince, Okular) open user passwords of at most 32 bytes; pdf.js, Acrobat and qpdf the full 127. Not with batch `merge` (400 before anything is charged).
              * @example {
              *       "owner_password": "owner-secret",
              *       "user_password": "open-me",
@@ -711,7 +711,7 @@ export type components = {
                 permissions?: ("print" | "copy" | "modify" | "annotate")[];
             };
             /**
-             * @description url only: extra request headers, sent to the document’s own origin and never to another. `Host`, `Cookie`, `Referer`, `Proxy-*` and hop-by-hop headers are refused.
+             * @description url only (with `html`: 400 naming the option). An object of extra request headers (at most 50; names are HTTP tokens, values printable ASCII without line breaks, at most 8,000 characters; one name may not be given twice in different case), sent with the page and every subresource request to the document’s own origin only, never to another. Refused, 400 naming the header: `Host`, `Cookie` and `Cookie2` (use `cookies`), the hop-by-hop headers (`Connection`, `Keep-Alive`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), `Content-Length`, every `Proxy-*` header (Chromium will not send them), `Set-Cookie` and `Set-Cookie2` (response headers: use `cookies`) and `Referer` (Chromium sets the referrer itself and silently drops one given). A header the browser would send anyway (`Accept`, `User-Agent`…) is replaced by yours on the origin’s requests.
              * @example {
              *       "Accept-Language": "de-DE"
              *     }
@@ -720,7 +720,7 @@ export type components = {
                 [key: string]: string;
             };
             /**
-             * @description url only: cookies set for the document’s origin (host-only).
+             * @description url only. Cookies (at most 50; RFC 6265 names and values: no spaces, quotes, commas, semicolons or backslashes; name and value together at most 4,096 characters), set in the document’s own browser context before it is loaded, as host-only cookies of the url’s host. `path` defaults to `/`, `secure` to `true` for an https url and `false` for http (a `secure: true` cookie for an http url is 400: a browser sends it over https only), `http_only` to `false` (an `http_only` cookie reaches the site but not the page’s scripts).
              * @example [
              *       {
              *         "name": "session",
@@ -737,7 +737,7 @@ export type components = {
                 http_only?: boolean;
             }[];
             /**
-             * @description url only: HTTP basic credentials answered for the document’s origin only.
+             * @description url only. `{ username, password }` (at most 1,000 characters each; no colon in the username, no control characters), sent up front as `Authorization: Basic base64(username:password)` (UTF-8), on the same requests as `http_headers` and never anywhere else, so not together with an `Authorization` header in `http_headers` (400). The browser’s own sign-in dialog is never answered: wrong credentials are the site’s 401, so 422 `url_fetch_failed` (“url answered HTTP 401”). Credentials in the `url` itself (`https://user:pass@host/`) are 400 `invalid_request` (item `URL_NOT_ALLOWED`) pointing here, rather than dropped on the way.
              * @example {
              *       "username": "reports",
              *       "password": "s3cret"
@@ -748,17 +748,17 @@ export type components = {
                 password: string;
             };
             /**
-             * @description url only: the browser’s User-Agent.
+             * @description url only. The `User-Agent` of every request of the document and `navigator.userAgent`, its service and dedicated workers’ requests included (not yet a shared worker’s, nor the request for a service worker’s own script); 1 to 300 printable ASCII characters. Not a secret, so not limited to the origin.
              * @example ACME-Reports/1.0
              */
             user_agent?: string;
             /**
-             * @description url only: a main document answering 4xx or 5xx is 422 `url_fetch_failed` (item `URL_FETCH_FAILED`) instead of a PDF of the error page.
+             * @description url only. A main document (after redirects) answering 4xx or 5xx is 422 `url_fetch_failed`, message `url answered HTTP 404; …` (batch item `URL_FETCH_FAILED`), and nothing is charged. `false` prints the page the site answered with (its 404 page, say).
              * @default true
              */
             fail_on_http_status: boolean;
             /**
-             * @description The name the file downloads under (`Content-Disposition: attachment`); `.pdf` is added when missing.
+             * @description The name the download saves under (`Content-Disposition: attachment`, with an RFC 8187 `filename*` for names beyond ASCII; the record shows it as `filename`); `<id>.pdf` when absent. 1 to 200 bytes of UTF-8, so that with `.pdf` (added when missing) it fits every filesystem’s 255. Refused with 400 naming `filename` and the reason: control, format (bidi overrides and isolates, U+200E, U+200F, U+061C, zero-width characters, the BOM), private-use and unassigned characters, line and paragraph separators and spaces other than U+0020 (Unicode Cc, Cf, Co, Cn, Zl, Zp, Zs); `/`, `\`, what NFKC folds into them (U+FF0F…) and their look-alikes (U+2044, U+2215, U+29F8, U+2216, U+29F5, U+29F9…); `*?<>|:"`; a leading dot or space, a trailing dot or space; Windows device names (`CON`, `PRN`, `AUX`, `NUL`, `COM0` to `COM9`, `LPT0` to `LPT9`) with or without an extension.
              * @example invoice-2026-001.pdf
              */
             filename?: string;
@@ -774,7 +774,7 @@ export type components = {
             timestamp: string;
             data: components["schemas"]["Job"];
         };
-        /** @description An asynchronous generate or batch (shared/spec/beyond.md, "Asynchronous jobs"). */
+        /** @description An asynchronous generate, batch or bulk job (shared/spec/beyond.md, "Asynchronous jobs", "Bulk jobs"). */
         Job: {
             /**
              * @description The job’s id: `job_` and at least 20 random base62 characters.
@@ -782,10 +782,10 @@ export type components = {
              */
             job_id: string;
             /**
-             * @description `queued` until a worker takes it, `running`, then `succeeded` or `failed` (a failed job costs nothing).
+             * @description `queued` until a worker takes it, `running`, then `succeeded` or `failed` (a failed job costs nothing); a bulk job cancelled with `DELETE /v1/jobs/{job_id}` is `cancelled` at once (its `completed_at` and `result` come once the lines under way have ended).
              * @enum {string}
              */
-            status: "queued" | "running" | "succeeded" | "failed";
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
             /** Format: date-time */
             created_at: string;
             /**
@@ -793,8 +793,14 @@ export type components = {
              * @description When it succeeded or failed.
              */
             completed_at?: string;
-            /** @description Once finished: exactly the body the synchronous call would have answered: a PdfRecord (generate), a BatchResponse (batch), or `{ error: { code, message } }` when it failed. */
-            result?: components["schemas"]["PdfRecord"] | components["schemas"]["BatchResponse"] | components["schemas"]["JobError"];
+            /** @description A bulk job: its input lines, valid or not. */
+            total?: number;
+            /** @description A bulk job: lines whose PDF is stored (and charged), so far. */
+            succeeded?: number;
+            /** @description A bulk job: lines that failed so far, the invalid ones skipped at submission first. */
+            failed?: number;
+            /** @description Once finished: exactly the body the synchronous call would have answered: a PdfRecord (generate), a BatchResponse (batch), or `{ error: { code, message } }` when it failed; a bulk job’s BulkResult. */
+            result?: components["schemas"]["PdfRecord"] | components["schemas"]["BatchResponse"] | components["schemas"]["BulkResult"] | components["schemas"]["JobError"];
         };
         /** @description A stored PDF (spec 2.1). */
         PdfRecord: {
@@ -908,6 +914,20 @@ export type components = {
                 message: string;
             };
         };
+        BulkResult: {
+            /**
+             * Format: uri
+             * @description The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }` (its PDF, or its error). Read with the API key; answers a redirect to the file.
+             */
+            manifest_url: string;
+            /**
+             * Format: uri
+             * @description With `archive: true`: one ZIP of every stored PDF. Read with the API key.
+             */
+            archive_url?: string;
+            succeeded: number;
+            failed: number;
+        };
         JobError: {
             error: {
                 [key: string]: unknown;
@@ -924,7 +944,7 @@ export type components = {
              * @description `queued` when accepted; a replay (the same `Idempotency-Key` and request) answers the job’s status now.
              * @enum {string}
              */
-            status: "queued" | "running" | "succeeded" | "failed";
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
             /**
              * Format: uri
              * @description Where to read the job: `GET /v1/jobs/{job_id}` (also in `Location`).
@@ -1289,7 +1309,7 @@ export type components = {
                 message: string;
             };
         };
-        /** @description An asynchronous generate or batch (shared/spec/beyond.md, "Asynchronous jobs"). */
+        /** @description An asynchronous generate, batch or bulk job (shared/spec/beyond.md, "Asynchronous jobs", "Bulk jobs"). */
         JobOutput: {
             /**
              * @description The job’s id: `job_` and at least 20 random base62 characters.
@@ -1297,10 +1317,10 @@ export type components = {
              */
             job_id: string;
             /**
-             * @description `queued` until a worker takes it, `running`, then `succeeded` or `failed` (a failed job costs nothing).
+             * @description `queued` until a worker takes it, `running`, then `succeeded` or `failed` (a failed job costs nothing); a bulk job cancelled with `DELETE /v1/jobs/{job_id}` is `cancelled` at once (its `completed_at` and `result` come once the lines under way have ended).
              * @enum {string}
              */
-            status: "queued" | "running" | "succeeded" | "failed";
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
             /** Format: date-time */
             created_at: string;
             /**
@@ -1308,8 +1328,28 @@ export type components = {
              * @description When it succeeded or failed.
              */
             completed_at?: string;
-            /** @description Once finished: exactly the body the synchronous call would have answered: a PdfRecord (generate), a BatchResponse (batch), or `{ error: { code, message } }` when it failed. */
-            result?: components["schemas"]["PdfRecordOutput"] | components["schemas"]["BatchResponseOutput"] | components["schemas"]["JobErrorOutput"];
+            /** @description A bulk job: its input lines, valid or not. */
+            total?: number;
+            /** @description A bulk job: lines whose PDF is stored (and charged), so far. */
+            succeeded?: number;
+            /** @description A bulk job: lines that failed so far, the invalid ones skipped at submission first. */
+            failed?: number;
+            /** @description Once finished: exactly the body the synchronous call would have answered: a PdfRecord (generate), a BatchResponse (batch), or `{ error: { code, message } }` when it failed; a bulk job’s BulkResult. */
+            result?: components["schemas"]["PdfRecordOutput"] | components["schemas"]["BatchResponseOutput"] | components["schemas"]["BulkResultOutput"] | components["schemas"]["JobErrorOutput"];
+        };
+        BulkResultOutput: {
+            /**
+             * Format: uri
+             * @description The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }` (its PDF, or its error). Read with the API key; answers a redirect to the file.
+             */
+            manifest_url: string;
+            /**
+             * Format: uri
+             * @description With `archive: true`: one ZIP of every stored PDF. Read with the API key.
+             */
+            archive_url?: string;
+            succeeded: number;
+            failed: number;
         };
         JobErrorOutput: {
             error: {
