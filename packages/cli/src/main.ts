@@ -15,6 +15,7 @@ import { Presets, SingleBar } from 'cli-progress';
 import { createPdfApiClient, PdfApiError, type BatchItem, type DocumentOptions, type Job, type PdfApiClient, type PdfRecord } from '@pdf-api/client';
 import apiDocument from '@pdf-api/client/openapi.json' with { type: 'json' };
 import cliPackage from '../package.json' with { type: 'json' };
+import { bulkCommand } from './bulk.ts';
 import { API_BODY_LIMIT, entryKind, humanSize, readHtmlFile, readHtmlStdin, SourceError } from './sources.ts';
 import { safePdfFilename, terminalJson, terminalText } from './untrusted.ts';
 
@@ -39,7 +40,7 @@ interface JsonSchema {
 const OPTION_SCHEMAS = apiDocument.components.schemas.DocumentOptions.properties as Record<string, JsonSchema>;
 
 /** The CLI's own flags; a document option by one of these names would be unreachable. */
-const OWN_FLAGS = ['url', 'output', 'json', 'progress', 'merge', 'idempotency-key', 'api-key', 'base-url', 'limit', 'cursor', 'async', 'webhook-url', 'wait'];
+const OWN_FLAGS = ['url', 'output', 'json', 'progress', 'merge', 'idempotency-key', 'api-key', 'base-url', 'limit', 'cursor', 'async', 'webhook-url', 'wait', 'archive', 'skip-invalid'];
 
 /** `@path` reads the value from a file, as curl does: templates and JSON options are easier kept in files. */
 function fromFileIfAt(value: string): string {
@@ -390,6 +391,14 @@ async function* batchRequests(
   if (pdfs.length > 0) yield { files, pdfs };
 }
 
+/** The progress bar of batch and bulk, on standard error; drawn on a terminal, or every second elsewhere when asked for (--progress). */
+function progressBar(name: string, show: boolean): SingleBar {
+  return new SingleBar(
+    { format: `pdfapi ${name} {bar} {value}/{total} PDFs | {stage} | {duration_formatted}`, hideCursor: true, noTTYOutput: show, stream: process.stderr, notTTYSchedule: 1000 },
+    Presets.shades_classic,
+  );
+}
+
 async function batch(dir: string, flags: { output: string; merge?: boolean; json?: boolean; progress?: boolean }, command: Command): Promise<void> {
   const candidates = (await readdir(dir, { withFileTypes: true })).filter((entry) => /\.html?$/i.test(entry.name));
   const byName = (a: string, b: string) => a.localeCompare(b, 'en', { numeric: true });
@@ -419,10 +428,7 @@ async function batch(dir: string, flags: { output: string; merge?: boolean; json
 
   const options = documentOptions(command);
   const showProgress = flags.progress ?? process.stderr.isTTY;
-  const bar = new SingleBar(
-    { format: 'pdfapi batch {bar} {value}/{total} PDFs | {stage} | {duration_formatted}', hideCursor: true, noTTYOutput: showProgress, stream: process.stderr, notTTYSchedule: 1000 },
-    Presets.shades_classic,
-  );
+  const bar = progressBar('batch', showProgress);
   if (showProgress) bar.start(names.length, 0, { stage: 'rendering' });
   const byFile = new Map<string, BatchFileResult>();
   let merged: PdfRecord | null | undefined;
@@ -614,6 +620,17 @@ function program(): Command {
       .option('--no-progress', 'no progress bar')
       .option('--json', 'print the results as JSON'),
   ).action(batch);
+
+  root.addCommand(
+    bulkCommand({
+      client: (command) => client(command),
+      usageError: (message) => new UsageError(message),
+      withDocumentFlags,
+      documentOptions,
+      progressBar,
+      printTable,
+    }),
+  );
 
   root.command('usage').description('Your limits and this month’s usage.').option('--json', 'print as JSON').action(usage);
   root

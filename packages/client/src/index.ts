@@ -9,6 +9,7 @@
  *   await writeFile('invoice.pdf', await api.download(pdf));
  */
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import { bulk, manifestLines, upload, type BulkAccepted, type BulkOptions, type BulkRequest, type ManifestLine, type Sender, type Upload } from './bulk.ts';
 import type { components, paths } from './schema.d.ts';
 
 type Schemas = components['schemas'];
@@ -26,6 +27,32 @@ export type Health = Schemas['Health'];
 export type JobAccepted = Schemas['JobAccepted'];
 export type Job = Schemas['JobOutput'];
 export type { components, paths };
+export { jsonLines, MAX_INLINE_ITEMS } from './bulk.ts';
+export type { BulkAccepted, BulkOptions, BulkRequest, BulkResult, ManifestLine, Upload } from './bulk.ts';
+
+/** A bulk job as `GET /v1/jobs/{job_id}` shows it: a job with its line counts. */
+export type BulkJob = Job & { total?: number; succeeded?: number; failed?: number };
+
+/** A job's state as `waitForJob` reports it while waiting: a bulk job's counts so far (`total` lines, `succeeded`, `failed`). */
+export interface JobProgress {
+  readonly status: string;
+  readonly total?: number;
+  readonly succeeded?: number;
+  readonly failed?: number;
+  readonly job: Job;
+}
+
+export interface WaitOptions {
+  /** First wait between reads (1 s); each wait is 1.5 times the last, up to `maxIntervalMs` (10 s). */
+  readonly intervalMs?: number;
+  readonly maxIntervalMs?: number;
+  /** Longest wait in all: 16 minutes (an asynchronous job's limit) unless the job is a bulk job, which has none. */
+  readonly timeoutMs?: number;
+  /** Told the job's state after every read. */
+  readonly onProgress?: (progress: JobProgress) => void;
+  /** Stops waiting (the job goes on). */
+  readonly signal?: AbortSignal;
+}
 
 export interface PdfApiClientOptions {
   /** Where the API is, e.g. `http://127.0.0.1:3000` or the API Gateway stage URL. */
@@ -95,8 +122,24 @@ export interface PdfApiClient {
   batch(request: BatchRequest & { async: true }, options?: CreateOptions): Promise<JobAccepted>;
   /** An asynchronous job: its state, and its `result` once it ended. */
   job(id: string): Promise<Job>;
-  /** Reads the job every `intervalMs` (1 s) until it succeeded or failed, for at most `timeoutMs` (16 minutes). */
-  waitForJob(id: string, options?: { intervalMs?: number; timeoutMs?: number }): Promise<Job>;
+  /**
+   * Reads the job until it ended (succeeded, failed, or cancelled and wound down), waiting longer
+   * between reads as it goes (WaitOptions), and through the API's 429 and 503 answers.
+   */
+  waitForJob(id: string, options?: WaitOptions): Promise<Job>;
+  /** Cancels a bulk job: no new lines start; what is stored stays, the rest of its quota goes back. */
+  cancelJob(id: string): Promise<Job>;
+  /** Uploads a JSON Lines file (a path, a Blob or bytes) for a bulk job: its upload id. */
+  upload(file: string | Blob | Uint8Array): Promise<Upload>;
+  /**
+   * A bulk job: the items inline when few and small, else uploaded first as a JSON Lines file;
+   * a `file` or an `upload_id` as given. Wait for it with `waitForJob`.
+   */
+  bulk(request: BulkRequest, options?: BulkOptions): Promise<BulkAccepted>;
+  /** A finished bulk job's manifest, line by line as it downloads: each input line's PDF or error. */
+  manifest(jobId: string): AsyncGenerator<ManifestLine>;
+  /** A finished bulk job's manifest or archive (with `archive: true`) as a response whose body streams the file. */
+  jobFile(jobId: string, file: 'manifest' | 'archive'): Promise<Response>;
   list(page?: { limit?: number; cursor?: string }): Promise<PdfList>;
   get(id: string): Promise<PdfRecord>;
   delete(id: string): Promise<void>;
@@ -119,6 +162,41 @@ export function createPdfApiClient({ baseUrl, apiKey, fetch = globalThis.fetch }
   }
 
   const job = async (id: string) => unwrap(await raw.GET('/v1/jobs/{job_id}', { params: { path: { job_id: id } } }));
+  const root = baseUrl.replace(/\/+$/, '');
+  const headers = (extra: Record<string, string> = {}) => ({ ...(apiKey && { Authorization: `Bearer ${apiKey}` }), ...extra });
+  const answerOf = async (response: Response): Promise<unknown> => {
+    const text = await response.text();
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
+  };
+  // Routes the typed client does not describe yet (bulk jobs), called the same way: JSON in, JSON out.
+  const sender: Sender = {
+    fetch,
+    fail: errorFromAnswer,
+    send: async <T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) => {
+      const response = await fetch(`${root}${path}`, {
+        method,
+        headers: headers(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+      });
+      const answer = await answerOf(response);
+      if (!response.ok) throw errorFromAnswer(response, answer);
+      return answer as T;
+    },
+    // The API answers a redirect to storage; fetch drops the key on the way to another origin.
+    open: async (path) => {
+      const response = await fetch(`${root}${path}`, { headers: headers(), redirect: 'follow' });
+      if (!response.ok) throw errorFromAnswer(response, await answerOf(response));
+      return response;
+    },
+  };
+  const ended = (current: Job) => {
+    const status = current.status as string;
+    return status === 'succeeded' || status === 'failed' || (status === 'cancelled' && current.completed_at !== undefined);
+  };
   return {
     raw,
     // One implementation for both overloads: the answer is whichever the request asked for.
@@ -127,15 +205,41 @@ export function createPdfApiClient({ baseUrl, apiKey, fetch = globalThis.fetch }
     batch: (async (body: BatchRequest, { idempotencyKey }: CreateOptions = {}) =>
       unwrap(await raw.POST('/v1/pdf/batch', { body, params: { header: { 'Idempotency-Key': idempotencyKey } } }))) as PdfApiClient['batch'],
     job,
-    waitForJob: async (id, { intervalMs = 1_000, timeoutMs = 16 * 60_000 } = {}) => {
-      const giveUpAt = Date.now() + timeoutMs;
-      for (;;) {
-        const current = await job(id);
-        if (current.status === 'succeeded' || current.status === 'failed') return current;
-        if (Date.now() + intervalMs > giveUpAt) throw new PdfApiError(0, 'job_wait_timeout', `Job ${id} is still ${current.status} after ${timeoutMs} ms.`);
-        await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    waitForJob: async (id, { intervalMs = 1_000, maxIntervalMs = 10_000, timeoutMs, onProgress, signal } = {}) => {
+      const started = Date.now();
+      const sleep = (ms: number) =>
+        new Promise<void>((resolve, reject) => {
+          if (signal?.aborted) return reject(signal.reason);
+          const timer = setTimeout(() => (signal?.removeEventListener('abort', stop), resolve()), ms);
+          const stop = () => (clearTimeout(timer), reject(signal!.reason));
+          signal?.addEventListener('abort', stop, { once: true });
+        });
+      for (let wait = intervalMs; ; wait = Math.min(wait * 1.5, maxIntervalMs)) {
+        let current: Job;
+        try {
+          current = await job(id);
+        } catch (error) {
+          // Busy or rate-limited: the job goes on; read it again when the API says.
+          const busy = error instanceof PdfApiError && (error.status === 429 || error.status === 503);
+          if (!busy) throw error;
+          const after = Number(error.details.retry_after);
+          await sleep(Number.isFinite(after) ? after * 1000 : wait);
+          continue;
+        }
+        const counts = current as BulkJob;
+        onProgress?.({ status: current.status, total: counts.total, succeeded: counts.succeeded, failed: counts.failed, job: current });
+        if (ended(current)) return current;
+        // A bulk job (it has a total) may run for hours; any other job ends within 15 minutes.
+        const limit = timeoutMs ?? (counts.total !== undefined ? Number.POSITIVE_INFINITY : 16 * 60_000);
+        if (Date.now() + wait - started > limit) throw new PdfApiError(0, 'job_wait_timeout', `Job ${id} is still ${current.status} after ${limit} ms.`);
+        await sleep(wait);
       }
     },
+    cancelJob: async (id) => sender.send<Job>('DELETE', `/v1/jobs/${encodeURIComponent(id)}`),
+    upload: (file) => upload(sender, file),
+    bulk: (request, options) => bulk(sender, request, options),
+    manifest: (jobId) => manifestLines(sender, jobId),
+    jobFile: (jobId, file) => sender.open(`/v1/jobs/${encodeURIComponent(jobId)}/${file}`),
     list: async (query = {}) => unwrap(await raw.GET('/v1/pdf', { params: { query } })),
     get: async (id) => unwrap(await raw.GET('/v1/pdf/{id}', { params: { path: { id } } })),
     delete: async (id) => {
