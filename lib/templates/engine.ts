@@ -20,12 +20,29 @@
  *
  * Limits and filters are documented for customers in docs/templates.md.
  */
-import { Liquid, LiquidError, Tag, toValue, type Context, type Emitter, type FS, type TagToken, type Template, type TopLevelToken } from 'liquidjs';
+import {
+  Liquid,
+  LiquidError,
+  Tag,
+  toValue,
+  type Context,
+  type Emitter,
+  type FilterImplOptions,
+  type FS,
+  type TagToken,
+  type Template,
+  type TopLevelToken,
+} from 'liquidjs';
+import type BwipJs from 'bwip-js';
 import { MAX_JSON_DEPTH } from '../json-depth.ts';
+import { CODE_FILTERS, loadBwip } from './codes.ts';
 import { TemplateError, type TemplateSourceName } from './errors.ts';
 import { registerDocumentFilters } from './filters.ts';
+import { canonicalLocale, DEFAULT_LOCALE } from './locale.ts';
 
 export { TemplateError, type TemplateSourceName } from './errors.ts';
+export { DOCUMENT_FILTERS } from './filters.ts';
+export { canonicalLocale, DEFAULT_LOCALE } from './locale.ts';
 
 export interface TemplateSources {
   html: string;
@@ -63,11 +80,20 @@ export const MAX_TEMPLATE_TAGS = 5_000;
 export const MAX_NESTING_DEPTH = 100;
 
 /**
- * Milliseconds a render (all three sources together) may take, checked before each tag and
- * output. A 5,000-line invoice (about 100 pages) renders in 100 to 200 ms on a busy core, so this
- * leaves room for real documents while a runaway loop stops in half a second.
+ * Milliseconds a render (all three sources together) may spend in the template's own logic,
+ * checked before each tag and output. A 5,000-line invoice (about 100 pages) renders in 100 to
+ * 200 ms on a busy core, so this leaves room for real documents while a runaway loop stops in
+ * half a second.
  */
 export const RENDER_TIME_LIMIT_MS = 500;
+
+/**
+ * Milliseconds a render may spend drawing QR codes and barcodes, counted apart from the above: a
+ * QR code takes 20 to 300 ms to draw (see MAX_QR_BYTES), a barcode 5 to 20, so a page of tickets
+ * or labels would not fit the template's budget. Two seconds is dozens of QR codes or hundreds
+ * of barcodes per document (identical codes are drawn once).
+ */
+export const CODE_TIME_LIMIT_MS = 2_000;
 
 /**
  * LiquidJS's memory budget per source, in its units: characters of every string a filter builds,
@@ -79,13 +105,23 @@ export const RENDER_TIME_LIMIT_MS = 500;
 export const MEMORY_LIMIT = 20_000_000;
 
 /**
+ * Items in a list given to a filter. A filter runs in one step the render's clock cannot
+ * interrupt, and LiquidJS's list filters (`where`, `where_exp`, `group_by`...) take 5 to 10 µs an
+ * item on a busy core, so a list from 5 MB of data (a million items) would hold the render for
+ * seconds. 20,000 items take at most 0.2 s, and are four 5,000-line invoices; loops over longer
+ * lists are fine (the clock is checked each time round), as are the filters that do not go
+ * through the list item by item in LiquidJS (FAST_LIST_FILTERS).
+ */
+export const MAX_FILTER_ITEMS = 20_000;
+
+/** Filters that take a list of any length: constant time, or one native pass (join, JSON). */
+const FAST_LIST_FILTERS = new Set(['size', 'first', 'last', 'slice', 'join', 'json', 'jsonify', 'inspect', 'default', 'raw']);
+
+/**
  * Characters of HTML a source may render to: twice the largest document a caller can send
  * directly (5 MB), for what the renderer and Chromium are sized.
  */
 export const MAX_OUTPUT_LENGTH = 10_000_000;
-
-/** The locale when neither the options nor the html's `<html lang>` name one. */
-export const DEFAULT_LOCALE = 'en-US';
 
 // ---------------------------------------------------------------------------------------------
 // Header and footer page numbers
@@ -139,13 +175,53 @@ class NoFilesTag extends Tag {
 class CountingEmitter implements Emitter {
   buffer = '';
   private readonly context: Context;
-  constructor(context: Context) {
+  private readonly clock: RenderClock;
+  constructor(context: Context, clock: RenderClock) {
     this.context = context;
+    this.clock = clock;
   }
   write(html: unknown): void {
+    this.clock.check();
     const text = stringify(html);
     this.context.memoryLimit.use(text.length);
     this.buffer += text;
+  }
+}
+
+/**
+ * The render's time budget: RENDER_TIME_LIMIT_MS for the template's logic, across its three
+ * sources, plus what drawing codes takes (itself bounded by CODE_TIME_LIMIT_MS). Checked whenever
+ * a block (a loop's body each time round, an `if` branch...) is rendered and whenever output is
+ * written; LiquidJS's own per-render clock stays on as a backstop.
+ */
+export class RenderClock {
+  private deadline = Infinity;
+  private codeTime = 0;
+
+  /** Starts the budget; until then nothing is late (parsing is bounded by the tag count). */
+  start(): void {
+    this.deadline = performance.now() + RENDER_TIME_LIMIT_MS;
+  }
+
+  check(): void {
+    if (performance.now() > this.deadline) throw new TemplateError(LIMIT_MESSAGES['template render limit exceeded']!);
+  }
+
+  /** Runs `draw` (a QR code or barcode) on the code budget instead of the template's. */
+  drawing<T>(draw: () => T): T {
+    this.check();
+    const started = performance.now();
+    try {
+      return draw();
+    } finally {
+      const spent = performance.now() - started;
+      this.codeTime += spent;
+      this.deadline += spent;
+      if (this.codeTime > CODE_TIME_LIMIT_MS) {
+        // Thrown from finally on purpose: past the limit, the limit is the error, whatever drawing did.
+        throw new TemplateError(`drawing QR codes and barcodes took longer than ${CODE_TIME_LIMIT_MS} ms`);
+      }
+    }
   }
 }
 
@@ -164,20 +240,48 @@ function stringify(value: unknown): string {
  * covers everything written. Checked at creation, so a LiquidJS upgrade that moved this fails
  * loudly (and the unit tests for the capture-doubling template fail) instead of silently.
  */
-function countOutput(liquid: Liquid): void {
+function countOutput(liquid: Liquid, clock: RenderClock): void {
   const renderer = liquid.renderer;
   const renderTemplates = renderer.renderTemplates;
   if (typeof renderTemplates !== 'function') throw new Error('liquidjs: Render.renderTemplates is missing; output cannot be counted');
   renderer.renderTemplates = function* (templates: Template[], ctx: Context, emitter?: Emitter) {
-    return yield* renderTemplates.call(this, templates, ctx, emitter ?? new CountingEmitter(ctx));
+    clock.check();
+    return yield* renderTemplates.call(this, templates, ctx, emitter ?? new CountingEmitter(ctx, clock));
   };
 }
 
+type FilterHandler = Extract<FilterImplOptions, (...args: never[]) => unknown>;
+
 /**
- * A new engine with the safe configuration, the document filters and `locale` as their default.
- * Exported for tests; callers use {@link renderTemplate} and {@link checkTemplateSyntax}.
+ * Wraps every filter so that the clock is checked before each call (a chain of filters in one
+ * output is otherwise one step to it) and a list longer than MAX_FILTER_ITEMS is refused.
  */
-export function createTemplateEngine(locale: string = DEFAULT_LOCALE): Liquid {
+function guardFilters(liquid: Liquid, clock: RenderClock): void {
+  for (const [name, filter] of Object.entries(liquid.filters)) {
+    const handler: FilterHandler = typeof filter === 'function' ? filter : filter.handler;
+    const raw = typeof filter === 'function' ? false : filter.raw;
+    liquid.filters[name] = {
+      raw,
+      handler(value: unknown, ...args: unknown[]) {
+        clock.check();
+        for (const input of FAST_LIST_FILTERS.has(name) ? [] : [value, ...args]) {
+          if (Array.isArray(input) && input.length > MAX_FILTER_ITEMS) {
+            throw new TemplateError(`${name}: the list has ${input.length} items; filters take at most ${MAX_FILTER_ITEMS}`);
+          }
+        }
+        return handler.call(this, value, ...args);
+      },
+    };
+  }
+}
+
+/**
+ * A new engine with the safe configuration, the document filters and `locale` as their default
+ * (`bwip` for the code filters, see loadBwip), and its clock. Exported for tests; callers use
+ * {@link renderTemplate} and {@link checkTemplateSyntax}.
+ */
+export function createTemplateEngine(locale: string = DEFAULT_LOCALE, bwip?: typeof BwipJs): { liquid: Liquid; clock: RenderClock } {
+  const clock = new RenderClock();
   const liquid = new Liquid({
     fs: NO_FILES,
     root: [],
@@ -192,16 +296,17 @@ export function createTemplateEngine(locale: string = DEFAULT_LOCALE): Liquid {
     strictVariables: false,
     // The three sources are each checked against MAX_TEMPLATE_LENGTH first; this is a backstop.
     parseLimit: 3 * MAX_TEMPLATE_LENGTH,
-    renderLimit: RENDER_TIME_LIMIT_MS,
+    renderLimit: RENDER_TIME_LIMIT_MS + CODE_TIME_LIMIT_MS,
     memoryLimit: MEMORY_LIMIT,
     // The `date` filter prints UTC wherever the engine runs, as Lambda does.
     timezoneOffset: 0,
     locale,
   });
   for (const name of ['include', 'render', 'layout']) liquid.registerTag(name, NoFilesTag);
-  registerDocumentFilters(liquid, locale);
-  countOutput(liquid);
-  return liquid;
+  registerDocumentFilters(liquid, locale, { bwip, drawing: (draw) => clock.drawing(draw) });
+  guardFilters(liquid, clock);
+  countOutput(liquid, clock);
+  return { liquid, clock };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -323,45 +428,51 @@ function toTemplateError(error: unknown, source: TemplateSourceName): TemplateEr
 /**
  * A deep copy of JSON data, frozen: templates see only plain objects, arrays and primitives that
  * nothing else shares. Iterative, so deep data cannot overflow the stack; anything that is not
- * JSON (functions, class instances, non-finite numbers) is refused.
+ * JSON (functions, class instances, non-finite numbers) is refused. About 50 ms for 5 MB.
  */
 function copyData(value: unknown): unknown {
-  const root: { value?: unknown } = {};
-  const pending: [unknown, Record<string, unknown> | unknown[], string | number, number][] = [[value, root as Record<string, unknown>, 'value', 0]];
   const created: object[] = [];
-  while (pending.length > 0) {
-    const [current, parent, key, depth] = pending.pop()!;
-    let copy: unknown;
-    if (current === null || typeof current === 'string' || typeof current === 'boolean') {
-      copy = current;
-    } else if (typeof current === 'number') {
-      if (!Number.isFinite(current)) throw new TemplateError('data must be JSON: numbers must be finite');
-      copy = current;
-    } else if (typeof current === 'object' && depth < MAX_JSON_DEPTH) {
-      if (Array.isArray(current)) {
-        const array: unknown[] = new Array<unknown>(current.length);
-        current.forEach((item, index) => pending.push([item, array, index, depth + 1]));
-        copy = array;
-      } else {
-        const prototype: unknown = Object.getPrototypeOf(current);
-        if (prototype !== Object.prototype && prototype !== null) throw new TemplateError('data must be JSON: plain objects, arrays and values only');
-        const object: Record<string, unknown> = {};
-        for (const [name, item] of Object.entries(current)) pending.push([item, object, name, depth + 1]);
-        copy = object;
-      }
-      created.push(copy as object);
-    } else if (typeof current === 'object') {
-      throw new TemplateError(`data nests more than ${MAX_JSON_DEPTH} levels deep`);
-    } else if (current === undefined && !Array.isArray(parent)) {
-      continue; // as JSON.stringify leaves out undefined fields
-    } else {
-      throw new TemplateError('data must be JSON');
+  const pending: [source: object, target: Record<string, unknown> | unknown[], depth: number][] = [];
+  const copy = (item: unknown, depth: number): unknown => {
+    if (item === null || typeof item === 'string' || typeof item === 'boolean') return item;
+    if (typeof item === 'number') {
+      if (!Number.isFinite(item)) throw new TemplateError('data must be JSON: numbers must be finite');
+      return item;
     }
-    // defineProperty, so a field called "__proto__" stays a field (assignment would set the prototype).
-    Object.defineProperty(parent, key, { value: copy, enumerable: true, writable: true, configurable: true });
+    if (typeof item !== 'object') throw new TemplateError('data must be JSON');
+    if (depth >= MAX_JSON_DEPTH) throw new TemplateError(`data nests more than ${MAX_JSON_DEPTH} levels deep`);
+    let target: Record<string, unknown> | unknown[];
+    if (Array.isArray(item)) {
+      target = new Array<unknown>(item.length);
+    } else {
+      const prototype: unknown = Object.getPrototypeOf(item);
+      if (prototype !== Object.prototype && prototype !== null) throw new TemplateError('data must be JSON: plain objects, arrays and values only');
+      target = {};
+    }
+    pending.push([item, target, depth]);
+    created.push(target);
+    return target;
+  };
+  const root = value === undefined ? undefined : copy(value, 0);
+  while (pending.length > 0) {
+    const [source, target, depth] = pending.pop()!;
+    if (Array.isArray(source)) {
+      const array = target as unknown[];
+      // undefined in a list is null, as JSON.stringify writes it.
+      for (let index = 0; index < source.length; index++) array[index] = source[index] === undefined ? null : copy(source[index], depth + 1);
+      continue;
+    }
+    const object = target as Record<string, unknown>;
+    for (const [key, item] of Object.entries(source)) {
+      if (item === undefined) continue; // left out, as JSON.stringify does
+      const copied = copy(item, depth + 1);
+      // A field called "__proto__" must stay a field: assigning it would set the prototype.
+      if (key === '__proto__') Object.defineProperty(object, key, { value: copied, enumerable: true, writable: true, configurable: true });
+      else object[key] = copied;
+    }
   }
   for (const object of created) Object.freeze(object);
-  return root.value;
+  return root;
 }
 
 /**
@@ -376,15 +487,6 @@ function scopeFor(data: unknown, extra: Readonly<Record<string, string>> = {}): 
 
 // ---------------------------------------------------------------------------------------------
 // Locale
-
-/** `locale` canonicalized, or undefined when it is not a well-formed BCP 47 tag. */
-export function canonicalLocale(locale: string): string | undefined {
-  try {
-    return Intl.getCanonicalLocales(locale)[0];
-  } catch {
-    return undefined;
-  }
-}
 
 /** The locale of a render: the option, else the html's `<html lang>` (when a valid tag), else en-US. */
 function resolveLocale(option: string | undefined, html: string): string {
@@ -401,6 +503,7 @@ function resolveLocale(option: string | undefined, html: string): string {
 // The API
 
 const SOURCE_NAMES: readonly TemplateSourceName[] = ['html', 'header_html', 'footer_html'];
+const CODE_FILTER_NAME = new RegExp(`\\b(?:${CODE_FILTERS.join('|')})\\b`);
 
 function parseSource(liquid: Liquid, source: string, name: TemplateSourceName): Template[] {
   checkBounds(source, name);
@@ -418,7 +521,7 @@ function parseSource(liquid: Liquid, source: string, name: TemplateSourceName): 
  * Throws {@link TemplateError}.
  */
 export function checkTemplateSyntax(sources: TemplateSources): void {
-  const liquid = createTemplateEngine();
+  const { liquid } = createTemplateEngine();
   for (const name of SOURCE_NAMES) {
     const source = sources[name];
     if (source !== undefined) parseSource(liquid, source, name);
@@ -434,18 +537,20 @@ export function checkTemplateSyntax(sources: TemplateSources): void {
  */
 export async function renderTemplate(sources: TemplateSources, data: unknown, options: TemplateRenderOptions = {}): Promise<TemplateSources> {
   const locale = resolveLocale(options.locale, sources.html);
-  const liquid = createTemplateEngine(locale);
+  // A filter is named in the source to be used, so this finds every template that needs bwip-js.
+  const usesCodes = SOURCE_NAMES.some((name) => CODE_FILTER_NAME.test(sources[name] ?? ''));
+  const { liquid, clock } = createTemplateEngine(locale, usesCodes ? await loadBwip() : undefined);
   const parsed = new Map<TemplateSourceName, Template[]>();
   for (const name of SOURCE_NAMES) {
     const source = sources[name];
     if (source !== undefined) parsed.set(name, parseSource(liquid, source, name));
   }
   const frozen = copyData(data);
-  const deadline = performance.now() + RENDER_TIME_LIMIT_MS;
   const result: TemplateSources = { html: '' };
+  clock.start();
   for (const [name, templates] of parsed) {
     const scope = scopeFor(frozen, name === 'html' ? {} : PAGE_PLACEHOLDERS);
-    result[name] = renderSource(liquid, templates, scope, name, deadline);
+    result[name] = renderSource(liquid, templates, scope, name);
   }
   return result;
 }
@@ -454,12 +559,10 @@ export async function renderTemplate(sources: TemplateSources, data: unknown, op
  * Renders synchronously: LiquidJS's asynchronous render awaits every tag, five to ten times slower
  * (a 5,000-line invoice: 1 s against 0.15 s), and nothing here waits for I/O.
  */
-function renderSource(liquid: Liquid, templates: Template[], scope: object, name: TemplateSourceName, deadline: number): string {
-  const remaining = Math.floor(deadline - performance.now());
-  if (remaining <= 0) throw new TemplateError(LIMIT_MESSAGES['template render limit exceeded']!, { source: name });
+function renderSource(liquid: Liquid, templates: Template[], scope: object, name: TemplateSourceName): string {
   let output: unknown;
   try {
-    output = liquid.renderSync(templates, scope, { renderLimit: remaining });
+    output = liquid.renderSync(templates, scope);
   } catch (error) {
     throw toTemplateError(error, name);
   }
