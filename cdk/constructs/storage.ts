@@ -15,14 +15,15 @@ import { DOWNLOAD_CORS_RULE, retentionPrefix } from '#lib/storage/pdfs.ts';
 import { IDEMPOTENCY_TABLE, IDEMPOTENCY_WINDOW_SECONDS, IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { ENTITY_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
 import { JOB_REQUEST_PREFIX, JOB_RESULT_PREFIX, JOB_RETENTION_DAYS } from '#lib/jobs/job-records.ts';
+import { BULK_PREFIX, UPLOAD_PREFIX, UPLOAD_RETENTION_DAYS } from '#lib/bulk/bulk-records.ts';
 
 /**
  * One rule per retention prefix. S3 counts `Days` from the object's creation and rounds up to the
  * next midnight UTC, so `Days = retention` removes an object between 0 and 24 hours after its
  * link expired (the link's expiry is creation + retention days) and never before: exactly
  * decisions.md's "no later than a day after their expiry". `retention + 1` would let PDFs linger
- * up to 48 hours. Incomplete multipart uploads (none are started today, but an SDK may) go after
- * a day.
+ * up to 48 hours. Incomplete multipart uploads (a bulk job's manifest or archive whose writer died,
+ * lib/bulk/multipart.ts) go after a day.
  */
 export function pdfLifecycleRules(): LifecycleRule[] {
   return [
@@ -40,6 +41,12 @@ export function pdfLifecycleRules(): LifecycleRule[] {
     // Job results too large for the job's item: kept as long as the job (JOB_RETENTION_DAYS from
     // submission, and a job ends within hours of it), plus S3's rounding to the next midnight.
     { id: 'expire-job-results', prefix: JOB_RESULT_PREFIX, expiration: Duration.days(JOB_RETENTION_DAYS + 1) },
+    // Bulk job input uploaded through POST /v1/uploads (lib/bulk/uploads.ts): its job reads it back
+    // while it runs (a day at most, BULK_MAX_RUN_MS); one never submitted is garbage after its URL's hour.
+    { id: 'expire-uploads', prefix: UPLOAD_PREFIX, expiration: Duration.days(UPLOAD_RETENTION_DAYS) },
+    // A bulk job's own objects (lib/bulk/bulk-records.ts: its inline input, plan, chunk results,
+    // manifest and archive): readable as long as the job is, plus S3's rounding to the next midnight.
+    { id: 'expire-bulk-jobs', prefix: BULK_PREFIX, expiration: Duration.days(JOB_RETENTION_DAYS + 1) },
     { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
   ];
 }

@@ -20,19 +20,18 @@
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { randomBase62 } from '#lib/random.ts';
+import { UPLOAD_PREFIX, UPLOAD_RETENTION_DAYS, uploadObjectKey } from './bulk-records.ts';
 import { MAX_UPLOAD_BYTES } from './upload-lines.ts';
 
-/** Where uploads live in the PDF bucket; its own prefix, with its own lifecycle rule. */
-export const UPLOAD_PREFIX = 'uploads/';
+/**
+ * Where uploads live and for how long (a job reads its lines back from its upload while it runs, so
+ * an upload must outlive the longest job), and the object key of one: the bulk records' own
+ * (lib/bulk/bulk-records.ts), which the submission reads.
+ */
+export { UPLOAD_PREFIX, UPLOAD_RETENTION_DAYS, uploadObjectKey };
+
 /** How long the PUT URL works: time to start sending a large file over a slow line, and no more. */
 export const UPLOAD_URL_TTL_SECONDS = 60 * 60;
-/**
- * Days an upload is kept at most (the lifecycle rule; S3 rounds up to the next midnight UTC). A job
- * reads its lines back from its upload while it runs (ranged GETs, readUploadRange), so an upload
- * must outlive the longest job: 1,000,000 lines at account concurrency 10 take more than a day.
- * Unused uploads (never named in a job) are garbage from the moment their URL expired.
- */
-export const UPLOAD_RETENTION_DAYS = 7;
 /** `upl_` and 24 base62 characters (about 143 random bits), like the ids of PDFs and jobs. */
 export const UPLOAD_ID_PATTERN = /^upl_[0-9A-Za-z]{20,64}$/;
 
@@ -50,10 +49,10 @@ export function isUploadId(value: unknown): value is string {
   return typeof value === 'string' && UPLOAD_ID_PATTERN.test(value);
 }
 
-/** The upload's object: under its owner's key id, so another key's id never reaches it. */
-export function uploadObjectKey(keyId: string, uploadId: string): string {
+/** The upload's object, once its id is known to be one (so it can never name another path). */
+function objectKey(owner: { readonly keyId: string }, uploadId: string): string {
   if (!isUploadId(uploadId)) throw new Error('not an upload id');
-  return `${UPLOAD_PREFIX}${keyId}/${uploadId}.jsonl`;
+  return uploadObjectKey(owner.keyId, uploadId);
 }
 
 /** What `POST /v1/uploads` answers. */
@@ -84,7 +83,7 @@ export async function createUpload(
   const uploadId = newUploadId();
   const command = new PutObjectCommand({
     Bucket: store.bucketName,
-    Key: uploadObjectKey(owner.keyId, uploadId),
+    Key: objectKey(owner, uploadId),
     ...(contentLength !== undefined && { ContentLength: contentLength }),
   });
   // The client must not add a checksum of its own (the project's S3 client computes them only when
@@ -99,7 +98,7 @@ const isMissing = (error: unknown) => error instanceof NoSuchKey || error instan
 export async function uploadSize(store: UploadStore, owner: { readonly keyId: string }, uploadId: string): Promise<number | undefined> {
   if (!isUploadId(uploadId)) return undefined;
   try {
-    const head = await store.s3.send(new HeadObjectCommand({ Bucket: store.bucketName, Key: uploadObjectKey(owner.keyId, uploadId) }));
+    const head = await store.s3.send(new HeadObjectCommand({ Bucket: store.bucketName, Key: objectKey(owner, uploadId) }));
     return head.ContentLength ?? 0;
   } catch (error) {
     if (isMissing(error)) return undefined;
@@ -122,7 +121,7 @@ export async function openUpload(
   if (range && range.end <= range.start) return { body: (async function* () {})(), size: 0 };
   try {
     const object = await store.s3.send(
-      new GetObjectCommand({ Bucket: store.bucketName, Key: uploadObjectKey(owner.keyId, uploadId), ...(range && { Range: `bytes=${range.start}-${range.end - 1}` }) }),
+      new GetObjectCommand({ Bucket: store.bucketName, Key: objectKey(owner, uploadId), ...(range && { Range: `bytes=${range.start}-${range.end - 1}` }) }),
       { ...(abortSignal && { abortSignal }) },
     );
     if (!object.Body) throw new Error('GetObject answered no body');
@@ -145,5 +144,5 @@ export async function readUploadRange(store: UploadStore, owner: { readonly keyI
 /** Removes the upload (once its job no longer needs it); nothing happens when it is already gone. */
 export async function deleteUpload(store: UploadStore, owner: { readonly keyId: string }, uploadId: string): Promise<void> {
   if (!isUploadId(uploadId)) return;
-  await store.s3.send(new DeleteObjectCommand({ Bucket: store.bucketName, Key: uploadObjectKey(owner.keyId, uploadId) }));
+  await store.s3.send(new DeleteObjectCommand({ Bucket: store.bucketName, Key: objectKey(owner, uploadId) }));
 }

@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { RETENTION_DAYS, TIERS } from '#lib/accounts/tiers.ts';
 import { DOWNLOAD_CORS_RULE, retentionPrefix } from '#lib/storage/pdfs.ts';
 import { JOB_REQUEST_PREFIX, JOB_RESULT_PREFIX, JOB_RETENTION_DAYS } from '#lib/jobs/job-records.ts';
+import { BULK_MAX_RUN_MS, BULK_PREFIX, UPLOAD_PREFIX, UPLOAD_RETENTION_DAYS } from '#lib/bulk/bulk-records.ts';
 import { IDEMPOTENCY_TABLE, IDEMPOTENCY_WINDOW_SECONDS, IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { ENTITY_INDEX, TABLE_KEYS, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
 import { resourcesOfType, synthStack, type CfnResource, type SynthesizedStack } from './stack-fixture.ts';
@@ -128,7 +129,11 @@ describe('PDF bucket', () => {
     // Job requests a job could not remove go within two days; a job ends within hours.
     expect(rules).toContainEqual({ Id: 'expire-job-requests', Prefix: JOB_REQUEST_PREFIX, ExpirationInDays: 2, Status: 'Enabled' });
     expect(rules).toContainEqual({ Id: 'expire-job-results', Prefix: JOB_RESULT_PREFIX, ExpirationInDays: JOB_RETENTION_DAYS + 1, Status: 'Enabled' });
-    expect(rules).toHaveLength(RETENTION_DAYS.length + 4);
+    // Bulk jobs: uploads outlive the longest job (a day); a job's objects live as long as the job.
+    expect(UPLOAD_RETENTION_DAYS * 86_400_000).toBeGreaterThan(BULK_MAX_RUN_MS);
+    expect(rules).toContainEqual({ Id: 'expire-uploads', Prefix: UPLOAD_PREFIX, ExpirationInDays: UPLOAD_RETENTION_DAYS, Status: 'Enabled' });
+    expect(rules).toContainEqual({ Id: 'expire-bulk-jobs', Prefix: BULK_PREFIX, ExpirationInDays: JOB_RETENTION_DAYS + 1, Status: 'Enabled' });
+    expect(rules).toHaveLength(RETENTION_DAYS.length + 6);
   });
 
   test('lets a web page read a PDF through its presigned URL (GET only, no credentials), as the local stack does', () => {
