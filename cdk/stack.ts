@@ -29,6 +29,7 @@ import { IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { JOB_ASYNC_INVOKE, JOB_REQUEST_PREFIX, JOB_RESULT_PREFIX } from '#lib/jobs/job-records.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { BULK_MAX_RECEIVE_COUNT, BULK_PREFIX, BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS, BULK_WORKER_TIMEOUT_SECONDS, UPLOAD_PREFIX } from '#lib/bulk/bulk-records.ts';
+import { TEMPLATE_BODY_PREFIX } from '#lib/storage/templates.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
 import { Alarms } from './constructs/alarms.ts';
 import { ChromiumLayer } from './constructs/chromium-layer.ts';
@@ -323,6 +324,7 @@ export class PdfApiStack extends Stack {
       for (const [operations, prefix, what] of [
         [profile.jobRequests, JOB_REQUEST_PREFIX, `Job requests are stored per job (${JOB_REQUEST_PREFIX}<key id>/<job id>.json)`],
         [profile.jobResults, JOB_RESULT_PREFIX, `Large job results are stored per job and run (${JOB_RESULT_PREFIX}<key id>/<job id>/<run>.json)`],
+        [profile.templateBodies, TEMPLATE_BODY_PREFIX, `Template bodies too large for their record are stored per template (${TEMPLATE_BODY_PREFIX}<key id>/<template id>/<random>.json)`],
       ] as const) {
         if (!operations?.length) continue;
         fn.addToRolePolicy(new PolicyStatement({ actions: operations.map((op) => `s3:${op}`), resources: [bucket.arnForObjects(`${prefix}*`)] }));

@@ -9,8 +9,8 @@ import { byApiKey } from '#lib/api/authentication.ts';
 import { byIdempotencyKey } from '#lib/api/idempotency.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
 import { takeRenderShare } from '#lib/api/render-share.ts';
-import { counterStore, pdfStore } from '#lib/aws/stores.ts';
-import { batchBodySchema, MAX_BATCH_SIZE } from '#lib/documents/batch.ts';
+import { counterStore, pdfStore, templateStore } from '#lib/aws/stores.ts';
+import { batchBodySchema, MAX_BATCH_SIZE, pinTemplateVersions } from '#lib/documents/batch.ts';
 import { asyncRequestOf, jobAccepted, submitJob } from '#lib/jobs/jobs.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { admitBatch } from '#lib/render/capacity.ts';
@@ -24,7 +24,9 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
   const started = performance.now();
   const parsed = batchBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
-  const { pdfs: items, merge = false } = parsed.data;
+  const { merge = false } = parsed.data;
+  // Each template an item names renders at the version that is its latest now (lib/documents/templates.ts).
+  const items = await pinTemplateVersions(parsed.data.pdfs, templateStore(), apiKey);
   if (merge) {
     const encrypted = items.findIndex(isEncryptedItem);
     // An encrypted file cannot be opened to be joined; encrypting the merged file is not offered.
@@ -45,7 +47,15 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
     const jobId = requestIds && (await requestIds()).jobId();
     const job =
       (jobId && (await earlierJob(pdfStore(), apiKey.keyId, jobId))) ||
-      (await submitJob({ apiKey, kind: 'batch', body, count: items.length, baseUrl, ...(asked.webhookUrl && { webhookUrl: asked.webhookUrl }), ...(jobId && { id: jobId }) }));
+      (await submitJob({
+        apiKey,
+        kind: 'batch',
+        body: { ...body, pdfs: items },
+        count: items.length,
+        baseUrl,
+        ...(asked.webhookUrl && { webhookUrl: asked.webhookUrl }),
+        ...(jobId && { id: jobId }),
+      }));
     const accepted = { ...jobAccepted(job), status: job.status };
     return json(202, accepted, { Location: accepted.status_url });
   }

@@ -10,20 +10,21 @@ import { pdfRecordView } from '#lib/api/views.ts';
 import { limitsFor } from '#lib/accounts/keys.ts';
 import { withReservedQuota } from '#lib/accounts/quota.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
-import { counterStore, pdfStore } from '#lib/aws/stores.ts';
-import { generateBodySchema } from '#lib/documents/document-options.ts';
-import { prepareDocument } from '#lib/documents/produce-pdf.ts';
+import { counterStore, pdfStore, templateStore } from '#lib/aws/stores.ts';
+import { generateBodySchema, splitGenerateBody } from '#lib/documents/document-options.ts';
+import { prepareRequestedDocument, templateReader } from '#lib/documents/templates.ts';
 import { asyncRequestOf, jobAccepted, submitJob } from '#lib/jobs/jobs.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { admitRender } from '#lib/render/capacity.ts';
 
-/** POST /v1/pdf/generate: one PDF from html or url (spec 4.1), now or as an asynchronous job. */
+/** POST /v1/pdf/generate: one PDF from html, url or a stored template with data (spec 4.1), now or as an asynchronous job. */
 export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, context, apiKey, body, requestIds }) => {
   const parsed = generateBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
-  // prepareDocument reads the options as sent (their schema transforms them, so once only).
-  const { html, url, async: _async, webhook_url: _webhookUrl, ...options } = body;
-  const request = await prepareDocument({ html, url: parsed.data.url, options });
+  // The options are read as sent (their schema transforms them, so once only). A template is read,
+  // its data checked and rendered now: whatever fails about it fails before anything is charged.
+  const { source, options } = splitGenerateBody(body);
+  const request = await prepareRequestedDocument({ ...source, options }, () => templateReader(templateStore(), apiKey));
   const asked = await asyncRequestOf(parsed.data);
   const baseUrl = publicBaseUrl(event);
   if (asked.async) {
@@ -32,7 +33,16 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
     const jobId = requestIds && (await requestIds()).jobId();
     const job =
       (jobId && (await earlierJob(pdfStore(), apiKey.keyId, jobId))) ||
-      (await submitJob({ apiKey, kind: 'generate', body, count: 1, baseUrl, ...(asked.webhookUrl && { webhookUrl: asked.webhookUrl }), ...(jobId && { id: jobId }) }));
+      (await submitJob({
+        apiKey,
+        kind: 'generate',
+        // The job renders the template version that was checked now, even if another is saved meanwhile.
+        body: request.template ? { ...body, template_version: request.template.version } : body,
+        count: 1,
+        baseUrl,
+        ...(asked.webhookUrl && { webhookUrl: asked.webhookUrl }),
+        ...(jobId && { id: jobId }),
+      }));
     const accepted = { ...jobAccepted(job), status: job.status };
     return json(202, accepted, { Location: accepted.status_url });
   }

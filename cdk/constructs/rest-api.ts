@@ -22,7 +22,7 @@ import {
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { FALLBACK_HANDLER, ROUTES, type FunctionName } from '#lib/api/routes.ts';
+import { BINARY_MEDIA_TYPES, FALLBACK_HANDLER, ROUTES, type FunctionName } from '#lib/api/routes.ts';
 import { THROTTLED_FUNCTION } from '#lib/api/errors.ts';
 
 export const STAGE_NAME = 'prod';
@@ -115,6 +115,8 @@ export class PdfRestApi extends Construct {
     this.api = new RestApi(this, 'Api', {
       description: 'PDF API: HTML to PDF (routes from lib/api/routes.ts)',
       endpointConfiguration: { types: [EndpointType.REGIONAL] },
+      // Binary answers (a template preview's PDF), as the local gateway treats them too.
+      binaryMediaTypes: [...BINARY_MEDIA_TYPES],
       // Access and execution logs need API Gateway's account-level CloudWatch role (one per region).
       cloudWatchRole: true,
       deployOptions: {

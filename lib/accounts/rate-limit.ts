@@ -1,6 +1,7 @@
 /**
  * Per-key rate limiting in fixed one-minute windows: one budget shared by every authenticated
- * endpoint, and one of its own for polling jobs (`GET /v1/jobs/{job_id}`, lib/accounts/tiers.ts).
+ * endpoint, one of its own for polling jobs (`GET /v1/jobs/{job_id}`) and one for template previews
+ * (`POST /v1/templates/{template_id}/preview`), lib/accounts/tiers.ts.
  *
  * Admission is one conditional atomic increment: the counter only moves while it is under the
  * limit, so with a limit of N at most N requests are admitted per window however many arrive at
@@ -27,8 +28,8 @@ export interface RateLimitState {
   readonly resetSeconds: number;
 }
 
-/** The key's counters: `requests` for every endpoint, `job-polls` for reading jobs. */
-export type RateBudget = 'requests' | 'job-polls';
+/** The key's counters: `requests` for every endpoint, `job-polls` for reading jobs, `previews` for template previews. */
+export type RateBudget = 'requests' | 'job-polls' | 'previews';
 
 export async function admitRequest(
   store: CounterStore,
@@ -42,7 +43,7 @@ export async function admitRequest(
     const { Attributes } = await store.client.send(
       new UpdateCommand({
         TableName: store.tableName,
-        Key: { pk: `RATE#${input.keyId}`, sk: `${input.budget === 'job-polls' ? 'job-polls#' : ''}${windowStart / 1000}` },
+        Key: { pk: `RATE#${input.keyId}`, sk: `${input.budget && input.budget !== 'requests' ? `${input.budget}#` : ''}${windowStart / 1000}` },
         UpdateExpression: 'ADD #count :one SET #ttl = if_not_exists(#ttl, :ttl)',
         ConditionExpression: 'attribute_not_exists(#count) OR #count < :limit',
         ExpressionAttributeNames: { '#count': 'count', '#ttl': 'ttl' },

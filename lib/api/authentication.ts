@@ -7,7 +7,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { findActiveKey, limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
 import { admitRequest, rateLimitHeaders, type RateBudget } from '#lib/accounts/rate-limit.ts';
-import { JOB_POLLS_PER_MINUTE } from '#lib/accounts/tiers.ts';
+import { JOB_POLLS_PER_MINUTE, TEMPLATE_LIMITS } from '#lib/accounts/tiers.ts';
 import { counterStore, keyStore } from '#lib/aws/stores.ts';
 import { logger } from '#lib/observability/logger.ts';
 import { ApiError, unauthorized } from './errors.ts';
@@ -18,8 +18,9 @@ import type { AuthenticatedContext, Authentication, Event, HeadersContext, Resul
 const LIMIT_OF: Readonly<Record<RateBudget, (key: ApiKey) => number>> = {
   requests: (key) => limitsFor(key).rateLimitPerMinute,
   'job-polls': (key) => Math.max(JOB_POLLS_PER_MINUTE[key.tier], limitsFor(key).rateLimitPerMinute),
+  previews: (key) => TEMPLATE_LIMITS[key.tier].previewsPerMinute,
 };
-const WHAT_OF: Readonly<Record<RateBudget, string>> = { requests: 'requests', 'job-polls': 'job polls' };
+const WHAT_OF: Readonly<Record<RateBudget, string>> = { requests: 'requests', 'job-polls': 'job polls', previews: 'template previews' };
 
 /** Admits the request under the key's per-minute limit of `budget` or refuses it with 429 and `retry_after`. */
 export function rateLimit(budget: RateBudget = 'requests'): MiddlewareObj<Event, Result, Error, AuthenticatedContext & HeadersContext> {
@@ -63,4 +64,12 @@ export const byApiKey: Authentication = {
 /** A Bearer API key, then its job-polling budget (not its requests'): `GET /v1/jobs/{job_id}`. */
 export const byApiKeyPollingJobs: Authentication = {
   middlewares: () => [authenticate() as MiddlewareObj<Event, Result, Error, Context>, rateLimit('job-polls') as MiddlewareObj<Event, Result, Error, Context>],
+};
+
+/**
+ * A Bearer API key, then its template-preview budget (not its requests'): previews render with
+ * Chromium but store and charge nothing, so they have a per-minute budget of their own by tier.
+ */
+export const byApiKeyPreviewing: Authentication = {
+  middlewares: () => [authenticate() as MiddlewareObj<Event, Result, Error, Context>, rateLimit('previews') as MiddlewareObj<Event, Result, Error, Context>],
 };

@@ -4,7 +4,7 @@
  */
 import { settings } from '#lib/settings.ts';
 import type { DocumentError } from '#lib/render/errors.ts';
-import { ApiError, invalidRequest } from './errors.ts';
+import { ApiError, invalidRequest, notFound } from './errors.ts';
 
 /** How a document failure reads on the single-document endpoints. */
 export function documentErrorToApiError(error: DocumentError): ApiError {
@@ -29,5 +29,10 @@ export function documentErrorToApiError(error: DocumentError): ApiError {
       return new ApiError('render_timeout', error.message);
     case 'RENDER_FAILED':
       return new ApiError('render_failed', 'The PDF could not be rendered. Nothing was charged; please retry.');
+    case 'TEMPLATE_NOT_FOUND':
+      return notFound(error.message);
+    // The template is the caller's code: its message is the engine's own, written for them.
+    case 'TEMPLATE_ERROR':
+      return new ApiError('template_error', error.message);
   }
 }

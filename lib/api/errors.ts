@@ -24,7 +24,8 @@ interface ErrorEntry {
 export const API_ERRORS = {
   invalid_request: {
     status: 400,
-    description: 'The request is not valid: no html or url, both, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, or a body that is not a JSON object.',
+    description:
+      'The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object.',
   },
   url_not_allowed: {
     status: 400,
@@ -44,7 +45,16 @@ export const API_ERRORS = {
       quota_remaining: z.int().min(0).meta({ description: 'PDFs left this month.' }),
     },
   },
-  not_found: { status: 404, description: 'No such route, PDF or download link (another key’s PDF reads as missing).' },
+  template_limit_exceeded: {
+    status: 403,
+    description: 'The key has as many templates as its tier allows; delete one (or upgrade) to create another. Saving a new version of an existing template is not limited by this.',
+    extra: { max_templates: z.int().meta({ description: 'The most templates this key may keep.' }) },
+  },
+  not_found: {
+    status: 404,
+    description:
+      'No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged.',
+  },
   method_not_allowed: { status: 405, description: 'The path exists, but not with this method; `Allow` lists the methods it takes.' },
   request_in_progress: {
     status: 409,
@@ -57,7 +67,7 @@ export const API_ERRORS = {
       'With an `Idempotency-Key`: the PDF the first request made was deleted or has expired since (a replay, or a retry after a crash). It was charged once; send a new key to make it again.',
     extra: { pdf_id: z.string().meta({ description: 'The PDF the request made.' }) },
   },
-  payload_too_large: { status: 413, description: 'The request body is larger than 5 MB.' },
+  payload_too_large: { status: 413, description: 'The request body is larger than 5 MB, or a template is larger than the key’s tier allows (the message gives both sizes).' },
   url_fetch_failed: {
     status: 422,
     description: 'The url answered with an HTTP error status (4xx or 5xx), named in the message. Send `fail_on_http_status: false` to print the error page instead.',
@@ -77,6 +87,11 @@ export const API_ERRORS = {
     description:
       'The document needed more memory to render than the per-document limit (a huge image, canvas or script allocation, or a giant page with filters) and was stopped. Nothing was charged; retrying will not help.',
     extra: { memory_limit_mb: z.int().meta({ description: 'The most memory, in MB, one document may use while it renders.' }) },
+  },
+  template_error: {
+    status: 422,
+    description:
+      'The stored template could not be rendered with this data: it went over the template engine’s limits (time, output size, loop length), failed at runtime, or rendered something that is not usable HTML. The message says which. Nothing was charged.',
   },
   idempotency_key_reused: {
     status: 422,

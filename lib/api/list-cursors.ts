@@ -1,5 +1,5 @@
 /**
- * `next_cursor` of `GET /v1/pdf`: where the caller's listing goes on, opaque to callers.
+ * `next_cursor` of `GET /v1/pdf` and `GET /v1/templates`: where the caller's listing goes on, opaque to callers.
  *
  * A cursor is the last record's creation time and id (base64url JSON), then an HMAC of it bound to
  * the key it was given to, with the service's link-signing secret. So a cursor the API never gave
@@ -11,26 +11,34 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ListCursor } from '#lib/storage/pdfs.ts';
 import { invalidRequest } from './errors.ts';
 
-function sign(keyId: string, payload: string, secret: string): Buffer {
-  return createHmac('sha256', secret).update(`list-cursor\u0000${keyId}\u0000${payload}`).digest();
+/**
+ * What is listed: a cursor of one listing is refused by the other (its signature names the listing;
+ * the PDFs' is the original form, so cursors given out before templates existed still work).
+ */
+export type Listing = 'pdfs' | 'templates';
+const ID_PATTERN: Readonly<Record<Listing, RegExp>> = { pdfs: /^pdf_\w{1,64}$/, templates: /^tpl_\w{1,64}$/ };
+
+function sign(keyId: string, payload: string, secret: string, listing: Listing): Buffer {
+  const purpose = listing === 'pdfs' ? 'list-cursor' : `list-cursor:${listing}`;
+  return createHmac('sha256', secret).update(`${purpose}\u0000${keyId}\u0000${payload}`).digest();
 }
 
-export function encodeListCursor(cursor: ListCursor, keyId: string, secret: string): string {
+export function encodeListCursor(cursor: ListCursor, keyId: string, secret: string, listing: Listing = 'pdfs'): string {
   const payload = Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url');
-  return `${payload}.${sign(keyId, payload, secret).toString('base64url')}`;
+  return `${payload}.${sign(keyId, payload, secret, listing).toString('base64url')}`;
 }
 
-/** The cursor's position, when this API gave it to this key; 400 otherwise. Undefined without one. */
-export function decodeListCursor(raw: string | undefined, keyId: string, secret: string): ListCursor | undefined {
+/** The cursor's position, when this API gave it to this key for this listing; 400 otherwise. Undefined without one. */
+export function decodeListCursor(raw: string | undefined, keyId: string, secret: string, listing: Listing = 'pdfs'): ListCursor | undefined {
   if (raw === undefined) return undefined;
   const [payload, signature, ...rest] = raw.split('.');
   if (payload && signature && rest.length === 0) {
     const presented = Buffer.from(signature, 'base64url');
-    const expected = sign(keyId, payload, secret);
+    const expected = sign(keyId, payload, secret, listing);
     if (presented.length === expected.length && timingSafeEqual(presented, expected)) {
       try {
         const [createdAt, id] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as unknown[];
-        if (typeof createdAt === 'string' && typeof id === 'string' && !Number.isNaN(Date.parse(createdAt)) && /^pdf_\w{1,64}$/.test(id)) {
+        if (typeof createdAt === 'string' && typeof id === 'string' && !Number.isNaN(Date.parse(createdAt)) && ID_PATTERN[listing].test(id)) {
           return { createdAt, id };
         }
       } catch {

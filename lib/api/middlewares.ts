@@ -112,29 +112,37 @@ export interface BodyContext extends Context {
   body: Record<string, unknown>;
 }
 
+/**
+ * The request's JSON object body, the body size limit (413) enforced before reading it; for a
+ * function whose routes do not all take a body (the jsonObjectBody middleware is for those that do).
+ */
+export function readJsonObjectBody(event: Pick<Event, 'body' | 'isBase64Encoded'>): Record<string, unknown> {
+  const raw = event.body ?? '';
+  const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+  const limit = settings.maxBodyBytes;
+  if (Buffer.byteLength(text, 'utf8') > limit) {
+    throw new ApiError('payload_too_large', `The request body is larger than the limit of ${limit} bytes.`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalidRequest('The request body must be a JSON object.');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw invalidRequest('The request body must be a JSON object.');
+  }
+  if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
+    throw invalidRequest(`The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
 /** Parses a JSON object body, enforcing the body size limit (413) before reading it. */
 export function jsonObjectBody(): MiddlewareObj<Event, Result, Error, BodyContext> {
   return {
     before: async (request) => {
-      const raw = request.event.body ?? '';
-      const text = request.event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-      const limit = settings.maxBodyBytes;
-      if (Buffer.byteLength(text, 'utf8') > limit) {
-        throw new ApiError('payload_too_large', `The request body is larger than the limit of ${limit} bytes.`);
-      }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        throw invalidRequest('The request body must be a JSON object.');
-      }
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-        throw invalidRequest('The request body must be a JSON object.');
-      }
-      if (nestsDeeperThan(parsed, MAX_JSON_DEPTH)) {
-        throw invalidRequest(`The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
-      }
-      request.context.body = parsed as Record<string, unknown>;
+      request.context.body = readJsonObjectBody(request.event);
     },
   };
 }

@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
-import { JOB_POLLS_PER_MINUTE, TIERS, TIER_NAMES } from '#lib/accounts/tiers.ts';
+import { JOB_POLLS_PER_MINUTE, TEMPLATE_LIMITS, TIERS, TIER_NAMES } from '#lib/accounts/tiers.ts';
 import { API_ERRORS, type ApiErrorCode } from '#lib/api/errors.ts';
 import { IDEMPOTENCY_HEADER, idempotencyKeySchema, REPLAYED_HEADER } from '#lib/api/idempotency-key.ts';
 import {
@@ -19,11 +19,13 @@ import {
   jobSchema,
   pdfListSchema,
   pdfRecordSchema,
+  templateListSchema,
+  templateSchema,
   usageSchema,
   webhookEventSchema,
 } from '#lib/api/schemas.ts';
 import { batchBodySchema, MAX_BATCH_SIZE, MAX_METADATA_BYTES, metadataSchema } from '#lib/documents/batch.ts';
-import { asyncRequestShape, documentOptionsShape } from '#lib/documents/document-options.ts';
+import { asyncRequestShape, documentOptionsShape, MAX_PREVIEW_PDF_BYTES, previewBodySchema, templateBodySchema, templateSourceShape } from '#lib/documents/document-options.ts';
 import { FORMAT_NAMES } from '#lib/render/options.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '#lib/storage/pdfs.ts';
 
@@ -142,8 +144,28 @@ function documented<S extends Record<string, z.ZodType>>(shape: S): S {
 
 const INVOICE_HTML = '<!doctype html><html><body><h1>Invoice 2026-001</h1><p>Total: 120.00 EUR</p></body></html>';
 
-const htmlField = z.string().meta({ description: 'The HTML to print (a valid HTML5 document or fragment). Give `html` or `url`, not both.', example: INVOICE_HTML });
+const htmlField = z.string().meta({ description: 'The HTML to print (a valid HTML5 document or fragment). Give one of `html`, `url` or `template_id`.', example: INVOICE_HTML });
 const urlField = z.url().meta({ description: 'A public http(s) URL to print instead of `html`. Every request the page makes goes through the egress guard: private addresses are refused.', example: 'https://example.com/report' });
+
+const INVOICE_TEMPLATE_HTML =
+  '<!doctype html><html lang="de"><body><h1>Rechnung {{ number }}</h1><table>{% for line in lines %}<tr><td>{{ line.item }}</td><td>{{ line.price | currency: "EUR" }}</td></tr>{% endfor %}</table><p>Summe: {{ total | currency: "EUR" }}</p></body></html>';
+const INVOICE_DATA = { number: '2026-001', lines: [{ item: 'Consulting', price: 1200 }, { item: 'Travel', price: 80.5 }], total: 1280.5 };
+
+/** `template_id`, `template_version` and `data` (lib/documents/templates.ts), the same on generate and in batch items. */
+const templateFields = {
+  template_id: templateSourceShape.template_id.meta({
+    description: 'A stored template (`POST /v1/templates`) to render with `data`, instead of `html` or `url`. The template’s default options apply under this request’s own: an option given here wins, option by option. Unknown, deleted or another key’s: 404 `not_found` (item `TEMPLATE_NOT_FOUND`).',
+    example: 'tpl_9sLq2VbN4xRt7WmY1cZd3EfG',
+  }),
+  template_version: templateSourceShape.template_version.meta({
+    description: 'With `template_id`: the version to render (versions never change once saved). The latest when absent; a batch fixes the latest once for all its items.',
+    example: 3,
+  }),
+  data: templateSourceShape.data.meta({
+    description: 'With `template_id`: the JSON object the template is rendered with (`{}` when absent). Checked against the template’s `data_schema` first: a mismatch is 400 `invalid_request` (item `INVALID_OPTIONS`) naming the JSON pointer, such as `/lines/3/price: must be number`. A template that fails in the engine with it is 422 `template_error` (item `TEMPLATE_ERROR`). Nothing is charged for either.',
+    override: { type: 'object', examples: [INVOICE_DATA] },
+  }),
+};
 
 const documentOptions = z.strictObject(documented(documentOptionsShape)).meta({
   id: 'DocumentOptions',
@@ -164,14 +186,15 @@ const asyncFields = {
 };
 
 const generateRequest = z
-  .strictObject({ html: htmlField.optional(), url: urlField.optional(), ...documented(documentOptionsShape), ...asyncFields })
+  .strictObject({ html: htmlField.optional(), url: urlField.optional(), ...templateFields, ...documented(documentOptionsShape), ...asyncFields })
   .meta({
     id: 'GenerateRequest',
-    description: 'One document: `html` or `url`, and its options side by side.',
+    description: 'One document: exactly one of `html`, `url` or `template_id` (with `data`), and its options side by side.',
     override: {
       examples: [
       { html: INVOICE_HTML, format: 'A4', margin: '20mm', footer_html: OPTION_DOCS.footer_html.example },
         { url: 'https://example.com/report', format: 'Letter', wait_for: 'networkidle0' },
+        { template_id: 'tpl_9sLq2VbN4xRt7WmY1cZd3EfG', data: INVOICE_DATA, filename: 'invoice-2026-001.pdf' },
       ],
     },
   });
@@ -180,6 +203,7 @@ const batchItem = z
   .strictObject({
     html: htmlField.optional(),
     url: urlField.optional(),
+    ...templateFields,
     options: documentOptions.optional(),
     metadata: metadataSchema.optional().meta({
       description: `Your own JSON, echoed back in the item’s result (at most ${MAX_METADATA_BYTES} bytes). Known keys: \`filename\` and \`reference_id\` (strings).`,
@@ -202,6 +226,46 @@ const batchRequest = batchBodySchema
       examples: [{ pdfs: [{ html: INVOICE_HTML, metadata: { reference_id: 'order-1042' } }, { html: '<h1>Receipt</h1>', options: { format: 'A5' } }] }],
     },
   });
+
+const templateLimits = TIER_NAMES.map((tier) => {
+  const limits = TEMPLATE_LIMITS[tier];
+  return `${tier} ${limits.maxTemplates} / ${limits.maxTemplateBytes / 1024} KB / ${limits.versionsKept} / ${limits.previewsPerMinute}`;
+}).join('; ');
+
+const templateRequest = templateBodySchema
+  .extend({
+    name: templateBodySchema.shape.name.meta({ description: 'What the template is called (1 to 200 characters).', example: 'Invoice' }),
+    html: templateBodySchema.shape.html.meta({
+      description: 'The document’s HTML as a Liquid template: `{{ total | currency: "EUR" }}`, `{% for line in lines %}`… (docs/templates.md lists the filters). Output is HTML-escaped unless a value is marked `| raw`. Checked for syntax when saved (400 naming the problem).',
+      example: INVOICE_TEMPLATE_HTML,
+    }),
+    header_html: templateBodySchema.shape.header_html.meta({
+      description: 'The page header as a Liquid template, rendered with the same data; the header variables (`{{pageNumber}}`, `{{totalPages}}`, `{{date}}`) keep working. Give it a font size and room in `options.margin`.',
+    }),
+    footer_html: templateBodySchema.shape.footer_html.meta({ description: 'The page footer as a Liquid template, as `header_html`.' }),
+    options: documentOptions.omit({ header_html: true, footer_html: true }).optional().meta({
+      description: 'Default document options (those of generate, but the url-only ones and header/footer, which are the template’s own fields). Merged under a request’s options: what the request gives wins, option by option (a request’s `margin` replaces the template’s whole).',
+      example: { format: 'A4', margin: '20mm' },
+    }),
+    data_schema: templateBodySchema.shape.data_schema.meta({
+      description: 'A JSON Schema (2020-12 by default; 2019-09 and draft-07 by `$schema`; at most 64 KB, references within itself only) that every render’s `data` is checked against. Compiled when saved: an invalid schema is 400 naming the problem.',
+      override: { type: ['object', 'boolean'], examples: [{ type: 'object', required: ['number', 'lines', 'total'], properties: { number: { type: 'string' }, lines: { type: 'array', items: { type: 'object', properties: { item: { type: 'string' }, price: { type: 'number' } } } }, total: { type: 'number' } } }] },
+    }),
+    sample_data: templateBodySchema.shape.sample_data.meta({
+      description: 'Data for previews, used when a preview sends none; checked against `data_schema` when saved.',
+      example: INVOICE_DATA,
+    }),
+  })
+  .meta({ id: 'TemplateRequest', description: 'A whole template: `POST` makes version 1, `PUT` saves the next version (every field as for a new one).' });
+
+const templateIdPath = z.object({ template_id: z.string().meta({ description: 'The template’s id (`tpl_…`).', example: 'tpl_9sLq2VbN4xRt7WmY1cZd3EfG' }) });
+
+const previewRequest = previewBodySchema
+  .extend({
+    data: previewBodySchema.shape.data.meta({ description: 'The data to render with; the template’s `sample_data` (or `{}`) when absent.', example: INVOICE_DATA }),
+    version: previewBodySchema.shape.version.meta({ description: 'The version to preview; the latest when absent.', example: 2 }),
+  })
+  .meta({ id: 'TemplatePreviewRequest' });
 
 const pascal = (code: string) => code.replace(/(^|_)(\w)/g, (_, __, letter: string) => letter.toUpperCase());
 
@@ -286,7 +350,7 @@ const html = (description: string) => ({ description, content: { 'text/html': { 
  * The contract's version (`info.version`): the path's `v1`, then additions that break no client.
  * Raise the minor when an option, field or route is added; a breaking change is a new path prefix.
  */
-export const API_VERSION = '1.4.0';
+export const API_VERSION = '1.5.0';
 
 /**
  * The OpenAPI document, with `serverUrl` (where the caller reached the API) as its server.
@@ -303,12 +367,15 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
         'Send your key as `Authorization: Bearer pdfk_…`. Every error answers `{ "error": { "code", "message", …extra } }`; a request that fails costs nothing. A path that exists answers another method with 405 `method_not_allowed`; an unknown path is 404 `not_found`.',
         '',
         `Limits per tier (batch size / requests per minute / PDFs per month / link days / documents rendering at once / seconds a job's document may take): ${TIER_NAMES.map((tier) => `${tier} ${TIERS[tier].maxBatchSize} / ${TIERS[tier].rateLimitPerMinute} / ${TIERS[tier].monthlyQuota} / ${TIERS[tier].linkValidityDays} / ${TIERS[tier].maxConcurrentRenders} / ${TIERS[tier].jobRenderTimeoutMs / 1000}`).join('; ')}.`,
+        '',
+        `Template limits per tier (templates kept / size of one version / versions kept per template / previews per minute): ${templateLimits}.`,
       ].join('\n'),
     },
     servers: [{ url: serverUrl }],
     tags: [
       { name: 'PDFs', description: 'Generate, list, fetch and delete PDFs.' },
       { name: 'Jobs', description: 'Asynchronous generate and batch (`async: true`), and their webhooks.' },
+      { name: 'Templates', description: 'Stored, versioned Liquid templates that generate, batch items and jobs render with JSON `data`.' },
       { name: 'Account', description: 'The calling key’s limits and usage.' },
       { name: 'Service', description: 'Health, this document, the docs and the playground.' },
     ],
@@ -344,7 +411,8 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
         post: operation({
           operationId: 'generatePdf',
           summary: 'Generate one PDF',
-          description: 'Renders `html` or `url` with the given options, stores the PDF and answers its record with a download link. Charged one PDF, only on success.',
+          description:
+            'Renders `html`, `url`, or a stored template with `data`, with the given options, stores the PDF and answers its record with a download link. Charged one PDF, only on success. A template’s default options apply under the request’s own (the request wins, option by option); the record names the template and version.',
           tags: ['PDFs'],
           ...keyed,
           requestParams: idempotencyParams,
@@ -353,7 +421,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
             200: json(pdfRecordSchema, 'The stored PDF.', replayedHeader),
             202: jobAccepted,
             ...errorResponses(
-              [...WITH_BODY, 'url_not_allowed', ...KEYED, ...IDEMPOTENT, 'pdf_gone', 'quota_exceeded', 'url_fetch_failed', 'too_many_pages', 'pdf_too_large', 'memory_limit_exceeded', 'service_busy', 'render_timeout'],
+              [...WITH_BODY, 'url_not_allowed', ...KEYED, ...IDEMPOTENT, 'not_found', 'pdf_gone', 'quota_exceeded', 'url_fetch_failed', 'template_error', 'too_many_pages', 'pdf_too_large', 'memory_limit_exceeded', 'service_busy', 'render_timeout'],
               { rateLimited: true },
             ),
           },
@@ -445,6 +513,86 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
           ...keyed,
           requestParams: { path: z.object({ job_id: jobSchema.shape.job_id }) },
           responses: { 200: json(jobSchema, 'The job.'), ...errorResponses(['not_found', ...KEYED], { rateLimited: true }) },
+        }),
+      },
+      '/v1/templates': {
+        get: operation({
+          operationId: 'listTemplates',
+          summary: 'List templates',
+          description: 'The key’s templates, newest first, a page at a time (as `GET /v1/pdf`); deleted ones are absent.',
+          tags: ['Templates'],
+          ...keyed,
+          requestParams: {
+            query: z.object({
+              limit: z.int().min(1).max(MAX_PAGE_SIZE).optional().meta({ description: 'Templates per page.', default: DEFAULT_PAGE_SIZE }),
+              cursor: z.string().optional().meta({ description: '`next_cursor` of the previous page.' }),
+            }),
+          },
+          responses: { 200: json(templateListSchema, 'A page of templates.'), ...errorResponses(['invalid_request', ...KEYED], { rateLimited: true }) },
+        }),
+        post: operation({
+          operationId: 'createTemplate',
+          summary: 'Create a template',
+          description: `Saves a template as its version 1. Its Liquid syntax, options and data_schema (and sample_data against it) are checked now: 400 naming the problem. Limits per tier (templates / size of one version / versions kept / previews per minute): ${templateLimits}.`,
+          tags: ['Templates'],
+          ...keyed,
+          requestBody: { required: true, content: { 'application/json': { schema: templateRequest } } },
+          responses: {
+            201: json(templateSchema, 'The template, version 1.', z.object({ Location: z.url().meta({ description: 'The template’s URL.' }) })),
+            ...errorResponses([...WITH_BODY, 'template_limit_exceeded', ...KEYED], { rateLimited: true }),
+          },
+        }),
+      },
+      '/v1/templates/{template_id}': {
+        get: operation({
+          operationId: 'getTemplate',
+          summary: 'Get a template',
+          description: 'The latest version, whole, or the one `version` names. Another key’s template reads as missing.',
+          tags: ['Templates'],
+          ...keyed,
+          requestParams: { path: templateIdPath, query: z.object({ version: z.int().min(1).optional().meta({ description: 'The version to read; the latest when absent.' }) }) },
+          responses: { 200: json(templateSchema, 'The version.'), ...errorResponses(['invalid_request', 'not_found', ...KEYED], { rateLimited: true }) },
+        }),
+        put: operation({
+          operationId: 'updateTemplate',
+          summary: 'Save a new version',
+          description: 'Saves the whole template as its next version, which new renders without `template_version` use from now on. Versions never change: PDFs already made are untouched, and older versions stay renderable by `template_version` while they are among the tier’s kept ones.',
+          tags: ['Templates'],
+          ...keyed,
+          requestParams: { path: templateIdPath },
+          requestBody: { required: true, content: { 'application/json': { schema: templateRequest } } },
+          responses: { 200: json(templateSchema, 'The new version.'), ...errorResponses([...WITH_BODY, 'not_found', ...KEYED], { rateLimited: true }) },
+        }),
+        delete: operation({
+          operationId: 'deleteTemplate',
+          summary: 'Delete a template',
+          description: 'Deletes the template and all its versions: renders naming it are refused (404) from now on. PDFs already made from it stay.',
+          tags: ['Templates'],
+          ...keyed,
+          requestParams: { path: templateIdPath },
+          responses: { 204: { description: 'Deleted.', headers: rateLimitHeaders }, ...errorResponses(['not_found', ...KEYED], { rateLimited: true }) },
+        }),
+      },
+      '/v1/templates/{template_id}/preview': {
+        post: operation({
+          operationId: 'previewTemplate',
+          summary: 'Preview a template',
+          description: `Renders the template with \`data\` (its \`sample_data\` when absent) exactly as generate would, and answers the PDF itself (at most ${MAX_PREVIEW_PDF_BYTES} bytes; a larger one is 422 \`pdf_too_large\`: generate it instead). Nothing is stored, listed or charged. Previews spend a per-minute budget of their own, not the key’s requests’ (${TIER_NAMES.map((tier) => `${tier} ${TEMPLATE_LIMITS[tier].previewsPerMinute}`).join(', ')}): the \`RateLimit-*\` headers here are that budget’s.`,
+          tags: ['Templates'],
+          ...keyed,
+          requestParams: { path: templateIdPath },
+          requestBody: { required: true, content: { 'application/json': { schema: previewRequest } } },
+          responses: {
+            200: {
+              description: 'The PDF.',
+              content: { 'application/pdf': { schema: z.string().meta({ format: 'binary' }) } },
+              headers: rateLimitHeaders.extend({
+                'X-Template-Version': z.string().meta({ description: 'The version rendered.', example: '3' }),
+                'X-Pdf-Pages': z.string().meta({ description: 'Its number of pages.', example: '2' }),
+              }),
+            },
+            ...errorResponses([...WITH_BODY, 'not_found', ...KEYED, 'template_error', 'too_many_pages', 'pdf_too_large', 'memory_limit_exceeded', 'service_busy', 'render_timeout'], { rateLimited: true }),
+          },
         }),
       },
       '/v1/usage': {

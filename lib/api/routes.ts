@@ -4,7 +4,7 @@
  *
  * `handler` names a file in functions/ (and the Lambda function built from it).
  */
-export type HttpMethod = 'GET' | 'POST' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 export interface Route {
   readonly method: HttpMethod;
@@ -14,7 +14,7 @@ export interface Route {
 }
 
 /** Every API-facing Lambda function, by the name of its file in functions/. */
-export const API_FUNCTIONS = ['health', 'generate', 'batch', 'files', 'pdfs', 'jobs', 'usage', 'bulk', 'uploads', 'site', 'fallback'] as const;
+export const API_FUNCTIONS = ['health', 'generate', 'batch', 'files', 'pdfs', 'jobs', 'usage', 'bulk', 'uploads', 'templates', 'preview', 'site', 'fallback'] as const;
 export type FunctionName = (typeof API_FUNCTIONS)[number];
 
 /** Functions invoked by other functions, or on a schedule, rather than through the API. */
@@ -37,12 +37,30 @@ export const ROUTES: readonly Route[] = [
   { method: 'POST', path: '/v1/uploads', handler: 'uploads' },
   { method: 'POST', path: '/v1/pdf/bulk', handler: 'bulk' },
   { method: 'GET', path: '/v1/usage', handler: 'usage' },
+  // Stored templates (shared/spec/beyond.md "Templates"); previews render, so they have a browser.
+  { method: 'GET', path: '/v1/templates', handler: 'templates' },
+  { method: 'POST', path: '/v1/templates', handler: 'templates' },
+  { method: 'GET', path: '/v1/templates/{template_id}', handler: 'templates' },
+  { method: 'PUT', path: '/v1/templates/{template_id}', handler: 'templates' },
+  { method: 'DELETE', path: '/v1/templates/{template_id}', handler: 'templates' },
+  { method: 'POST', path: '/v1/templates/{template_id}/preview', handler: 'preview' },
   // The developer surface (shared/spec/beyond.md): public, no key, nothing but the project's own files.
   { method: 'GET', path: '/v1/openapi.json', handler: 'site' },
   { method: 'GET', path: '/docs', handler: 'site' },
   { method: 'GET', path: '/', handler: 'site' },
   { method: 'GET', path: '/assets/{name}', handler: 'site' },
 ];
+
+/**
+ * What API Gateway treats as binary, both ways. A template preview answers a PDF itself (base64 from
+ * Lambda, `isBase64Encoded`), which API Gateway decodes only when the request's first Accept type is
+ * a binary media type: so every type is one (the pattern "any type, any subtype"), as clients send
+ * an Accept of any type or of `application/pdf`. JSON
+ * answers are not base64 and pass as they are; request bodies then reach the functions
+ * base64-encoded (`isBase64Encoded: true`), which the body parser reads (lib/api/middlewares.ts).
+ * The local gateway does the same (lib/local/gateway.ts).
+ */
+export const BINARY_MEDIA_TYPES: readonly string[] = ['*/*'];
 
 /**
  * Everything no route matches goes to the fallback function, which answers 404 or 405 in the API's
@@ -75,6 +93,11 @@ export interface FunctionProfile {
   readonly idempotency?: boolean;
   /** S3 operations it performs on PDF objects (presigning a GET counts as GetObject). */
   readonly objects?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
+  /**
+   * S3 operations it performs on the bodies of stored templates too large for their record
+   * (lib/storage/templates.ts), under their own prefix: GetObject to render from them.
+   */
+  readonly templateBodies?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
   /** S3 operations it performs on the requests of asynchronous jobs (lib/jobs/job-records.ts), under their own prefix. */
   readonly jobRequests?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
   /** S3 operations it performs on the results too large for their job's item (lib/jobs/job-records.ts), under their own prefix. */
@@ -135,6 +158,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     table: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
     index: ['Query'],
     objects: ['PutObject'],
+    templateBodies: ['GetObject'],
     jobRequests: ['PutObject', 'DeleteObject'],
     jobRequestKey: ['Encrypt'],
     linkSecret: true,
@@ -153,8 +177,9 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     invokes: ['render', 'job'],
     idempotency: true,
   },
-  // Stores the item's file only; the batch writes its record.
-  render: { chromium: true, rendersJobItems: true, objects: ['PutObject'] },
+  // Stores the item's file only; the batch writes its record. Reads the template an item names
+  // (its head and version, and its body when large) where the document is made.
+  render: { chromium: true, rendersJobItems: true, objects: ['PutObject'], table: ['GetItem'], templateBodies: ['GetObject'] },
   // Reads the job, and its result where it is too large for the item; a bulk job's progress from its
   // shards (Query), its cancel (UpdateItem), and the redirect to its manifest or archive (a presigned GET).
   jobs: { table: ['GetItem', 'UpdateItem', 'Query'], jobResults: ['GetObject'], bulkObjects: ['GetObject'] },
@@ -184,6 +209,8 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     table: ['GetItem', 'PutItem', 'UpdateItem'],
     index: ['Query'],
     objects: ['PutObject'],
+    // A line naming a stored template is rendered from it (lib/documents/render-item.ts).
+    templateBodies: ['GetObject'],
     bulkObjects: ['GetObject', 'PutObject'],
     jobRequests: ['GetObject'],
     jobRequestKey: ['Decrypt'],
@@ -204,6 +231,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     // The one function that can open a job's request (its url secrets).
     jobRequestKey: ['Decrypt'],
     jobResults: ['GetObject', 'PutObject', 'DeleteObject'],
+    templateBodies: ['GetObject'],
     linkSecret: true,
     invokes: ['render'],
   },
@@ -215,6 +243,18 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   // Listing reads the key's PDFs through the index; deleting marks the record and removes the file.
   pdfs: { table: ['GetItem', 'UpdateItem'], index: ['Query'], objects: ['DeleteObject'], linkSecret: true },
   usage: { table: ['GetItem', 'UpdateItem'] },
+  // The template store: a template's slot of its key's count, head and versions (Put, Update, Delete
+  // when pruned or deleted), the listing through the index, large bodies in the bucket, and list
+  // cursors signed with the link secret (lib/api/list-cursors.ts).
+  templates: {
+    table: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+    index: ['Query'],
+    templateBodies: ['GetObject', 'PutObject', 'DeleteObject'],
+    linkSecret: true,
+  },
+  // Renders a template with data and answers the PDF; stores nothing. Takes the key's share of
+  // renderers as generate does (a lease: GetItem, PutItem, UpdateItem).
+  preview: { chromium: true, table: ['GetItem', 'PutItem', 'UpdateItem'], templateBodies: ['GetObject'] },
   // The OpenAPI document, the reference docs and the playground: built from the code, touches no store.
   site: { siteAssets: true },
   // Reads the months' counters and a reservation's records through the index; repairs with one update.

@@ -24,6 +24,8 @@ export const pdfRecordSchema = z
     generation_time_ms: z.int().min(0).meta({ description: 'Time spent producing it, in milliseconds.' }),
     created_at: timestamp.meta({ description: 'Creation time, ISO 8601 UTC.' }),
     expires_at: timestamp.meta({ description: 'When the link and the file expire: 7 to 365 days after creation, by tier.' }),
+    template_id: z.string().optional().meta({ description: 'The stored template it was rendered from (absent for html and url documents).', example: 'tpl_9sLq2VbN4xRt7WmY1cZd3EfG' }),
+    template_version: z.int().min(1).optional().meta({ description: 'The version of that template it was rendered from.', example: 3 }),
   })
   .meta({ id: 'PdfRecord', description: 'A stored PDF (spec 2.1).' });
 export type PdfRecordView = z.infer<typeof pdfRecordSchema>;
@@ -179,3 +181,41 @@ export const webhookEventSchema = z
     description:
       'POSTed to `webhook_url` when a job ends, signed per Standard Webhooks with the key’s `whsec_` secret: headers `webhook-id` (the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`). Retried with backoff for about 27 hours until the receiver answers 2xx.',
   });
+
+const templateId = z.string().regex(/^tpl_[0-9A-Za-z]{20,}$/).meta({ description: 'The template’s id: `tpl_` and at least 20 random base62 characters.', example: 'tpl_9sLq2VbN4xRt7WmY1cZd3EfG' });
+
+export const templateSummarySchema = z
+  .object({
+    template_id: templateId,
+    name: z.string().meta({ description: 'The latest version’s name.', example: 'Invoice' }),
+    version: z.int().min(1).meta({ description: 'The latest version: what a render without `template_version` uses.', example: 3 }),
+    created_at: timestamp.meta({ description: 'When the template was created (version 1).' }),
+    updated_at: timestamp.meta({ description: 'When its latest version was saved.' }),
+  })
+  .meta({ id: 'TemplateSummary', description: 'A stored template, as listed.' });
+
+export const templateSchema = z
+  .object({
+    template_id: templateId,
+    name: z.string().meta({ description: 'This version’s name.', example: 'Invoice' }),
+    version: z.int().min(1).meta({ description: 'The version shown: the latest unless `?version=N` asked for another.', example: 3 }),
+    latest_version: z.int().min(1).meta({ description: 'The template’s latest version.', example: 3 }),
+    created_at: timestamp.meta({ description: 'When the template was created (version 1).' }),
+    updated_at: timestamp.meta({ description: 'When this version was saved.' }),
+    html: z.string().meta({ description: 'The Liquid template of the document’s HTML.' }),
+    header_html: z.string().optional().meta({ description: 'The Liquid template of the page header.' }),
+    footer_html: z.string().optional().meta({ description: 'The Liquid template of the page footer.' }),
+    options: z.record(z.string(), z.unknown()).optional().meta({ description: 'Default document options (DocumentOptions), as saved; a request’s own options win, option by option.' }),
+    data_schema: z.unknown().optional().meta({ description: 'The JSON Schema that `data` is checked against, as saved.' }),
+    sample_data: z.record(z.string(), z.unknown()).optional().meta({ description: 'Data for previews (used when a preview sends none), as saved.' }),
+  })
+  .meta({ id: 'Template', description: 'One version of a stored template: versions never change once saved.' });
+export type TemplateView = z.infer<typeof templateSchema>;
+export type TemplateSummaryView = z.infer<typeof templateSummarySchema>;
+
+export const templateListSchema = z
+  .object({
+    data: z.array(templateSummarySchema).meta({ description: 'The key’s templates, newest first (deleted ones are absent).' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
+  })
+  .meta({ id: 'TemplateList' });

@@ -4,7 +4,8 @@
 import { settings } from '#lib/settings.ts';
 import { signDownloadLink } from '#lib/storage/links.ts';
 import { downloadName, type PdfRecord } from '#lib/storage/pdfs.ts';
-import type { PdfRecordView } from './schemas.ts';
+import type { TemplateHead, TemplateVersion } from '#lib/storage/templates.ts';
+import type { PdfRecordView, TemplateSummaryView, TemplateView } from './schemas.ts';
 
 export function downloadUrl(record: PdfRecord, baseUrl: string): string {
   return signDownloadLink({
@@ -27,5 +28,26 @@ export function pdfRecordView(record: PdfRecord, baseUrl: string): PdfRecordView
     generation_time_ms: record.generationTimeMs,
     created_at: record.createdAt,
     expires_at: record.expiresAt,
+    ...(record.templateId !== undefined && { template_id: record.templateId }),
+    ...(record.templateVersion !== undefined && { template_version: record.templateVersion }),
+  };
+}
+
+/** A template as listed (`GET /v1/templates`). */
+export function templateSummaryView(head: TemplateHead): TemplateSummaryView {
+  return { template_id: head.id, name: head.name, version: head.latestVersion, created_at: head.createdAt, updated_at: head.updatedAt };
+}
+
+/** One version of a template, whole, as its routes answer it (the shape lib/api/schemas.ts gives). */
+export function templateView(head: TemplateHead, version: TemplateVersion): TemplateView {
+  const content = JSON.parse(version.body) as Omit<TemplateView, 'template_id' | 'name' | 'version' | 'latest_version' | 'created_at' | 'updated_at'>;
+  return {
+    template_id: head.id,
+    name: version.name,
+    version: version.version,
+    latest_version: head.latestVersion,
+    created_at: head.createdAt,
+    updated_at: version.createdAt,
+    ...content,
   };
 }

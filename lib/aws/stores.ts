@@ -6,6 +6,7 @@
 import type { KeyStore } from '#lib/accounts/keys.ts';
 import type { CounterStore } from '#lib/accounts/rate-limit.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
+import type { TemplateStore } from '#lib/storage/templates.ts';
 import { settings } from '#lib/settings.ts';
 import { dynamo, s3 } from './clients.ts';
 
@@ -17,5 +18,8 @@ export const pdfStore = (): PdfStore => ({
   tableName: settings.tableName,
   bucketName: settings.bucketName,
 });
+
+/** Templates live in the same table and bucket as PDFs (lib/storage/templates.ts). */
+export const templateStore = (): TemplateStore => pdfStore();
 
 export const counterStore = (): CounterStore => ({ client: dynamo(), tableName: settings.tableName });

@@ -12,10 +12,12 @@ import type { PdfRecord } from '#lib/storage/pdfs.ts';
 import { quoteInput, type DocumentFailureCode } from '#lib/render/errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '#lib/json-depth.ts';
 import { sourceProblem } from './source.ts';
-import { asyncRequestShape } from './document-options.ts';
+import { asyncRequestShape, templateIdSchema } from './document-options.ts';
+import { getTemplateHead, type TemplateStore } from '#lib/storage/templates.ts';
 
 /**
- * The item error codes of decisions.md "Batch", and three of our own: a document over the page limit
+ * The item error codes of decisions.md "Batch", those of stored templates (shared/spec/beyond.md:
+ * data failing the template's data_schema is INVALID_OPTIONS), and three of our own: a document over the page limit
  * or over the PDF size limit, which retrying cannot mend, unlike a failed render, and a url whose
  * main document answered 4xx or 5xx (shared/spec/beyond.md). What each means is what the OpenAPI
  * document says (lib/api/openapi.ts).
@@ -32,6 +34,8 @@ export const BATCH_ITEM_ERRORS = {
   RENDER_FAILED: 'The document could not be rendered (or its url could not be reached); retrying may work.',
   SERVICE_BUSY: 'The item could not start before the batch ran out of time (the service, or its Lambda concurrency, was busy). Nothing was charged for it; send it again, or send the batch with "async": true.',
   PDF_GONE: 'With an Idempotency-Key: the PDF made for this item by an earlier run of the same request (a replay, or a retry after a crash) was deleted or has expired since; it was charged once. Send a new key to make it again.',
+  TEMPLATE_NOT_FOUND: 'The item’s template_id (or its template_version) does not exist for this API key: never made, deleted, or a version no longer kept.',
+  TEMPLATE_ERROR: 'The template could not be rendered with the item’s data (over the engine’s limits, an error in the template, or output that is not HTML); the message says why.',
 } as const;
 export type BatchItemCode = keyof typeof BATCH_ITEM_ERRORS;
 
@@ -69,7 +73,15 @@ export const MAX_METADATA_BYTES = 16 * 1024;
 export interface RenderItem {
   /** The item's PDF id, when the batch decides it (an asynchronous job's, lib/jobs/jobs.ts). */
   readonly pdfId?: string;
-  readonly item: { readonly html?: unknown; readonly url?: string; readonly options?: unknown };
+  readonly item: {
+    readonly html?: unknown;
+    readonly url?: string;
+    readonly options?: unknown;
+    /** A stored template, its version (pinned by the batch when the item gave none) and its data. */
+    readonly template_id?: unknown;
+    readonly template_version?: unknown;
+    readonly data?: unknown;
+  };
 }
 
 /** What every item of one batch shares. */
@@ -114,7 +126,7 @@ export const metadataSchema = z
   });
 
 /** The fields an item may hold (the OpenAPI document's item schema is checked against this list). */
-export const ITEM_FIELDS: ReadonlySet<string> = new Set(['html', 'url', 'options', 'metadata']);
+export const ITEM_FIELDS: ReadonlySet<string> = new Set(['html', 'url', 'template_id', 'template_version', 'data', 'options', 'metadata']);
 
 /**
  * The failure an item's shape already decides, before any rendering: not an object, unknown
@@ -122,7 +134,7 @@ export const ITEM_FIELDS: ReadonlySet<string> = new Set(['html', 'url', 'options
  */
 export function checkItemShape(item: unknown): { code: BatchItemCode; message: string } | undefined {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) {
-    return { code: 'INVALID_HTML', message: 'Each item must be an object with html (or url)' };
+    return { code: 'INVALID_HTML', message: 'Each item must be an object with html (or url, or template_id)' };
   }
   // Within a request body the body's own limit already holds (lib/api/middlewares.ts); the render
   // function is checked the same way whoever invokes it.
@@ -248,9 +260,16 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
   waiting.sort((a, b) => a - b);
 
   const renderItemOf = (index: number): RenderItem => {
-    const { html, url, options } = run.items[index] as Record<string, unknown>;
+    const { html, url, options, template_id, template_version, data } = run.items[index] as Record<string, unknown>;
     return {
-      item: { html, ...(url !== undefined && { url: url as string }), options },
+      item: {
+        html,
+        ...(url !== undefined && { url: url as string }),
+        options,
+        ...(template_id !== undefined && { template_id }),
+        ...(template_version !== undefined && { template_version }),
+        ...(data !== undefined && { data }),
+      },
       ...(run.madeBefore && { pdfId: run.madeBefore.pdfIdOf(index) }),
     };
   };
@@ -362,4 +381,26 @@ function notStarted(throttled: boolean): BatchItemResult {
         'This item could not start before the batch ran out of time: the service was busy. Nothing was charged for it; send it again, or send the batch with "async": true.',
       )
     : failure('RENDER_TIMEOUT', 'The batch ran out of time before this item could start. Nothing was charged for it; send it again, or send the batch with "async": true.');
+}
+
+/**
+ * A batch's items with the template version each will render fixed now: an item that names a
+ * template without `template_version` gets the template's latest, so every item of one batch (or
+ * one job, however long it waits) renders the same version even if another is saved meanwhile.
+ * Items naming no template, or one that cannot be read, are left as they are (they fail alone when
+ * rendered). One read per distinct template.
+ */
+export async function pinTemplateVersions(items: readonly unknown[], store: TemplateStore, owner: Pick<ApiKey, 'keyId'>): Promise<unknown[]> {
+  const unpinned = (item: unknown): item is { template_id: string } =>
+    typeof item === 'object' && item !== null && !Array.isArray(item) && templateIdSchema.safeParse((item as Record<string, unknown>).template_id).success && (item as Record<string, unknown>).template_version === undefined;
+  const ids = [...new Set(items.filter(unpinned).map((item) => item.template_id))];
+  if (ids.length === 0) return [...items];
+  const latest = new Map<string, number>();
+  await Promise.all(
+    ids.map(async (id) => {
+      const head = await getTemplateHead(store, id);
+      if (head && head.keyId === owner.keyId) latest.set(id, head.latestVersion);
+    }),
+  );
+  return items.map((item) => (unpinned(item) && latest.has(item.template_id) ? { ...item, template_version: latest.get(item.template_id) } : item));
 }

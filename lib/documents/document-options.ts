@@ -15,6 +15,49 @@ const sourceShape = {
   url: z.string({ error: 'url must be a string' }).optional(),
 };
 
+/* Stored templates (shared/spec/beyond.md "Templates"); lib/documents/templates.ts renders them. */
+/** Longest template name. */
+export const MAX_TEMPLATE_NAME_CHARS = 200;
+
+export const templateIdSchema = z.string({ error: 'template_id must be a string' }).regex(/^tpl_[0-9A-Za-z]{1,64}$/, { error: 'template_id must be a template id such as "tpl_…"' });
+export const templateVersionSchema = z.int({ error: 'template_version must be a whole number from 1' }).min(1, { error: 'template_version must be a whole number from 1' });
+
+/** The fields that ask for a stored template, beside a document's options (generate) or in a batch item. */
+export const templateSourceShape = {
+  template_id: templateIdSchema.optional(),
+  template_version: templateVersionSchema.optional(),
+  data: z.unknown().optional(),
+};
+export const TEMPLATE_SOURCE_FIELDS = Object.keys(templateSourceShape) as (keyof typeof templateSourceShape)[];
+
+/** `POST /v1/templates` and `PUT /v1/templates/{template_id}`: a whole template (PUT saves a whole new version). */
+export const templateBodySchema = z.strictObject({
+  name: z
+    .string({ error: 'name is required and must be a string' })
+    .trim()
+    .min(1, { error: 'name must not be empty' })
+    .max(MAX_TEMPLATE_NAME_CHARS, { error: `name must be at most ${MAX_TEMPLATE_NAME_CHARS} characters` }),
+  html: z.string({ error: 'html is required and must be a string' }).min(1, { error: 'html must not be empty' }),
+  header_html: z.string({ error: 'header_html must be a string' }).optional(),
+  footer_html: z.string({ error: 'footer_html must be a string' }).optional(),
+  options: z.record(z.string(), z.unknown(), { error: 'options must be an object' }).optional(),
+  data_schema: z.unknown().optional(),
+  sample_data: z.record(z.string(), z.unknown(), { error: 'sample_data must be a JSON object' }).optional(),
+});
+export type TemplateBody = z.infer<typeof templateBodySchema>;
+
+/** `POST /v1/templates/{template_id}/preview`: data to render with (the template's sample data when absent), and which version. */
+export const previewBodySchema = z.strictObject({
+  data: z.record(z.string(), z.unknown(), { error: 'data must be a JSON object' }).optional(),
+  version: templateVersionSchema.optional(),
+});
+
+/**
+ * The most a preview answers: it travels in the response itself (base64 in Lambda's 6 MB response
+ * payload), not through a download link. A larger document is 422 `pdf_too_large`; generate it instead.
+ */
+export const MAX_PREVIEW_PDF_BYTES = 4 * 1024 * 1024;
+
 /**
  * Asking for an asynchronous job instead of an answer (shared/spec/beyond.md, "Asynchronous jobs"):
  * generate and batch take these beside their own fields; lib/jobs/jobs.ts runs the job.
@@ -25,10 +68,30 @@ export const asyncRequestShape = {
 };
 export const ASYNC_REQUEST_FIELDS = Object.keys(asyncRequestShape) as (keyof typeof asyncRequestShape)[];
 
-/** The single endpoint's body: source and options side by side. */
-export const generateBodySchema = z.strictObject({ ...sourceShape, ...documentOptionsShape, ...asyncRequestShape });
+/** The single endpoint's body: source (html, url, or a template and its data) and options side by side. */
+export const generateBodySchema = z.strictObject({ ...sourceShape, ...templateSourceShape, ...documentOptionsShape, ...asyncRequestShape });
 /** A batch item's options object: the same options, nested. */
 export const itemOptionsSchema = z.strictObject(documentOptionsShape, {
   error: 'options must be an object',
 });
 
+
+/** The fields of a request that say what to print; everything else in a generate body is an option. */
+export const DOCUMENT_SOURCE_FIELDS = ['html', 'url', ...TEMPLATE_SOURCE_FIELDS] as const;
+
+/**
+ * A generate body (as sent) split into its source and its options, the async fields left out:
+ * options are read as sent (their schema transforms them, so they are parsed once, later).
+ */
+export function splitGenerateBody(body: Record<string, unknown>): {
+  source: Partial<Record<(typeof DOCUMENT_SOURCE_FIELDS)[number], unknown>>;
+  options: Record<string, unknown>;
+} {
+  const source: Record<string, unknown> = {};
+  const options: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(body)) {
+    if ((DOCUMENT_SOURCE_FIELDS as readonly string[]).includes(name)) source[name] = value;
+    else if (!(ASYNC_REQUEST_FIELDS as readonly string[]).includes(name)) options[name] = value;
+  }
+  return { source, options };
+}

@@ -23,6 +23,8 @@ export interface DocumentRequest {
   readonly options: RenderOptions;
   /** The download name (`filename`), always ending in .pdf; `<id>.pdf` when absent. */
   readonly filename?: string;
+  /** The stored template and version its HTML was rendered from (lib/documents/templates.ts), named in its PDF's record. */
+  readonly template?: { readonly id: string; readonly version: number };
 }
 
 /** 24 base62 characters: about 143 random bits, neither guessable nor sequential. */
@@ -118,6 +120,7 @@ export async function renderToObject(
     retentionDays: TIERS[owner.tier].linkValidityDays,
     reservationId: making.reservationId,
     ...(request.filename !== undefined && { filename: request.filename }),
+    ...(request.template && { templateId: request.template.id, templateVersion: request.template.version }),
   });
   await putPdfObject(store, record, rendered.bytes);
   return record;

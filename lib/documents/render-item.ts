@@ -9,22 +9,30 @@ import { recordDocumentFailure } from '#lib/observability/metrics.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
 import { batchItemCode, type RenderGroupInvocation, type RenderInvocation, type RenderOutcome } from './batch.ts';
 import { DocumentError } from '#lib/render/errors.ts';
-import { prepareDocument, renderToObject } from './produce-pdf.ts';
+import { renderToObject } from './produce-pdf.ts';
+import { prepareRequestedDocument, templateReader, type TemplateReader } from './templates.ts';
+import type { TemplateStore } from '#lib/storage/templates.ts';
 
 /**
  * Several items of one batch in one invocation (the batch's fan-out was throttled): one after the
  * other, each exactly as if it had an invocation of its own (its own workspace, its own outcome).
  */
-export async function renderItems(store: PdfStore, { items, ...common }: RenderGroupInvocation): Promise<RenderOutcome[]> {
+export async function renderItems(store: PdfStore & TemplateStore, { items, ...common }: RenderGroupInvocation): Promise<RenderOutcome[]> {
   const outcomes: RenderOutcome[] = [];
-  for (const item of items) outcomes.push(await renderItem(store, { ...common, ...item }));
+  // The items of one group share their templates: each is read (and its data_schema compiled) once.
+  const templates = templateReader(store, common.owner);
+  for (const item of items) outcomes.push(await renderItem(store, { ...common, ...item }, templates));
   return outcomes;
 }
 
-export async function renderItem(store: PdfStore, invocation: RenderInvocation): Promise<RenderOutcome> {
+/**
+ * One item: html or url, or a stored template rendered with the item's data (read here, where the
+ * document is made, so an item carries only its data however large a batch or bulk job is).
+ */
+export async function renderItem(store: PdfStore & TemplateStore, invocation: RenderInvocation, templates?: TemplateReader): Promise<RenderOutcome> {
   try {
-    const { html, url, options } = invocation.item;
-    const request = await prepareDocument({ html, url, options });
+    const { options, ...source } = invocation.item;
+    const request = await prepareRequestedDocument({ ...source, options }, () => (templates ??= templateReader(store, invocation.owner)));
     const { reservationId, pdfId, renderTimeoutMs } = invocation;
     const making = { reservationId, ...(pdfId !== undefined && { pdfId }), ...(renderTimeoutMs !== undefined && { renderTimeoutMs }) };
     return { ok: true, record: await renderToObject(store, invocation.owner, request, making) };

@@ -30,10 +30,10 @@ import { ApiError, errorBody, invalidRequest } from '#lib/api/errors.ts';
 import type { JobAcceptedView } from '#lib/api/schemas.ts';
 import { pdfRecordView } from '#lib/api/views.ts';
 import { invokeJobFunction } from '#lib/aws/job-invoker.ts';
-import { counterStore, keyStore, pdfStore } from '#lib/aws/stores.ts';
+import { counterStore, keyStore, pdfStore, templateStore } from '#lib/aws/stores.ts';
 import { batchBodySchema } from '#lib/documents/batch.ts';
-import { ASYNC_REQUEST_FIELDS } from '#lib/documents/document-options.ts';
-import { prepareDocument } from '#lib/documents/produce-pdf.ts';
+import { ASYNC_REQUEST_FIELDS, splitGenerateBody } from '#lib/documents/document-options.ts';
+import { prepareRequestedDocument, templateReader } from '#lib/documents/templates.ts';
 import { logger } from '#lib/observability/logger.ts';
 import { randomBase62 } from '#lib/random.ts';
 import { asKeyWork } from '#lib/render/capacity.ts';
@@ -208,9 +208,9 @@ async function runGenerate(job: Job, body: Record<string, unknown>, context: Pic
   const made = await getPdfRecord(store, pdfId);
   if (made) return { status: 'succeeded', result: pdfRecordView(made, job.baseUrl), failed: 0 };
   await using _share = await waitForRenderShare(job, { want: 1 }, context);
-  const { html, url, ...options } = body;
+  const { source, options } = splitGenerateBody(body);
   try {
-    const request = await prepareDocument({ html, url: url as string | undefined, options });
+    const request = await prepareRequestedDocument({ ...source, options }, () => templateReader(templateStore(), job));
     const making = { reservationId: job.reservation.id, pdfId, renderTimeoutMs: jobRenderTimeoutMs(job) };
     return { status: 'succeeded', result: await generateDocument(job, request, making, job.baseUrl), failed: 0 };
   } catch (error) {

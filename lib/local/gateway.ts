@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { FALLBACK_HANDLER, matchRoute, type FunctionName } from '#lib/api/routes.ts';
+import { BINARY_MEDIA_TYPES, FALLBACK_HANDLER, matchRoute, type FunctionName } from '#lib/api/routes.ts';
 import { ServiceBusyError, whileCallerWaits } from '#lib/render/capacity.ts';
 import { THROTTLED_FUNCTION } from '#lib/api/errors.ts';
 import { FunctionThrottledError, type LambdaConcurrency } from './lambda-concurrency.ts';
@@ -76,6 +76,17 @@ function refuseOversizedBody(request: IncomingMessage, response: ServerResponse)
   setTimeout(() => request.socket.destroy(), OVERSIZED_BODY_LINGER_MS).unref();
 }
 
+/** Whether API Gateway would take a body of this Content-Type as binary (lib/api/routes.ts BINARY_MEDIA_TYPES). */
+function isBinaryMediaType(contentType: string | undefined): boolean {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  return BINARY_MEDIA_TYPES.some((pattern) => {
+    if (pattern === '*/*') return true;
+    const [main, sub] = pattern.toLowerCase().split('/');
+    const [typeMain, typeSub] = type.split('/');
+    return (main === '*' || main === typeMain) && (sub === '*' || sub === typeSub);
+  });
+}
+
 function toProxyEvent(request: IncomingMessage, body: Buffer, url: URL): { event: APIGatewayProxyEvent; handler: FunctionName } {
   const method = request.method ?? 'GET';
   const match = matchRoute(method, url.pathname);
@@ -98,6 +109,7 @@ function toProxyEvent(request: IncomingMessage, body: Buffer, url: URL): { event
     (multiValueQuery[name] ??= []).push(value);
   }
   const hasQuery = Object.keys(query).length > 0;
+  const binaryBody = isBinaryMediaType(request.headers['content-type']);
   const now = Date.now();
   const requestId = randomUUID();
   const event: APIGatewayProxyEvent = {
@@ -110,8 +122,9 @@ function toProxyEvent(request: IncomingMessage, body: Buffer, url: URL): { event
     multiValueQueryStringParameters: hasQuery ? multiValueQuery : null,
     pathParameters: Object.keys(pathParameters).length ? pathParameters : null,
     stageVariables: null,
-    body: body.length ? body.toString('utf8') : null,
-    isBase64Encoded: false,
+    // As API Gateway passes a body whose Content-Type is a binary media type: base64-encoded.
+    body: body.length ? (binaryBody ? body.toString('base64') : body.toString('utf8')) : null,
+    isBase64Encoded: body.length > 0 && binaryBody,
     requestContext: {
       accountId: '000000000000',
       apiId: 'local',

@@ -13,9 +13,11 @@ import { handler as health } from '#functions/health.ts';
 import { handler as job } from '#functions/job.ts';
 import { handler as jobs } from '#functions/jobs.ts';
 import { handler as pdfs } from '#functions/pdfs.ts';
+import { handler as preview } from '#functions/preview.ts';
 import { handler as reconcile } from '#functions/reconcile.ts';
 import { handler as render } from '#functions/render.ts';
 import { handler as site } from '#functions/site.ts';
+import { handler as templates } from '#functions/templates.ts';
 import { handler as uploads } from '#functions/uploads.ts';
 import { handler as usage } from '#functions/usage.ts';
 import { handler as webhooks } from '#functions/webhooks.ts';
@@ -31,7 +33,9 @@ export const API_HANDLERS: Readonly<Record<FunctionName, ProxyHandler>> = {
   health,
   jobs,
   pdfs,
+  preview,
   site,
+  templates,
   uploads,
   usage,
 };

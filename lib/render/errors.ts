@@ -17,7 +17,11 @@ export type DocumentFailureCode =
   /** The document made its renderer hold more memory than the budget (lib/render/memory-budget.ts). */
   | 'MEMORY_LIMIT_EXCEEDED'
   | 'RENDER_TIMEOUT'
-  | 'RENDER_FAILED';
+  | 'RENDER_FAILED'
+  /** A stored template (lib/documents/templates.ts) that does not exist for the caller, or no longer. */
+  | 'TEMPLATE_NOT_FOUND'
+  /** The template engine refused the template with this data (over its limits, a runtime error), or its output is not HTML. */
+  | 'TEMPLATE_ERROR';
 
 /** The most characters of a caller's input an error message quotes. */
 export const MAX_QUOTED_CHARS = 100;

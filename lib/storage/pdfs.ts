@@ -47,6 +47,9 @@ export interface PdfRecord {
   readonly mergedFrom?: readonly string[];
   /** The name it downloads under (`filename`); `<id>.pdf` when the caller gave none. */
   readonly filename?: string;
+  /** The stored template (and its version) it was rendered from, when it was. */
+  readonly templateId?: string;
+  readonly templateVersion?: number;
 }
 
 /** Page size of `GET /v1/pdf` when the caller gives none, and the most one page may hold. */

@@ -80,7 +80,8 @@ describe('Lambda functions', () => {
   test('functions that render or wait for renders get the long API timeout; the rest a short one', () => {
     expect(fn('generate').Timeout).toBe(28);
     expect(fn('batch').Timeout).toBe(28);
-    for (const name of ['health', 'fallback', 'files', 'pdfs', 'usage']) expect(fn(name).Timeout).toBeLessThanOrEqual(10);
+    expect(fn('preview').Timeout).toBe(28);
+    for (const name of ['health', 'fallback', 'files', 'pdfs', 'usage', 'templates']) expect(fn(name).Timeout).toBeLessThanOrEqual(10);
   });
 
   test.each(ALL_FUNCTIONS)('%s gets the table, the bucket, the render timeout and Powertools settings', (name) => {

@@ -11,6 +11,7 @@ import { IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { JOB_REQUEST_PREFIX, JOB_RESULT_PREFIX } from '#lib/jobs/job-records.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { retentionPrefix } from '#lib/storage/pdfs.ts';
+import { TEMPLATE_BODY_PREFIX } from '#lib/storage/templates.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
 import { asArray, resourcesOfType, roleOf, statementsOfRole, synthStack, type CfnResource, type Statement } from './stack-fixture.ts';
@@ -82,7 +83,7 @@ describe('IAM', () => {
   test('every function behind a keyed route may read the key (GetItem) and count the request (UpdateItem)', () => {
     const document = openApiDocument({ serverUrl: 'https://api.example.com' }) as any;
     const keyed = ROUTES.filter((route) => document.paths[route.path]?.[route.method.toLowerCase()]?.security).map((route) => route.handler);
-    expect(new Set(keyed)).toEqual(new Set(['generate', 'batch', 'pdfs', 'jobs', 'usage']));
+    expect(new Set(keyed)).toEqual(new Set(['generate', 'batch', 'pdfs', 'jobs', 'usage', 'templates', 'preview']));
     for (const name of keyed) expect(FUNCTION_PROFILES[name].table, name).toEqual(expect.arrayContaining(['GetItem', 'UpdateItem']));
   });
 
@@ -94,7 +95,7 @@ describe('IAM', () => {
     expect(ruleOf('webhooks')).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
   });
 
-  test.each(ALL_FUNCTIONS)('%s: exactly its profile’s object operations, under the retention prefixes only (idempotent responses, job requests and job results under theirs)', (name) => {
+  test.each(ALL_FUNCTIONS)('%s: exactly its profile’s object operations, under the retention prefixes only (idempotent responses, job requests, job results and template bodies under theirs)', (name) => {
     const bucketArn = { 'Fn::GetAtt': [idOf('AWS::S3::Bucket', 'StoragePdfs'), 'Arn'] };
     const under = (prefix: string) => JSON.stringify({ 'Fn::Join': ['', [bucketArn, `/${prefix}*`]] });
     const granted = pairs(name, 's3');
@@ -103,6 +104,7 @@ describe('IAM', () => {
       ...(FUNCTION_PROFILES[name].idempotency ? ['s3:GetObject', 's3:PutObject'].map((action) => `${action} ${under(IDEMPOTENT_BODY_PREFIX)}`) : []),
       ...(FUNCTION_PROFILES[name].jobRequests ?? []).map((op) => `s3:${op} ${under(JOB_REQUEST_PREFIX)}`),
       ...(FUNCTION_PROFILES[name].jobResults ?? []).map((op) => `s3:${op} ${under(JOB_RESULT_PREFIX)}`),
+      ...(FUNCTION_PROFILES[name].templateBodies ?? []).map((op) => `s3:${op} ${under(TEMPLATE_BODY_PREFIX)}`),
     ];
     expect(granted.sort()).toEqual(wanted.sort());
   });

@@ -13,6 +13,11 @@ describe('matchRoute finds the handler', () => {
     ['GET', '/v1/pdf/pdf_abc', 'pdfs'],
     ['DELETE', '/v1/pdf/pdf_abc', 'pdfs'],
     ['GET', '/v1/files/pdf_abc', 'files'],
+    ['GET', '/v1/templates', 'templates'],
+    ['POST', '/v1/templates', 'templates'],
+    ['PUT', '/v1/templates/tpl_abc', 'templates'],
+    ['DELETE', '/v1/templates/tpl_abc', 'templates'],
+    ['POST', '/v1/templates/tpl_abc/preview', 'preview'],
   ])('%s %s goes to %s', (method, path, handler) => {
     // Act
     const match = matchRoute(method, path);

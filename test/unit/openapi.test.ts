@@ -10,7 +10,7 @@ import { API_ERRORS, type ApiErrorCode } from '#lib/api/errors.ts';
 import { OPTION_DOCS, openApiDocument } from '#lib/api/openapi.ts';
 import { FUNCTION_PROFILES, ROUTES } from '#lib/api/routes.ts';
 import { BATCH_ITEM_ERRORS, ITEM_FIELDS } from '#lib/documents/batch.ts';
-import { ASYNC_REQUEST_FIELDS, documentOptionsShape } from '#lib/documents/document-options.ts';
+import { ASYNC_REQUEST_FIELDS, documentOptionsShape, TEMPLATE_SOURCE_FIELDS } from '#lib/documents/document-options.ts';
 
 // Prepare: the document as a client would fetch it (a JSON round trip drops nothing it needs).
 const document = JSON.parse(JSON.stringify(openApiDocument({ serverUrl: 'https://api.example.com/prod' })));
@@ -41,7 +41,7 @@ describe('the OpenAPI document', () => {
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     const keyed = operations.filter(({ operation }) => operation.security).map(({ method, path }) => `${method} ${path}`);
     expect(keyed.sort()).toEqual(
-      ROUTES.filter((route) => ['generate', 'batch', 'pdfs', 'jobs', 'usage'].includes(route.handler)).map(({ method, path }) => `${method} ${path}`).sort(),
+      ROUTES.filter((route) => ['generate', 'batch', 'pdfs', 'jobs', 'usage', 'templates', 'preview'].includes(route.handler)).map(({ method, path }) => `${method} ${path}`).sort(),
     );
     for (const { operation } of operations.filter(({ operation }) => operation.security)) {
       expect(Object.keys(operation.responses)).toContain('401');
@@ -68,7 +68,9 @@ describe('the OpenAPI document', () => {
   test('gives every option of a document, with a description, on the single endpoint and in batch items', () => {
     const optionNames = Object.keys(documentOptionsShape).sort();
     expect(Object.keys(OPTION_DOCS).sort()).toEqual(optionNames);
-    expect(Object.keys(schemas.GenerateRequest!.properties).sort()).toEqual([...optionNames, 'html', 'url', ...ASYNC_REQUEST_FIELDS].sort());
+    expect(Object.keys(schemas.GenerateRequest!.properties).sort()).toEqual([...optionNames, 'html', 'url', ...TEMPLATE_SOURCE_FIELDS, ...ASYNC_REQUEST_FIELDS].sort());
+    for (const name of [...ASYNC_REQUEST_FIELDS, ...TEMPLATE_SOURCE_FIELDS]) expect(schemas.GenerateRequest!.properties[name].description, name).toBeTruthy();
+    for (const name of TEMPLATE_SOURCE_FIELDS) expect(schemas.BatchItem!.properties[name].description, name).toBeTruthy();
     for (const name of ASYNC_REQUEST_FIELDS) {
       expect(schemas.GenerateRequest!.properties[name].description, name).toBeTruthy();
       expect(schemas.BatchRequest!.properties[name].description, name).toBeTruthy();
@@ -131,5 +133,24 @@ describe('the OpenAPI document: asynchronous jobs', () => {
     expect(hook.parameters.map((parameter: { name: string }) => parameter.name).sort()).toEqual(['webhook-id', 'webhook-signature', 'webhook-timestamp']);
     expect(hook.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/WebhookEvent');
     expect(document.components.schemas.WebhookEvent.properties.type.enum).toEqual(['pdf.job.completed', 'pdf.job.failed']);
+  });
+});
+
+describe('the OpenAPI document: templates', () => {
+  const document = openApiDocument({ serverUrl: 'https://api.example.com' }) as any;
+
+  test('the template routes take and answer the documented shapes; preview answers application/pdf', () => {
+    const create = document.paths['/v1/templates'].post;
+    expect(create.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/TemplateRequest');
+    expect(create.responses['201'].content['application/json'].schema.$ref).toMatch(/^#\/components\/schemas\/Template(Output)?$/);
+    expect(JSON.stringify(create.responses['403'])).toContain('TemplateLimitExceededError');
+    expect(document.paths['/v1/templates/{template_id}'].put.responses['200'].content['application/json'].schema.$ref).toMatch(/Template/);
+    const preview = document.paths['/v1/templates/{template_id}/preview'].post;
+    expect(Object.keys(preview.responses['200'].content)).toEqual(['application/pdf']);
+    expect(Object.keys(preview.responses['429'].headers)).toContain('Retry-After');
+    expect(JSON.stringify(document.paths['/v1/pdf/generate'].post.responses['422'])).toContain('TemplateErrorError');
+    expect(JSON.stringify(document.paths['/v1/pdf/generate'].post.responses['404'])).toContain('NotFoundError');
+    expect(document.components.schemas.PdfRecord.properties).toHaveProperty('template_id');
+    expect(document.components.schemas.PdfRecord.properties).toHaveProperty('template_version');
   });
 });

@@ -15,7 +15,7 @@ export type paths = {
         put?: never;
         /**
          * Generate one PDF
-         * @description Renders `html` or `url` with the given options, stores the PDF and answers its record with a download link. Charged one PDF, only on success.
+         * @description Renders `html`, `url`, or a stored template with `data`, with the given options, stores the PDF and answers its record with a download link. Charged one PDF, only on success. A template’s default options apply under the request’s own (the request wins, option by option); the record names the template and version.
          */
         post: operations["generatePdf"];
         delete?: never;
@@ -122,6 +122,78 @@ export type paths = {
         get: operations["getJob"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List templates
+         * @description The key’s templates, newest first, a page at a time (as `GET /v1/pdf`); deleted ones are absent.
+         */
+        get: operations["listTemplates"];
+        put?: never;
+        /**
+         * Create a template
+         * @description Saves a template as its version 1. Its Liquid syntax, options and data_schema (and sample_data against it) are checked now: 400 naming the problem. Limits per tier (templates / size of one version / versions kept / previews per minute): free 10 / 256 KB / 10 / 10; starter 100 / 1024 KB / 50 / 30; pro 500 / 2048 KB / 100 / 60; enterprise 2000 / 4096 KB / 500 / 120.
+         */
+        post: operations["createTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{template_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a template
+         * @description The latest version, whole, or the one `version` names. Another key’s template reads as missing.
+         */
+        get: operations["getTemplate"];
+        /**
+         * Save a new version
+         * @description Saves the whole template as its next version, which new renders without `template_version` use from now on. Versions never change: PDFs already made are untouched, and older versions stay renderable by `template_version` while they are among the tier’s kept ones.
+         */
+        put: operations["updateTemplate"];
+        post?: never;
+        /**
+         * Delete a template
+         * @description Deletes the template and all its versions: renders naming it are refused (404) from now on. PDFs already made from it stay.
+         */
+        delete: operations["deleteTemplate"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/templates/{template_id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a template
+         * @description Renders the template with `data` (its `sample_data` when absent) exactly as generate would, and answers the PDF itself (at most 4194304 bytes; a larger one is 422 `pdf_too_large`: generate it instead). Nothing is stored, listed or charged. Previews spend a per-minute budget of their own, not the key’s requests’ (free 10, starter 30, pro 60, enterprise 120): the `RateLimit-*` headers here are that budget’s.
+         */
+        post: operations["previewTemplate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -259,7 +331,7 @@ export type webhooks = {
 export type components = {
     schemas: {
         /**
-         * @description One document: `html` or `url`, and its options side by side.
+         * @description One document: exactly one of `html`, `url` or `template_id` (with `data`), and its options side by side.
          * @example {
          *       "html": "<!doctype html><html><body><h1>Invoice 2026-001</h1><p>Total: 120.00 EUR</p></body></html>",
          *       "format": "A4",
@@ -271,10 +343,28 @@ export type components = {
          *       "format": "Letter",
          *       "wait_for": "networkidle0"
          *     }
+         * @example {
+         *       "template_id": "tpl_9sLq2VbN4xRt7WmY1cZd3EfG",
+         *       "data": {
+         *         "number": "2026-001",
+         *         "lines": [
+         *           {
+         *             "item": "Consulting",
+         *             "price": 1200
+         *           },
+         *           {
+         *             "item": "Travel",
+         *             "price": 80.5
+         *           }
+         *         ],
+         *         "total": 1280.5
+         *       },
+         *       "filename": "invoice-2026-001.pdf"
+         *     }
          */
         GenerateRequest: {
             /**
-             * @description The HTML to print (a valid HTML5 document or fragment). Give `html` or `url`, not both.
+             * @description The HTML to print (a valid HTML5 document or fragment). Give one of `html`, `url` or `template_id`.
              * @example <!doctype html><html><body><h1>Invoice 2026-001</h1><p>Total: 120.00 EUR</p></body></html>
              */
             html?: string;
@@ -284,6 +374,34 @@ export type components = {
              * @example https://example.com/report
              */
             url?: string;
+            /**
+             * @description A stored template (`POST /v1/templates`) to render with `data`, instead of `html` or `url`. The template’s default options apply under this request’s own: an option given here wins, option by option. Unknown, deleted or another key’s: 404 `not_found` (item `TEMPLATE_NOT_FOUND`).
+             * @example tpl_9sLq2VbN4xRt7WmY1cZd3EfG
+             */
+            template_id?: string;
+            /**
+             * @description With `template_id`: the version to render (versions never change once saved). The latest when absent; a batch fixes the latest once for all its items.
+             * @example 3
+             */
+            template_version?: number;
+            /**
+             * @description With `template_id`: the JSON object the template is rendered with (`{}` when absent). Checked against the template’s `data_schema` first: a mismatch is 400 `invalid_request` (item `INVALID_OPTIONS`) naming the JSON pointer, such as `/lines/3/price: must be number`. A template that fails in the engine with it is 422 `template_error` (item `TEMPLATE_ERROR`). Nothing is charged for either.
+             * @example {
+             *       "number": "2026-001",
+             *       "lines": [
+             *         {
+             *           "item": "Consulting",
+             *           "price": 1200
+             *         },
+             *         {
+             *           "item": "Travel",
+             *           "price": 80.5
+             *         }
+             *       ],
+             *       "total": 1280.5
+             *     }
+             */
+            data?: Record<string, never>;
             /**
              * @description Paper format (any case is accepted).
              * @default A4
@@ -534,7 +652,7 @@ export type components = {
         /** @description One document of a batch. A bad item fails alone, with an item error code. */
         BatchItem: {
             /**
-             * @description The HTML to print (a valid HTML5 document or fragment). Give `html` or `url`, not both.
+             * @description The HTML to print (a valid HTML5 document or fragment). Give one of `html`, `url` or `template_id`.
              * @example <!doctype html><html><body><h1>Invoice 2026-001</h1><p>Total: 120.00 EUR</p></body></html>
              */
             html?: string;
@@ -544,6 +662,34 @@ export type components = {
              * @example https://example.com/report
              */
             url?: string;
+            /**
+             * @description A stored template (`POST /v1/templates`) to render with `data`, instead of `html` or `url`. The template’s default options apply under this request’s own: an option given here wins, option by option. Unknown, deleted or another key’s: 404 `not_found` (item `TEMPLATE_NOT_FOUND`).
+             * @example tpl_9sLq2VbN4xRt7WmY1cZd3EfG
+             */
+            template_id?: string;
+            /**
+             * @description With `template_id`: the version to render (versions never change once saved). The latest when absent; a batch fixes the latest once for all its items.
+             * @example 3
+             */
+            template_version?: number;
+            /**
+             * @description With `template_id`: the JSON object the template is rendered with (`{}` when absent). Checked against the template’s `data_schema` first: a mismatch is 400 `invalid_request` (item `INVALID_OPTIONS`) naming the JSON pointer, such as `/lines/3/price: must be number`. A template that fails in the engine with it is 422 `template_error` (item `TEMPLATE_ERROR`). Nothing is charged for either.
+             * @example {
+             *       "number": "2026-001",
+             *       "lines": [
+             *         {
+             *           "item": "Consulting",
+             *           "price": 1200
+             *         },
+             *         {
+             *           "item": "Travel",
+             *           "price": 80.5
+             *         }
+             *       ],
+             *       "total": 1280.5
+             *     }
+             */
+            data?: Record<string, never>;
             options?: components["schemas"]["DocumentOptions"];
             /**
              * @description Your own JSON, echoed back in the item’s result (at most 16384 bytes). Known keys: `filename` and `reference_id` (strings).
@@ -763,6 +909,308 @@ export type components = {
              */
             filename?: string;
         };
+        /** @description A whole template: `POST` makes version 1, `PUT` saves the next version (every field as for a new one). */
+        TemplateRequest: {
+            /**
+             * @description What the template is called (1 to 200 characters).
+             * @example Invoice
+             */
+            name: string;
+            /**
+             * @description The document’s HTML as a Liquid template: `{{ total | currency: "EUR" }}`, `{% for line in lines %}`… (docs/templates.md lists the filters). Output is HTML-escaped unless a value is marked `| raw`. Checked for syntax when saved (400 naming the problem).
+             * @example <!doctype html><html lang="de"><body><h1>Rechnung {{ number }}</h1><table>{% for line in lines %}<tr><td>{{ line.item }}</td><td>{{ line.price | currency: "EUR" }}</td></tr>{% endfor %}</table><p>Summe: {{ total | currency: "EUR" }}</p></body></html>
+             */
+            html: string;
+            /** @description The page header as a Liquid template, rendered with the same data; the header variables (`{{pageNumber}}`, `{{totalPages}}`, `{{date}}`) keep working. Give it a font size and room in `options.margin`. */
+            header_html?: string;
+            /** @description The page footer as a Liquid template, as `header_html`. */
+            footer_html?: string;
+            /**
+             * @description Default document options (those of generate, but the url-only ones and header/footer, which are the template’s own fields). Merged under a request’s options: what the request gives wins, option by option (a request’s `margin` replaces the template’s whole).
+             * @example {
+             *       "format": "A4",
+             *       "margin": "20mm"
+             *     }
+             */
+            options?: {
+                /**
+                 * @description Paper format (any case is accepted).
+                 * @default A4
+                 * @example A4
+                 * @enum {string}
+                 */
+                format: "A4" | "A3" | "A5" | "Letter" | "Legal" | "Tabloid";
+                /**
+                 * @description Page margins: one CSS length for every side (`px`, `pt`, `in`, `cm`, `mm`; a bare number is px), or an object with any of `top`, `right`, `bottom`, `left`. Without it, no margin (0); a header or footer gets 20mm on its side unless given.
+                 * @example {
+                 *       "top": "20mm",
+                 *       "bottom": "20mm",
+                 *       "left": "15mm",
+                 *       "right": "15mm"
+                 *     }
+                 */
+                margin?: string | {
+                    top?: string;
+                    right?: string;
+                    bottom?: string;
+                    left?: string;
+                };
+                /**
+                 * @description Page orientation.
+                 * @default portrait
+                 * @enum {string}
+                 */
+                orientation: "portrait" | "landscape";
+                /**
+                 * @description Print backgrounds: background colours and background images.
+                 * @default true
+                 */
+                print_background: boolean;
+                /**
+                 * @description Scale of the page’s rendering.
+                 * @default 1
+                 * @example 0.8
+                 */
+                scale: number;
+                /**
+                 * @description The load event awaited before printing. Without it (and without other readiness options) the page prints once loaded and its first animation frames have run, as Chrome’s print preview shows it.
+                 * @example networkidle0
+                 * @enum {string}
+                 */
+                wait_for?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
+                /**
+                 * @description Print once an element matches this CSS selector and is visible. Counts against the render time limit (504 `render_timeout` names the condition).
+                 * @example #chart.ready
+                 */
+                wait_for_selector?: string;
+                /**
+                 * @description Print once this JavaScript expression, evaluated in the page, is truthy.
+                 * @example window.chartsReady === true
+                 */
+                wait_for_expression?: string;
+                /**
+                 * @description Milliseconds waited after every other condition.
+                 * @default 0
+                 * @example 500
+                 */
+                wait_delay_ms: number;
+                /**
+                 * @description The CSS media type the page is laid out for.
+                 * @default print
+                 * @enum {string}
+                 */
+                emulate_media: "print" | "screen";
+                /**
+                 * @description A tagged (accessible) PDF, as Chrome prints it. `false` gives a smaller file, faster.
+                 * @default true
+                 */
+                tagged: boolean;
+                /**
+                 * @description The page’s own width as a CSS length (`4in`, `152.4mm`, `800px`), given with `height`, each 0.5 to 200 in. Together they override `format` (the record’s format is then `custom`); `orientation: landscape` turns them, as Chromium turns any paper.
+                 * @example 4in
+                 */
+                width?: string;
+                /**
+                 * @description The page’s own height as a CSS length, given with `width` (see there).
+                 * @example 6in
+                 */
+                height?: string;
+                /**
+                 * @description Whether a page size the document declares (`@page { size }`) wins over `format`, `width` and `height`, as in Chrome’s print dialog; `false` prints on the caller’s paper.
+                 * @default true
+                 */
+                prefer_css_page_size: boolean;
+                /**
+                 * @description Pages to print (all when absent), such as `1-3, 5` or `4-` (page 4 to the end): only those pages go into the file, in document order, each once, and the record’s `pages` counts them. A range past the document’s last page is 400 `invalid_request` (item `INVALID_OPTIONS`), charged nothing; a page number past 1,000,000 is 400 naming the range (`page_ranges: "1-999999999" is out of bounds`). Header and footer page numbers keep the document’s numbering, as in Chrome’s print preview (`2-3` of six pages prints “Page 2 of 6”, “Page 3 of 6”). The page limit counts the pages in the file, so `1-2` of a 10,000-page document is fine.
+                 * @example 1-3, 5
+                 */
+                page_ranges?: string;
+                /**
+                 * @description PDF bookmarks from the headings h1 to h6, nested by level, in a tagged PDF or an untagged one.
+                 * @default false
+                 */
+                outline: boolean;
+                /**
+                 * @description Written into the PDF’s info dictionary and as XMP metadata (`keywords` joined with ", "); the title is also shown as the window title. Without it, Chromium’s own (the title from the document’s `<title>`).
+                 * @example {
+                 *       "title": "Invoice 2026-001",
+                 *       "author": "ACME Ltd",
+                 *       "keywords": [
+                 *         "invoice",
+                 *         "2026"
+                 *       ]
+                 *     }
+                 */
+                metadata_pdf?: {
+                    title?: string;
+                    author?: string;
+                    subject?: string;
+                    keywords?: string[];
+                    creator?: string;
+                };
+                /**
+                 * @description Text drawn on every page, centred, turned by `angle` (degrees, default 45), at most 80 % of the page either way, above the content, at `opacity` (default 0.15), marked as an artifact (screen readers skip it), in any script the bundled fonts cover. The text may not hold control, format (bidi, zero-width), private-use or unassigned characters, nor line or paragraph separators (Unicode Cc, Cf, Co, Cn, Zl, Zp): 400 naming `watermark.text`.
+                 * @example {
+                 *       "text": "DRAFT",
+                 *       "opacity": 0.2,
+                 *       "angle": 45
+                 *     }
+                 */
+                watermark?: {
+                    text: string;
+                    opacity?: number;
+                    angle?: number;
+                };
+                /**
+                 * @description AES-256 encryption (PDF 2.0 standard security handler, V5 R6). `user_password` opens the file (empty or absent: anyone may open it, and the permissions still hold); `owner_password` (required, at least 8 characters, different from `user_password`) lifts the restrictions. `permissions` lists what a user may do: any of `print`, `copy`, `modify`, `annotate`; what is not listed is refused (none by default). Passwords are at most 127 bytes of UTF-8. PDF 2.0 readers pass what is typed through SASLprep (RFC 4013), so passwords are compared and encrypted NFKC-normalised (an NFC and an NFD spelling are one password), and what SASLprep would drop or change is 400: control, format (zero-width, bidi), private-use and unassigned characters, variation selectors, spaces other than U+0020, and compatibility characters (fullwidth letters, ligatures). Poppler-based readers (Evince, Okular) open user passwords of at most 32 bytes; pdf.js, Acrobat and qpdf the full 127. Not with batch `merge` (400 before anything is charged).
+                 * @example {
+                 *       "owner_password": "owner-secret",
+                 *       "user_password": "open-me",
+                 *       "permissions": [
+                 *         "print"
+                 *       ]
+                 *     }
+                 */
+                encryption?: {
+                    user_password?: string;
+                    owner_password: string;
+                    permissions?: ("print" | "copy" | "modify" | "annotate")[];
+                };
+                /**
+                 * @description url only (with `html`: 400 naming the option). An object of extra request headers (at most 50; names are HTTP tokens, values printable ASCII without line breaks, at most 8,000 characters; one name may not be given twice in different case), sent with the page and every subresource request to the document’s own origin only, never to another. Refused, 400 naming the header: `Host`, `Cookie` and `Cookie2` (use `cookies`), the hop-by-hop headers (`Connection`, `Keep-Alive`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), `Content-Length`, every `Proxy-*` header (Chromium will not send them), `Set-Cookie` and `Set-Cookie2` (response headers: use `cookies`) and `Referer` (Chromium sets the referrer itself and silently drops one given). A header the browser would send anyway (`Accept`, `User-Agent`…) is replaced by yours on the origin’s requests.
+                 * @example {
+                 *       "Accept-Language": "de-DE"
+                 *     }
+                 */
+                http_headers?: {
+                    [key: string]: string;
+                };
+                /**
+                 * @description url only. Cookies (at most 50; RFC 6265 names and values: no spaces, quotes, commas, semicolons or backslashes; name and value together at most 4,096 characters), set in the document’s own browser context before it is loaded, as host-only cookies of the url’s host. `path` defaults to `/`, `secure` to `true` for an https url and `false` for http (a `secure: true` cookie for an http url is 400: a browser sends it over https only), `http_only` to `false` (an `http_only` cookie reaches the site but not the page’s scripts).
+                 * @example [
+                 *       {
+                 *         "name": "session",
+                 *         "value": "abc123",
+                 *         "http_only": true
+                 *       }
+                 *     ]
+                 */
+                cookies?: {
+                    name: string;
+                    value: string;
+                    path?: string;
+                    secure?: boolean;
+                    http_only?: boolean;
+                }[];
+                /**
+                 * @description url only. `{ username, password }` (at most 1,000 characters each; no colon in the username, no control characters), sent up front as `Authorization: Basic base64(username:password)` (UTF-8), on the same requests as `http_headers` and never anywhere else, so not together with an `Authorization` header in `http_headers` (400). The browser’s own sign-in dialog is never answered: wrong credentials are the site’s 401, so 422 `url_fetch_failed` (“url answered HTTP 401”). Credentials in the `url` itself (`https://user:pass@host/`) are 400 `invalid_request` (item `URL_NOT_ALLOWED`) pointing here, rather than dropped on the way.
+                 * @example {
+                 *       "username": "reports",
+                 *       "password": "s3cret"
+                 *     }
+                 */
+                basic_auth?: {
+                    username: string;
+                    password: string;
+                };
+                /**
+                 * @description url only. The `User-Agent` of every request of the document and `navigator.userAgent`, its service and dedicated workers’ requests included (not yet a shared worker’s, nor the request for a service worker’s own script); 1 to 300 printable ASCII characters. Not a secret, so not limited to the origin.
+                 * @example ACME-Reports/1.0
+                 */
+                user_agent?: string;
+                /**
+                 * @description url only. A main document (after redirects) answering 4xx or 5xx is 422 `url_fetch_failed`, message `url answered HTTP 404; …` (batch item `URL_FETCH_FAILED`), and nothing is charged. `false` prints the page the site answered with (its 404 page, say).
+                 * @default true
+                 */
+                fail_on_http_status: boolean;
+                /**
+                 * @description The name the download saves under (`Content-Disposition: attachment`, with an RFC 8187 `filename*` for names beyond ASCII; the record shows it as `filename`); `<id>.pdf` when absent. 1 to 200 bytes of UTF-8, so that with `.pdf` (added when missing) it fits every filesystem’s 255. Refused with 400 naming `filename` and the reason: control, format (bidi overrides and isolates, U+200E, U+200F, U+061C, zero-width characters, the BOM), private-use and unassigned characters, line and paragraph separators and spaces other than U+0020 (Unicode Cc, Cf, Co, Cn, Zl, Zp, Zs); `/`, `\`, what NFKC folds into them (U+FF0F…) and their look-alikes (U+2044, U+2215, U+29F8, U+2216, U+29F5, U+29F9…); `*?<>|:"`; a leading dot or space, a trailing dot or space; Windows device names (`CON`, `PRN`, `AUX`, `NUL`, `COM0` to `COM9`, `LPT0` to `LPT9`) with or without an extension.
+                 * @example invoice-2026-001.pdf
+                 */
+                filename?: string;
+            };
+            /**
+             * @description A JSON Schema (2020-12 by default; 2019-09 and draft-07 by `$schema`; at most 64 KB, references within itself only) that every render’s `data` is checked against. Compiled when saved: an invalid schema is 400 naming the problem.
+             * @example {
+             *       "type": "object",
+             *       "required": [
+             *         "number",
+             *         "lines",
+             *         "total"
+             *       ],
+             *       "properties": {
+             *         "number": {
+             *           "type": "string"
+             *         },
+             *         "lines": {
+             *           "type": "array",
+             *           "items": {
+             *             "type": "object",
+             *             "properties": {
+             *               "item": {
+             *                 "type": "string"
+             *               },
+             *               "price": {
+             *                 "type": "number"
+             *               }
+             *             }
+             *           }
+             *         },
+             *         "total": {
+             *           "type": "number"
+             *         }
+             *       }
+             *     }
+             */
+            data_schema?: Record<string, never> | boolean;
+            /**
+             * @description Data for previews, used when a preview sends none; checked against `data_schema` when saved.
+             * @example {
+             *       "number": "2026-001",
+             *       "lines": [
+             *         {
+             *           "item": "Consulting",
+             *           "price": 1200
+             *         },
+             *         {
+             *           "item": "Travel",
+             *           "price": 80.5
+             *         }
+             *       ],
+             *       "total": 1280.5
+             *     }
+             */
+            sample_data?: {
+                [key: string]: unknown;
+            };
+        };
+        TemplatePreviewRequest: {
+            /**
+             * @description The data to render with; the template’s `sample_data` (or `{}`) when absent.
+             * @example {
+             *       "number": "2026-001",
+             *       "lines": [
+             *         {
+             *           "item": "Consulting",
+             *           "price": 1200
+             *         },
+             *         {
+             *           "item": "Travel",
+             *           "price": 80.5
+             *         }
+             *       ],
+             *       "total": 1280.5
+             *     }
+             */
+            data?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The version to preview; the latest when absent.
+             * @example 2
+             */
+            version?: number;
+        };
         /** @description POSTed to `webhook_url` when a job ends, signed per Standard Webhooks with the key’s `whsec_` secret: headers `webhook-id` (the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`). Retried with backoff for about 27 hours until the receiver answers 2xx. */
         WebhookEvent: {
             /** @enum {string} */
@@ -840,6 +1288,16 @@ export type components = {
              * @description When the link and the file expire: 7 to 365 days after creation, by tier.
              */
             expires_at: string;
+            /**
+             * @description The stored template it was rendered from (absent for html and url documents).
+             * @example tpl_9sLq2VbN4xRt7WmY1cZd3EfG
+             */
+            template_id?: string;
+            /**
+             * @description The version of that template it was rendered from.
+             * @example 3
+             */
+            template_version?: number;
         };
         /** @description The batch envelope (spec 2.4): total = successful + failed. */
         BatchResponse: {
@@ -907,9 +1365,11 @@ export type components = {
                  *     - `RENDER_FAILED`: The document could not be rendered (or its url could not be reached); retrying may work.
                  *     - `SERVICE_BUSY`: The item could not start before the batch ran out of time (the service, or its Lambda concurrency, was busy). Nothing was charged for it; send it again, or send the batch with "async": true.
                  *     - `PDF_GONE`: With an Idempotency-Key: the PDF made for this item by an earlier run of the same request (a replay, or a retry after a crash) was deleted or has expired since; it was charged once. Send a new key to make it again.
+                 *     - `TEMPLATE_NOT_FOUND`: The item’s template_id (or its template_version) does not exist for this API key: never made, deleted, or a version no longer kept.
+                 *     - `TEMPLATE_ERROR`: The template could not be rendered with the item’s data (over the engine’s limits, an error in the template, or output that is not HTML); the message says why.
                  * @enum {string}
                  */
-                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "MEMORY_LIMIT_EXCEEDED" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED" | "SERVICE_BUSY" | "PDF_GONE";
+                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "MEMORY_LIMIT_EXCEEDED" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED" | "SERVICE_BUSY" | "PDF_GONE" | "TEMPLATE_NOT_FOUND" | "TEMPLATE_ERROR";
                 /** @description What went wrong, in words meant for the caller. */
                 message: string;
             };
@@ -957,6 +1417,89 @@ export type components = {
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
+        TemplateList: {
+            /** @description The key’s templates, newest first (deleted ones are absent). */
+            data: components["schemas"]["TemplateSummary"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        /** @description A stored template, as listed. */
+        TemplateSummary: {
+            /**
+             * @description The template’s id: `tpl_` and at least 20 random base62 characters.
+             * @example tpl_9sLq2VbN4xRt7WmY1cZd3EfG
+             */
+            template_id: string;
+            /**
+             * @description The latest version’s name.
+             * @example Invoice
+             */
+            name: string;
+            /**
+             * @description The latest version: what a render without `template_version` uses.
+             * @example 3
+             */
+            version: number;
+            /**
+             * Format: date-time
+             * @description When the template was created (version 1).
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When its latest version was saved.
+             */
+            updated_at: string;
+        };
+        /** @description One version of a stored template: versions never change once saved. */
+        Template: {
+            /**
+             * @description The template’s id: `tpl_` and at least 20 random base62 characters.
+             * @example tpl_9sLq2VbN4xRt7WmY1cZd3EfG
+             */
+            template_id: string;
+            /**
+             * @description This version’s name.
+             * @example Invoice
+             */
+            name: string;
+            /**
+             * @description The version shown: the latest unless `?version=N` asked for another.
+             * @example 3
+             */
+            version: number;
+            /**
+             * @description The template’s latest version.
+             * @example 3
+             */
+            latest_version: number;
+            /**
+             * Format: date-time
+             * @description When the template was created (version 1).
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When this version was saved.
+             */
+            updated_at: string;
+            /** @description The Liquid template of the document’s HTML. */
+            html: string;
+            /** @description The Liquid template of the page header. */
+            header_html?: string;
+            /** @description The Liquid template of the page footer. */
+            footer_html?: string;
+            /** @description Default document options (DocumentOptions), as saved; a request’s own options win, option by option. */
+            options?: {
+                [key: string]: unknown;
+            };
+            /** @description The JSON Schema that `data` is checked against, as saved. */
+            data_schema?: unknown;
+            /** @description Data for previews (used when a preview sends none), as saved. */
+            sample_data?: {
+                [key: string]: unknown;
+            };
+        };
         /** @description The calling key’s limits and this month’s consumption. */
         Usage: {
             /** @enum {string} */
@@ -999,7 +1542,7 @@ export type components = {
                 waiting: number;
             };
         };
-        /** @description 400: The request is not valid: no html or url, both, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, or a body that is not a JSON object. */
+        /** @description 400: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object. */
         InvalidRequestError: {
             error: {
                 /** @constant */
@@ -1053,7 +1596,18 @@ export type components = {
                 quota_remaining: number;
             };
         };
-        /** @description 404: No such route, PDF or download link (another key’s PDF reads as missing). */
+        /** @description 403: The key has as many templates as its tier allows; delete one (or upgrade) to create another. Saving a new version of an existing template is not limited by this. */
+        TemplateLimitExceededError: {
+            error: {
+                /** @constant */
+                code: "template_limit_exceeded";
+                /** @description What went wrong, in words meant for the caller; never internals. */
+                message: string;
+                /** @description The most templates this key may keep. */
+                max_templates: number;
+            };
+        };
+        /** @description 404: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
         NotFoundError: {
             error: {
                 /** @constant */
@@ -1091,7 +1645,7 @@ export type components = {
                 pdf_id: string;
             };
         };
-        /** @description 413: The request body is larger than 5 MB. */
+        /** @description 413: The request body is larger than 5 MB, or a template is larger than the key’s tier allows (the message gives both sizes). */
         PayloadTooLargeError: {
             error: {
                 /** @constant */
@@ -1140,6 +1694,15 @@ export type components = {
                 message: string;
                 /** @description The most memory, in MB, one document may use while it renders. */
                 memory_limit_mb: number;
+            };
+        };
+        /** @description 422: The stored template could not be rendered with this data: it went over the template engine’s limits (time, output size, loop length), failed at runtime, or rendered something that is not usable HTML. The message says which. Nothing was charged. */
+        TemplateErrorError: {
+            error: {
+                /** @constant */
+                code: "template_error";
+                /** @description What went wrong, in words meant for the caller; never internals. */
+                message: string;
             };
         };
         /** @description 422: This `Idempotency-Key` was used with another request (another path or body) in the last 24 hours. Nothing was run or charged. */
@@ -1235,6 +1798,16 @@ export type components = {
              * @description When the link and the file expire: 7 to 365 days after creation, by tier.
              */
             expires_at: string;
+            /**
+             * @description The stored template it was rendered from (absent for html and url documents).
+             * @example tpl_9sLq2VbN4xRt7WmY1cZd3EfG
+             */
+            template_id?: string;
+            /**
+             * @description The version of that template it was rendered from.
+             * @example 3
+             */
+            template_version?: number;
         };
         /** @description The batch envelope (spec 2.4): total = successful + failed. */
         BatchResponseOutput: {
@@ -1302,9 +1875,11 @@ export type components = {
                  *     - `RENDER_FAILED`: The document could not be rendered (or its url could not be reached); retrying may work.
                  *     - `SERVICE_BUSY`: The item could not start before the batch ran out of time (the service, or its Lambda concurrency, was busy). Nothing was charged for it; send it again, or send the batch with "async": true.
                  *     - `PDF_GONE`: With an Idempotency-Key: the PDF made for this item by an earlier run of the same request (a replay, or a retry after a crash) was deleted or has expired since; it was charged once. Send a new key to make it again.
+                 *     - `TEMPLATE_NOT_FOUND`: The item’s template_id (or its template_version) does not exist for this API key: never made, deleted, or a version no longer kept.
+                 *     - `TEMPLATE_ERROR`: The template could not be rendered with the item’s data (over the engine’s limits, an error in the template, or output that is not HTML); the message says why.
                  * @enum {string}
                  */
-                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "MEMORY_LIMIT_EXCEEDED" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED" | "SERVICE_BUSY" | "PDF_GONE";
+                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "MEMORY_LIMIT_EXCEEDED" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED" | "SERVICE_BUSY" | "PDF_GONE" | "TEMPLATE_NOT_FOUND" | "TEMPLATE_ERROR";
                 /** @description What went wrong, in words meant for the caller. */
                 message: string;
             };
@@ -1424,7 +1999,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `invalid_request`: The request is not valid: no html or url, both, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, or a body that is not a JSON object.
+             * @description `invalid_request`: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object.
              *
              *     `url_not_allowed`: The `webhook_url` is refused: not https, or not a publicly reachable host (private, loopback and link-local addresses are refused, as for documents). Nothing was charged.
              */
@@ -1460,6 +2035,18 @@ export interface operations {
                     "application/json": components["schemas"]["QuotaExceededError"];
                 };
             };
+            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
+            404: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
             /** @description `request_in_progress`: A request with the same `Idempotency-Key` is still running. Retry once it has answered: the retry gets its response. */
             409: {
                 headers: {
@@ -1484,7 +2071,7 @@ export interface operations {
                     "application/json": components["schemas"]["PdfGoneError"];
                 };
             };
-            /** @description `payload_too_large`: The request body is larger than 5 MB. */
+            /** @description `payload_too_large`: The request body is larger than 5 MB, or a template is larger than the key’s tier allows (the message gives both sizes). */
             413: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1501,6 +2088,8 @@ export interface operations {
              *
              *     `url_fetch_failed`: The url answered with an HTTP error status (4xx or 5xx), named in the message. Send `fail_on_http_status: false` to print the error page instead.
              *
+             *     `template_error`: The stored template could not be rendered with this data: it went over the template engine’s limits (time, output size, loop length), failed at runtime, or rendered something that is not usable HTML. The message says which. Nothing was charged.
+             *
              *     `too_many_pages`: The document is longer than the page limit. Nothing was charged.
              *
              *     `pdf_too_large`: The PDF would be larger than the size limit. Nothing was charged.
@@ -1515,7 +2104,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["UrlFetchFailedError"] | components["schemas"]["TooManyPagesError"] | components["schemas"]["PdfTooLargeError"] | components["schemas"]["MemoryLimitExceededError"];
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["UrlFetchFailedError"] | components["schemas"]["TemplateErrorError"] | components["schemas"]["TooManyPagesError"] | components["schemas"]["PdfTooLargeError"] | components["schemas"]["MemoryLimitExceededError"];
                 };
             };
             /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
@@ -1622,7 +2211,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `invalid_request`: The request is not valid: no html or url, both, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, or a body that is not a JSON object.
+             * @description `invalid_request`: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object.
              *
              *     `url_not_allowed`: The `webhook_url` is refused: not https, or not a publicly reachable host (private, loopback and link-local addresses are refused, as for documents). Nothing was charged.
              *
@@ -1672,7 +2261,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestInProgressError"];
                 };
             };
-            /** @description `payload_too_large`: The request body is larger than 5 MB. */
+            /** @description `payload_too_large`: The request body is larger than 5 MB, or a template is larger than the key’s tier allows (the message gives both sizes). */
             413: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1779,7 +2368,7 @@ export interface operations {
                     "application/json": components["schemas"]["PdfList"];
                 };
             };
-            /** @description `invalid_request`: The request is not valid: no html or url, both, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, or a body that is not a JSON object. */
+            /** @description `invalid_request`: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object. */
             400: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1864,7 +2453,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `not_found`: No such route, PDF or download link (another key’s PDF reads as missing). */
+            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
             404: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -1938,7 +2527,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `not_found`: No such route, PDF or download link (another key’s PDF reads as missing). */
+            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
             404: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -2004,7 +2593,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `not_found`: No such route, PDF or download link (another key’s PDF reads as missing). */
+            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2080,7 +2669,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnauthorizedError"];
                 };
             };
-            /** @description `not_found`: No such route, PDF or download link (another key’s PDF reads as missing). */
+            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
             404: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -2116,6 +2705,610 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    listTemplates: {
+        parameters: {
+            query?: {
+                /** @description Templates per page. */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of templates. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateList"];
+                };
+            };
+            /** @description `invalid_request`: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object. */
+            400: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    createTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description The template, version 1. */
+            201: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    /** @description The template’s URL. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            /** @description `invalid_request`: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object. */
+            400: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `template_limit_exceeded`: The key has as many templates as its tier allows; delete one (or upgrade) to create another. Saving a new version of an existing template is not limited by this. */
+            403: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateLimitExceededError"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than 5 MB, or a template is larger than the key’s tier allows (the message gives both sizes). */
+            413: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    getTemplate: {
+        parameters: {
+            query?: {
+                /** @description The version to read; the latest when absent. */
+                version?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The template’s id (`tpl_…`). */
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            /** @description `invalid_request`: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object. */
+            400: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
+            404: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    updateTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template’s id (`tpl_…`). */
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new version. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            /** @description `invalid_request`: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object. */
+            400: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
+            404: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than 5 MB, or a template is larger than the key’s tier allows (the message gives both sizes). */
+            413: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    deleteTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template’s id (`tpl_…`). */
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
+            404: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    previewTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template’s id (`tpl_…`). */
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplatePreviewRequest"];
+            };
+        };
+        responses: {
+            /** @description The PDF. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    /** @description The version rendered. */
+                    "X-Template-Version": string;
+                    /** @description Its number of pages. */
+                    "X-Pdf-Pages": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                };
+            };
+            /** @description `invalid_request`: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object. */
+            400: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
+            404: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than 5 MB, or a template is larger than the key’s tier allows (the message gives both sizes). */
+            413: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /**
+             * @description `template_error`: The stored template could not be rendered with this data: it went over the template engine’s limits (time, output size, loop length), failed at runtime, or rendered something that is not usable HTML. The message says which. Nothing was charged.
+             *
+             *     `too_many_pages`: The document is longer than the page limit. Nothing was charged.
+             *
+             *     `pdf_too_large`: The PDF would be larger than the size limit. Nothing was charged.
+             *
+             *     `memory_limit_exceeded`: The document needed more memory to render than the per-document limit (a huge image, canvas or script allocation, or a giant page with filters) and was stopped. Nothing was charged; retrying will not help.
+             */
+            422: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateErrorError"] | components["schemas"]["TooManyPagesError"] | components["schemas"]["PdfTooLargeError"] | components["schemas"]["MemoryLimitExceededError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+            /** @description `service_busy`: The service is at capacity. Nothing was charged; retry after `retry_after` seconds. */
+            503: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceBusyError"];
+                };
+            };
+            /** @description `render_timeout`: Rendering took longer than allowed, or a readiness condition (named in the message) never held. Nothing was charged. */
+            504: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderTimeoutError"];
                 };
             };
         };
@@ -2334,7 +3527,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `not_found`: No such route, PDF or download link (another key’s PDF reads as missing). */
+            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
             404: {
                 headers: {
                     [name: string]: unknown;
