@@ -5,12 +5,14 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { crc32 } from 'node:zlib';
+import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { archiveEntryName, uniqueName, writeArchive, type ArchiveEntry } from '#lib/bulk/archive.ts';
 import { startTestS3, type TestS3 } from '../support/s3rver.ts';
@@ -179,6 +181,87 @@ describe('writeArchive', () => {
 
     // Assert
     await expect(writing).rejects.toThrow(/is a path/);
+  });
+});
+
+/**
+ * An S3 stand-in for archives too large for s3rver in a unit test: multipart parts written into a
+ * local file at their offsets, all-zero parts left as holes (a sparse file), so a 4 GiB archive
+ * costs seconds and no disk. Only what MultipartWriter sends is understood.
+ */
+function sparseFileS3(path: string) {
+  let offset = 0;
+  const file = openSync(path, 'w');
+  const zeros = Buffer.alloc(8 * 1024 * 1024);
+  const write = (body: Uint8Array) => {
+    const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    for (let at = 0; at < bytes.length; at += zeros.length) {
+      const piece = bytes.subarray(at, at + zeros.length);
+      if (!piece.equals(zeros.subarray(0, piece.length))) writeSync(file, piece, 0, piece.length, offset + at);
+    }
+    offset += bytes.length;
+  };
+  const send = async (command: { constructor: { name: string }; input: { Body?: Uint8Array } }) => {
+    switch (command.constructor.name) {
+      case 'CreateMultipartUploadCommand':
+        return { UploadId: 'sparse' };
+      case 'UploadPartCommand':
+        write(command.input.Body!);
+        return { ETag: '"part"' };
+      case 'PutObjectCommand':
+        write(command.input.Body!);
+        ftruncateSync(file, offset);
+        closeSync(file);
+        return {};
+      case 'CompleteMultipartUploadCommand':
+        ftruncateSync(file, offset);
+        closeSync(file);
+        return {};
+      default:
+        throw new Error(`not expected: ${command.constructor.name}`);
+    }
+  };
+  return { send } as unknown as S3Client;
+}
+
+describe('writeArchive past 4 GiB', () => {
+  it('writes an entry of 4 GiB and the entries after it in ZIP64, read back by Python and unzip', { timeout: 300_000 }, async () => {
+    // Arrange: an entry of 4 GiB + 64 KiB of zeros (declared), then a small one that starts past 4 GiB.
+    const path = join(workDir, 'huge.zip');
+    const chunk = Buffer.alloc(64 * 1024);
+    const hugeSize = 2 ** 32 + chunk.length;
+    async function* huge() {
+      for (let sent = 0; sent < hugeSize; sent += chunk.length) yield chunk;
+    }
+    const small = pdfBytes(1000);
+
+    // Act
+    const written = await writeArchive({ s3: sparseFileS3(path), bucketName: 'sparse', key: 'huge.zip', firstPartBytes: 64 * 1024 * 1024 }, [
+      { name: 'huge.pdf', body: huge(), size: hugeSize },
+      { name: 'after.pdf', body: small },
+    ]);
+
+    // Assert: the central directory (read without the 4 GiB) says what was written, and the entry
+    // past 4 GiB reads back by its ZIP64 offset.
+    expect(written).toMatchObject({ entries: 2, zip64: true });
+    expect(written.bytes).toBeGreaterThan(hugeSize);
+    let crc = 0;
+    for (let sent = 0; sent < hugeSize; sent += chunk.length) crc = crc32(chunk, crc);
+    const script = [
+      'import sys, zipfile, json',
+      'z = zipfile.ZipFile(sys.argv[1])',
+      'info = {i.filename: [i.file_size, i.CRC, i.header_offset] for i in z.infolist()}',
+      'print(json.dumps({"info": info, "after": z.read("after.pdf").hex()}))',
+    ].join('\n');
+    const { stdout } = await run('python3', ['-c', script, path]);
+    const read = JSON.parse(stdout) as { info: Record<string, [number, number, number]>; after: string };
+    expect(read.info['huge.pdf']).toEqual([hugeSize, crc, 0]);
+    expect(read.info['after.pdf']![2]).toBeGreaterThan(2 ** 32);
+    expect(Buffer.from(read.after, 'hex').equals(small)).toBe(true);
+    const listed = await run('unzip', ['-l', path]);
+    expect(listed.stdout).toMatch(new RegExp(`${hugeSize}\\s+\\S+\\s+\\S+\\s+huge\\.pdf`));
+    const tested = await run('unzip', ['-t', path, 'after.pdf']);
+    expect(tested.stdout).toMatch(/No errors detected/);
   });
 });
 
