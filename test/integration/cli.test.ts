@@ -3,57 +3,15 @@
  * PDFAPI_URL pointing at the local stack and PDFAPI_KEY from the key tool. What it prints, what it
  * exits with and the PDFs it writes are checked, the PDFs by reading them.
  */
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, symlink, truncate, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { apiUrl, createKey, download, quotaUsed, type TestKey } from '../support/api.ts';
+import { expectNoStackTrace, pdfapi } from '../support/cli.ts';
 import { POINTS_PER_INCH, readPdf, readPdfFacts } from '../support/pdf.ts';
-
-const BIN = join(process.cwd(), 'node_modules', '.bin', 'pdfapi');
-
-interface Run {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stdoutBytes: Buffer;
-  readonly stderr: string;
-}
-
-/** Runs the linked bin; its `#!/usr/bin/env node` finds the pinned Node first on PATH, as under `npx`. */
-function pdfapi(args: readonly string[], { key, input, env = {}, cwd }: { key?: TestKey; input?: string | Buffer; env?: Record<string, string>; cwd?: string } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(BIN, args, {
-      cwd,
-      env: {
-        ...process.env,
-        PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH}`,
-        PDFAPI_URL: apiUrl,
-        PDFAPI_KEY: key?.apiKey ?? '',
-        ...env,
-      },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const stdoutBytes = Buffer.concat(out);
-      resolve({ code, stdout: stdoutBytes.toString('utf8'), stdoutBytes, stderr: Buffer.concat(err).toString('utf8') });
-    });
-    child.stdin.end(input ?? '');
-  });
-}
-
-/** No stack trace reaches the user, whatever failed. */
-function expectNoStackTrace(run: Run): void {
-  expect(run.stderr).not.toMatch(/^\s+at /m);
-  expect(run.stdout).not.toMatch(/^\s+at /m);
-}
 
 let workDir: string;
 let key: TestKey;
@@ -279,6 +237,25 @@ describe('pdfapi batch', () => {
     const merged = await readPdf(await readFile(join(output, 'merged.pdf')));
     expect(merged.pageCount).toBe(3);
     expect(merged.pages.map((page) => page.text)).toEqual(['First part', 'Second part', 'Second part, page two']);
+  });
+});
+
+describe('pdfapi’s own options', () => {
+  it('--api-key and --base-url work before and after the command; pdfapi --version prints the version', async () => {
+    // Act
+    const after = await pdfapi(['usage', '--json', '--api-key', key.apiKey], { env: { PDFAPI_KEY: '' } });
+    const before = await pdfapi(['--api-key', key.apiKey, 'usage', '--json'], { env: { PDFAPI_KEY: '' } });
+    const overridden = await pdfapi(['usage', '--api-key', key.apiKey], { env: { PDFAPI_KEY: 'pdfk_0000000000000000000000000000000000' } });
+    const elsewhere = await pdfapi(['usage', '--base-url', 'http://127.0.0.1:9'], { key });
+    const version = await pdfapi(['--version']);
+
+    // Assess
+    expect(JSON.parse(after.stdout)).toMatchObject({ tier: 'pro' });
+    expect(JSON.parse(before.stdout)).toMatchObject({ tier: 'pro' });
+    expect(overridden.code).toBe(0);
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.stderr).toMatch(/^error: cannot reach http:\/\/127\.0\.0\.1:9: /);
+    expect(version).toMatchObject({ code: 0, stdout: `${JSON.parse(await readFile('packages/cli/package.json', 'utf8')).version}\n` });
   });
 });
 

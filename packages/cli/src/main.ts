@@ -593,7 +593,11 @@ function program(): Command {
     .addOption(new Option('--base-url <url>', 'where the API is').env('PDFAPI_URL').default(DEFAULT_BASE_URL))
     .showHelpAfterError('(pdfapi --help for usage)')
     .exitOverride()
-    .configureOutput({ outputError: (text, write) => write(text) });
+    .configureOutput({ outputError: (text, write) => write(text) })
+    // pdfapi's own options are read before the command only, so a command may have a --version of
+    // its own (`pdfapi template render tpl_… --version 2`); --api-key and --base-url are given to
+    // every command below (the end of this function), so they still work after it too.
+    .enablePositionalOptions();
 
   withDocumentFlags(
     root
@@ -651,6 +655,18 @@ function program(): Command {
     .option('--json', 'print as JSON')
     .action(job);
   root.command('delete').description('Delete PDFs: their files and links stop working.').argument('<id...>', 'pdf_…').action(remove);
+  // The key and the address after the command too (`pdfapi generate --api-key …`): given there,
+  // they are set on the program itself, where client() reads them, over the environment's.
+  const giveGlobalOptions = (parent: Command) => {
+    for (const command of parent.commands) {
+      for (const [flags, name] of [['--api-key <key>', 'apiKey'], ['--base-url <url>', 'baseUrl']] as const) {
+        const option = new Option(flags).hideHelp();
+        command.addOption(option).on(`option:${option.name()}`, (value: string) => root.setOptionValueWithSource(name, value, 'cli'));
+      }
+      giveGlobalOptions(command);
+    }
+  };
+  giveGlobalOptions(root);
   return root;
 }
 
