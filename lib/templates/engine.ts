@@ -33,6 +33,7 @@ import {
   type Template,
   type TopLevelToken,
 } from 'liquidjs';
+import * as vm from 'node:vm';
 import type BwipJs from 'bwip-js';
 import { MAX_JSON_DEPTH } from '../json-depth.ts';
 import { CODE_FILTERS, loadBwip } from './codes.ts';
@@ -94,6 +95,13 @@ export const RENDER_TIME_LIMIT_MS = 500;
  * of barcodes per document (identical codes are drawn once).
  */
 export const CODE_TIME_LIMIT_MS = 2_000;
+
+/**
+ * Wall-clock limit on all of a render's synchronous work (parsing, copying the data, rendering the
+ * three sources), enforced by V8 (see withWatchdog): a backstop above the budgets it backs, so it
+ * never fires first for a template they stop.
+ */
+export const HARD_TIME_LIMIT_MS = RENDER_TIME_LIMIT_MS + CODE_TIME_LIMIT_MS + 1_000;
 
 /**
  * LiquidJS's memory budget per source, in its units: characters of every string a filter builds,
@@ -386,10 +394,12 @@ const LIMIT_MESSAGES: Record<string, string> = {
   'parse length limit exceeded': `the template is longer than ${MAX_TEMPLATE_LENGTH} characters`,
 };
 
+const GENERIC_FAILURE = 'the template could not be rendered';
+
 /** What went wrong, in words safe to show the template's author. */
 function describe(error: unknown): string {
   if (error instanceof TemplateError) return error.detail;
-  if (!(error instanceof Error)) return 'the template could not be rendered';
+  if (!(error instanceof Error)) return GENERIC_FAILURE;
   const limit = LIMIT_MESSAGES[error.message];
   if (limit !== undefined) return limit;
   if (error instanceof RangeError && /call stack/i.test(error.message)) return 'tags nest too deeply';
@@ -400,7 +410,7 @@ function describe(error: unknown): string {
   if (LiquidError.is(error) || error.name === 'AssertionError' || error instanceof TypeError || error instanceof RangeError) {
     return error.message.replace(/(, file:.*?)?, line:\d+, col:\d+$/, '').slice(0, 300);
   }
-  return 'the template could not be rendered';
+  return GENERIC_FAILURE;
 }
 
 function toTemplateError(error: unknown, source: TemplateSourceName): TemplateError {
@@ -412,7 +422,11 @@ function toTemplateError(error: unknown, source: TemplateSourceName): TemplateEr
     const original = (liquidError as { originalError?: unknown }).originalError;
     const [line, column] = liquidError.token?.getPosition?.() ?? [];
     const inner = original instanceof TemplateError ? original : undefined;
-    return new TemplateError(describe(original ?? error), {
+    // What the parser throws is about the template's text (`tag {% if %} not closed`), whatever
+    // its class; a render error's cause is shown only when describe() knows it is safe.
+    let detail = describe(original ?? error);
+    if (detail === GENERIC_FAILURE && error.name === 'ParseError' && original instanceof Error) detail = original.message.slice(0, 300);
+    return new TemplateError(detail, {
       source,
       line: inner?.line ?? line,
       column: inner?.column ?? column,
@@ -522,10 +536,12 @@ function parseSource(liquid: Liquid, source: string, name: TemplateSourceName): 
  */
 export function checkTemplateSyntax(sources: TemplateSources): void {
   const { liquid } = createTemplateEngine();
-  for (const name of SOURCE_NAMES) {
-    const source = sources[name];
-    if (source !== undefined) parseSource(liquid, source, name);
-  }
+  withWatchdog(() => {
+    for (const name of SOURCE_NAMES) {
+      const source = sources[name];
+      if (source !== undefined) parseSource(liquid, source, name);
+    }
+  });
 }
 
 /**
@@ -540,19 +556,52 @@ export async function renderTemplate(sources: TemplateSources, data: unknown, op
   // A filter is named in the source to be used, so this finds every template that needs bwip-js.
   const usesCodes = SOURCE_NAMES.some((name) => CODE_FILTER_NAME.test(sources[name] ?? ''));
   const { liquid, clock } = createTemplateEngine(locale, usesCodes ? await loadBwip() : undefined);
-  const parsed = new Map<TemplateSourceName, Template[]>();
-  for (const name of SOURCE_NAMES) {
-    const source = sources[name];
-    if (source !== undefined) parsed.set(name, parseSource(liquid, source, name));
+  return withWatchdog(() => {
+    const parsed = new Map<TemplateSourceName, Template[]>();
+    for (const name of SOURCE_NAMES) {
+      const source = sources[name];
+      if (source !== undefined) parsed.set(name, parseSource(liquid, source, name));
+    }
+    const frozen = copyData(data);
+    const result: TemplateSources = { html: '' };
+    clock.start();
+    for (const [name, templates] of parsed) {
+      const scope = scopeFor(frozen, name === 'html' ? {} : PAGE_PLACEHOLDERS);
+      result[name] = renderSource(liquid, templates, scope, name);
+    }
+    return result;
+  });
+}
+
+let watchdogContext: vm.Context | undefined;
+const WATCHDOG_SCRIPT = new vm.Script('run()');
+
+/**
+ * Runs `work` (synchronous) under V8's own watchdog: node:vm's timeout terminates whatever
+ * JavaScript is running when it expires, in this module, LiquidJS or bwip-js alike, so no template
+ * holds the process longer than `limitMs` even through a slow path the budgets above missed. The
+ * engine it ran is discarded with the render, so nothing half-done is reused.
+ */
+export function withWatchdog<T>(work: () => T, limitMs: number = HARD_TIME_LIMIT_MS): T {
+  // One empty context for every call (creating one takes milliseconds); calls are synchronous, so
+  // they never overlap, and `run` is removed after each.
+  watchdogContext ??= vm.createContext(Object.create(null) as object);
+  const context = watchdogContext as { run?: () => void };
+  let result: { value: T } | undefined;
+  context.run = () => {
+    result = { value: work() };
+  };
+  try {
+    WATCHDOG_SCRIPT.runInContext(watchdogContext, { timeout: limitMs });
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
+      throw new TemplateError(`rendering took longer than ${limitMs} ms`, { cause: error });
+    }
+    throw error;
+  } finally {
+    delete context.run;
   }
-  const frozen = copyData(data);
-  const result: TemplateSources = { html: '' };
-  clock.start();
-  for (const [name, templates] of parsed) {
-    const scope = scopeFor(frozen, name === 'html' ? {} : PAGE_PLACEHOLDERS);
-    result[name] = renderSource(liquid, templates, scope, name);
-  }
-  return result;
+  return result!.value;
 }
 
 /**

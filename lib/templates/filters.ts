@@ -6,7 +6,7 @@
  * Every filter renders nothing for a missing value (nil or ''), so optional fields need no `if`;
  * a value it cannot use is a TemplateError naming the filter, never a guess.
  */
-import type { Liquid } from 'liquidjs';
+import { toValue, type Liquid } from 'liquidjs';
 import { barcodeSvg, epcPayload, qrCodeSvg, sizeArgument, type QrOptions } from './codes.ts';
 import type BwipJs from 'bwip-js';
 import { TemplateError } from './errors.ts';
@@ -29,13 +29,18 @@ function splitArguments(filter: string, args: unknown[], positional: number, kno
   for (const arg of args) {
     if (Array.isArray(arg) && arg.length === 2 && typeof arg[0] === 'string') {
       if (!known.includes(arg[0])) throw new TemplateError(`${filter}: unknown option "${arg[0].slice(0, 30)}"${known.length ? ` (options: ${known.join(', ')})` : ''}`);
-      named.set(arg[0], arg[1]);
+      named.set(arg[0], plain(arg[1]));
     } else {
-      values.push(arg);
+      values.push(plain(arg));
     }
   }
   if (values.length > positional) throw new TemplateError(`${filter}: takes at most ${positional} argument${positional === 1 ? '' : 's'}`);
   return { values, named };
+}
+
+/** A value as data: LiquidJS's `nil`, `empty` and `blank` are objects of its own standing for null and ''. */
+function plain(value: unknown): unknown {
+  return toValue(value);
 }
 
 function isMissing(value: unknown): boolean {
@@ -83,7 +88,13 @@ function describeValue(value: unknown): string {
 const DATE_STYLES = ['short', 'medium', 'long', 'full'] as const;
 type DateStyle = (typeof DATE_STYLES)[number];
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d{1,9})?)?(Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?$/i;
+
+/** Whether year, month and day name a day of the calendar (JavaScript would roll 2024-02-30 over to March). */
+function isCalendarDay(year: string, month: string, day: string): boolean {
+  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  return date.getUTCFullYear() === Number(year) && date.getUTCMonth() === Number(month) - 1 && date.getUTCDate() === Number(day);
+}
 
 /**
  * The instant a value names, and whether it is a calendar date (printed as that day whatever the
@@ -96,10 +107,11 @@ function parseDate(value: unknown): { date: Date; calendarDate: boolean } | unde
   if (typeof value !== 'string') return undefined;
   const text = value.trim();
   if (/^\d{1,12}$/.test(text)) return valid(new Date(Number(text) * 1000), false);
-  if (ISO_DATE.test(text)) return valid(new Date(`${text}T00:00:00Z`), true);
-  const match = ISO_DATE_TIME.exec(text);
-  if (match !== null) return valid(new Date(match[1] === undefined ? `${text.replace(' ', 'T')}Z` : text.replace(' ', 'T')), false);
-  return undefined;
+  const day = ISO_DATE.exec(text);
+  if (day !== null) return isCalendarDay(day[1]!, day[2]!, day[3]!) ? valid(new Date(`${text}T00:00:00Z`), true) : undefined;
+  const moment = ISO_DATE_TIME.exec(text);
+  if (moment === null || !isCalendarDay(moment[1]!, moment[2]!, moment[3]!)) return undefined;
+  return valid(new Date(moment[4] === undefined ? `${text.replace(' ', 'T')}Z` : text.replace(' ', 'T')), false);
 }
 
 function valid(date: Date, calendarDate: boolean): { date: Date; calendarDate: boolean } | undefined {
@@ -159,7 +171,8 @@ export function registerDocumentFilters(liquid: Liquid, locale: string, codes: C
   };
 
   // {{ 1234.5 | number }} → 1,234.5; {{ 1234.5 | number: 2, "de-DE" }} → 1.234,50
-  liquid.registerFilter('number', function (value: unknown, ...args: unknown[]) {
+  liquid.registerFilter('number', function (input: unknown, ...args: unknown[]) {
+    const value = plain(input);
     if (isMissing(value)) return '';
     const { values, named } = splitArguments('number', args, 2, ['locale']);
     const digits = digitsArgument('number', values[0]);
@@ -169,7 +182,8 @@ export function registerDocumentFilters(liquid: Liquid, locale: string, codes: C
   });
 
   // {{ 1234.56 | currency: "EUR" }} → €1,234.56; with "de-DE" → 1.234,56 €
-  liquid.registerFilter('currency', function (value: unknown, ...args: unknown[]) {
+  liquid.registerFilter('currency', function (input: unknown, ...args: unknown[]) {
+    const value = plain(input);
     if (isMissing(value)) return '';
     const { values, named } = splitArguments('currency', args, 2, ['locale', 'decimals']);
     const code = values[0];
@@ -187,7 +201,8 @@ export function registerDocumentFilters(liquid: Liquid, locale: string, codes: C
   });
 
   // {{ 0.19 | percent }} → 19%; {{ 0.125 | percent: 1, "de-DE" }} → 12,5 %
-  liquid.registerFilter('percent', function (value: unknown, ...args: unknown[]) {
+  liquid.registerFilter('percent', function (input: unknown, ...args: unknown[]) {
+    const value = plain(input);
     if (isMissing(value)) return '';
     const { values, named } = splitArguments('percent', args, 2, ['locale']);
     const digits = digitsArgument('percent', values[0]);
@@ -197,7 +212,8 @@ export function registerDocumentFilters(liquid: Liquid, locale: string, codes: C
   });
 
   // {{ "2024-03-05" | date_format: "long" }} → March 5, 2024; with "de-DE" → 5. März 2024
-  liquid.registerFilter('date_format', function (value: unknown, ...args: unknown[]) {
+  liquid.registerFilter('date_format', function (input: unknown, ...args: unknown[]) {
+    const value = plain(input);
     if (isMissing(value)) return '';
     const { values, named } = splitArguments('date_format', args, 2, ['time', 'timezone', 'locale']);
     const dateStyle = styleArgument('date_format', 'the style', values[0]) ?? 'medium';
@@ -216,7 +232,8 @@ export function registerDocumentFilters(liquid: Liquid, locale: string, codes: C
   });
 
   // <img src="{{ logo | image_data_url }}" alt="Logo">
-  liquid.registerFilter('image_data_url', function (value: unknown) {
+  liquid.registerFilter('image_data_url', function (input: unknown) {
+    const value = plain(input);
     if (isMissing(value)) return '';
     if (typeof value !== 'string' || !IMAGE_DATA_URL.test(value)) {
       throw new TemplateError(
@@ -246,7 +263,8 @@ export function registerDocumentFilters(liquid: Liquid, locale: string, codes: C
   // {{ "https://example.com/i/42" | qr_code }}, {{ url | qr_code: size: 25, ecc: "H" }}
   liquid.registerFilter('qr_code', {
     raw: true,
-    handler(value: unknown, ...args: unknown[]) {
+    handler(input: unknown, ...args: unknown[]) {
+      const value = plain(input);
       if (isMissing(value)) return '';
       const { named } = splitArguments('qr_code', args, 0, ['size', 'ecc']);
       if (typeof value !== 'string' && typeof value !== 'number') throw new TemplateError(`qr_code: expects text, got ${describeValue(value)}`);
@@ -258,7 +276,8 @@ export function registerDocumentFilters(liquid: Liquid, locale: string, codes: C
   // {{ payment | epc_qr }} with payment = { name, iban, amount, text }
   liquid.registerFilter('epc_qr', {
     raw: true,
-    handler(value: unknown, ...args: unknown[]) {
+    handler(input: unknown, ...args: unknown[]) {
+      const value = plain(input);
       if (isMissing(value)) return '';
       const { named } = splitArguments('epc_qr', args, 0, ['size']);
       const payload = epcPayload(value);
@@ -271,7 +290,8 @@ export function registerDocumentFilters(liquid: Liquid, locale: string, codes: C
   // {{ "4006381333931" | barcode: "ean13" }}, {{ order.id | barcode: "code128", height: 10, text: false }}
   liquid.registerFilter('barcode', {
     raw: true,
-    handler(value: unknown, ...args: unknown[]) {
+    handler(input: unknown, ...args: unknown[]) {
+      const value = plain(input);
       if (isMissing(value)) return '';
       const { values, named } = splitArguments('barcode', args, 1, ['height', 'text']);
       const type = values[0];
