@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { archiveEntryName, uniqueName, writeArchive, type ArchiveEntry } from '#lib/bulk/archive.ts';
+import { archiveEntryName, PREFETCH, uniqueName, writeArchive, type ArchiveEntry } from '#lib/bulk/archive.ts';
 import { startTestS3, type TestS3 } from '../support/s3rver.ts';
 
 const run = promisify(execFile);
@@ -82,6 +82,47 @@ describe('writeArchive', () => {
     expect(files.get('invoice-2026-001.pdf')!.equals(fromBytes)).toBe(true);
     expect(files.get('000002.pdf')!.equals(fromStream)).toBe(true);
     expect(files.get('Rechnung März.pdf')!.equals(fromS3)).toBe(true);
+  });
+
+  it('opens the next PDFs while copying one, never more than PREFETCH at once', async () => {
+    // Arrange: 40 PDFs in S3, read through a client that counts the GETs under way.
+    const bodies = Array.from({ length: 40 }, (_, index) => pdfBytes(20_000 + index));
+    for (const [index, body] of bodies.entries()) {
+      await store.s3.send(new PutObjectCommand({ Bucket: store.bucketName, Key: `retention/7d/key/many-${index}.pdf`, Body: body }));
+    }
+    let open = 0;
+    let mostOpen = 0;
+    const counting = Object.create(store.s3) as S3Client;
+    counting.send = (async (command: { constructor: { name: string } }, options?: unknown) => {
+      if (command.constructor.name !== 'GetObjectCommand') return store.s3.send(command as never, options as never);
+      mostOpen = Math.max(mostOpen, ++open);
+      const answer = (await store.s3.send(command as never, options as never)) as { Body: AsyncIterable<Uint8Array> };
+      // Open until its body has been read to the end.
+      const body = answer.Body;
+      return {
+        ...answer,
+        Body: (async function* () {
+          try {
+            yield* body;
+          } finally {
+            open -= 1;
+          }
+        })(),
+      };
+    }) as S3Client['send'];
+
+    // Act
+    const written = await writeArchive(
+      { s3: counting, bucketName: store.bucketName, key: 'bulk/job-prefetch/archive.zip', firstPartBytes: SMALL_PARTS },
+      bodies.map((_, index) => ({ name: archiveEntryName(index + 1), line: index + 1, body: { key: `retention/7d/key/many-${index}.pdf` } })),
+    );
+
+    // Assert
+    expect(written.entries).toBe(40);
+    expect(mostOpen).toBeGreaterThan(1);
+    expect(mostOpen).toBeLessThanOrEqual(PREFETCH);
+    const files = await pythonEntries(await saveArchive('bulk/job-prefetch/archive.zip'));
+    expect(bodies.every((body, index) => files.get(archiveEntryName(index + 1))!.equals(body))).toBe(true);
   });
 
   it('extracts with unzip into files named as given, with the time given', async () => {
