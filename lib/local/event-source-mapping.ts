@@ -72,9 +72,16 @@ function deletable(mapping: EventSourceMapping, messages: readonly Message[], an
   return messages.filter((message) => !failed.has(message.MessageId!));
 }
 
-export function startEventSourceMapping(mapping: EventSourceMapping, sqs: SQSClient): RunningMapping {
+/**
+ * `lambda` is the Lambda API the mapping invokes through: by default the one the environment points
+ * at (the local stack's Invoke endpoint); the Lambda emulation passes its own.
+ */
+export function startEventSourceMapping(
+  mapping: EventSourceMapping,
+  sqs: SQSClient,
   // Throttling is the mapping's to handle (below), not the SDK's retries.
-  const lambda = new LambdaClient({ maxAttempts: 1 });
+  lambda: LambdaClient = new LambdaClient({ maxAttempts: 1 }),
+): RunningMapping {
   let stopped = false;
   let running = 0;
   let slotFreed: (() => void) | undefined;

@@ -1,6 +1,7 @@
 /**
  * The synthesized stack running in the Lambda emulation, with everything around it: dynalite and
- * s3rver with the stack's table and bucket, a Secrets Manager holding the link secret, a KMS key
+ * s3rver with the stack's table and bucket, the local SQS stand-in with the stack's queues (and
+ * Lambda's event source mappings reading them), a Secrets Manager holding the link secret, a KMS key
  * for job requests, and a key.
  * Used by the Lambda test (test/lambda/) and by the bench's cold-start and cost phase.
  */
@@ -9,11 +10,14 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { createApiKey } from '#lib/accounts/keys.ts';
 import type { TierName } from '#lib/accounts/tiers.ts';
 import { startStandIns, type StandIns } from '#lib/local/aws-standins.ts';
+import { startEventSourceMapping, type RunningMapping } from '#lib/local/event-source-mapping.ts';
 import { ensureBucket, ensureIdempotencyTable, ensureTable } from '#lib/local/provision.ts';
 import { STACK_NAME } from '../../../cdk/stack.ts';
 import { makeStage } from './environment.ts';
@@ -60,6 +64,8 @@ export async function startEmulatedStack(
   await ensureTable(dynamo, TABLE);
   await ensureIdempotencyTable(dynamo, IDEMPOTENCY_TABLE);
   await ensureBucket(new S3Client({ ...aws, endpoint: standIns.s3Endpoint, forcePathStyle: true }), BUCKET);
+  const sqs = new SQSClient({ ...aws, endpoint: standIns.sqsEndpoint });
+  const queues = await createQueues(sqs, template);
   const secrets = await startSecretsStandIn({ [LINK_SECRET_ARN]: randomBytes(32).toString('base64url') });
   const kms = await startKmsStandIn();
 
@@ -74,6 +80,7 @@ export async function startEmulatedStack(
     // The template's references, as the stand-ins name them.
     resolveRef: (id, type, attribute) => {
       if (type === 'AWS::KMS::Key') return kms.keyArn;
+      if (type === 'AWS::SQS::Queue' && queues.has(id)) return attribute === 'Arn' ? queues.get(id)!.arn : queues.get(id)!.url;
       if (attribute) throw new Error(`no stand-in for the ${attribute} of ${type} ${id}`);
       if (type === 'AWS::DynamoDB::Table') return id.startsWith('StorageIdempotency') ? IDEMPOTENCY_TABLE : TABLE;
       if (type === 'AWS::S3::Bucket') return BUCKET;
@@ -89,6 +96,7 @@ export async function startEmulatedStack(
       AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: standIns.dynamodbEndpoint,
       AWS_ENDPOINT_URL_S3: standIns.s3Endpoint,
+      AWS_ENDPOINT_URL_SQS: standIns.sqsEndpoint,
       AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.endpoint,
       AWS_ENDPOINT_URL_KMS: kms.endpoint,
     },
@@ -97,7 +105,8 @@ export async function startEmulatedStack(
     ...(options.freeze !== undefined && { freeze: options.freeze }),
     ...(options.accountConcurrency !== undefined && { accountConcurrency: options.accountConcurrency }),
   });
-  await emulator.start();
+  const lambdaEndpoint = await emulator.start();
+  const mappings = startQueueMappings(template, queues, sqs, new LambdaClient({ ...aws, endpoint: lambdaEndpoint, maxAttempts: 1 }));
   const keys = { client: DynamoDBDocumentClient.from(dynamo), tableName: TABLE };
   return {
     outdir,
@@ -111,11 +120,93 @@ export async function startEmulatedStack(
       return { apiKey, keyId: key.keyId };
     },
     stop: async () => {
+      await Promise.all(mappings.map((mapping) => mapping.stop()));
       await emulator.stop();
+      sqs.destroy();
       await secrets.close();
       await kms.close();
       await standIns.close();
       for (const dir of [dataDir, stage]) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+interface Queue {
+  readonly url: string;
+  readonly arn: string;
+}
+
+/** The logical id an `Fn::GetAtt` of an `Arn` names, if `value` is one. */
+function arnTarget(value: unknown): string | undefined {
+  const getAtt = (value as { 'Fn::GetAtt'?: unknown } | undefined)?.['Fn::GetAtt'];
+  return Array.isArray(getAtt) && getAtt[1] === 'Arn' ? String(getAtt[0]) : undefined;
+}
+
+const propertiesOf = (template: Template, id: string) => (template.Resources[id]?.Properties ?? {}) as Record<string, unknown>;
+
+/**
+ * Every queue of the template in the SQS stand-in, named by its logical id, with its visibility
+ * timeout, retention and redrive policy (dead-letter queues made first): what the functions send to
+ * (BULK_QUEUE_URL) and what the event source mappings read.
+ */
+async function createQueues(sqs: SQSClient, template: Template): Promise<Map<string, Queue>> {
+  const queues = new Map<string, Queue>();
+  const create = async (id: string): Promise<Queue> => {
+    const made = queues.get(id);
+    if (made) return made;
+    const properties = propertiesOf(template, id);
+    const attributes: Record<string, string> = {};
+    for (const name of ['VisibilityTimeout', 'MessageRetentionPeriod'] as const) {
+      if (properties[name] !== undefined) attributes[name] = String(properties[name]);
+    }
+    const redrive = properties.RedrivePolicy as { deadLetterTargetArn?: unknown; maxReceiveCount?: number } | undefined;
+    const deadLetters = arnTarget(redrive?.deadLetterTargetArn);
+    if (deadLetters) attributes.RedrivePolicy = JSON.stringify({ deadLetterTargetArn: (await create(deadLetters)).arn, maxReceiveCount: redrive!.maxReceiveCount });
+    const url = (await sqs.send(new CreateQueueCommand({ QueueName: id, Attributes: attributes }))).QueueUrl!;
+    const arn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
+    queues.set(id, { url, arn });
+    return { url, arn };
+  };
+  for (const [id, resource] of Object.entries(template.Resources)) if (resource.Type === 'AWS::SQS::Queue') await create(id);
+  return queues;
+}
+
+/**
+ * The template's event source mappings on queues the functions send to, run as Lambda's pollers run
+ * them (lib/local/event-source-mapping.ts, as in the local stack) against the emulation's Invoke API,
+ * so their invocations count against its concurrency. A queue that is a failure destination
+ * (EventInvokeConfig OnFailure) is left to the emulator, which delivers Lambda's records there itself.
+ */
+function startQueueMappings(template: Template, queues: Map<string, Queue>, sqs: SQSClient, lambda: LambdaClient): RunningMapping[] {
+  const resources = Object.entries(template.Resources);
+  const destinations = new Set(
+    resources
+      .filter(([, resource]) => resource.Type === 'AWS::Lambda::EventInvokeConfig')
+      .map(([id]) => arnTarget((propertiesOf(template, id).DestinationConfig as { OnFailure?: { Destination?: unknown } } | undefined)?.OnFailure?.Destination)),
+  );
+  const mappings: RunningMapping[] = [];
+  for (const [id, resource] of resources) {
+    if (resource.Type !== 'AWS::Lambda::EventSourceMapping') continue;
+    const properties = propertiesOf(template, id);
+    const queueId = arnTarget(properties.EventSourceArn);
+    const functionName = (properties.FunctionName as { Ref?: string } | undefined)?.Ref;
+    const queue = queueId ? queues.get(queueId) : undefined;
+    if (!queue || !functionName || destinations.has(queueId)) continue;
+    mappings.push(
+      startEventSourceMapping(
+        {
+          queueUrl: queue.url,
+          queueArn: queue.arn,
+          functionName,
+          batchSize: Number(properties.BatchSize ?? 10),
+          // Lambda's default without a ScalingConfig: as many pollers as it likes; the account's concurrency still bounds them.
+          maximumConcurrency: Number((properties.ScalingConfig as { MaximumConcurrency?: number } | undefined)?.MaximumConcurrency ?? 1000),
+          reportBatchItemFailures: ((properties.FunctionResponseTypes as string[] | undefined) ?? []).includes('ReportBatchItemFailures'),
+        },
+        sqs,
+        lambda,
+      ),
+    );
+  }
+  return mappings;
 }
