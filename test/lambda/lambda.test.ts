@@ -194,6 +194,32 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
     expect(uses.map((call) => call.operation)).toEqual(['Encrypt', 'Decrypt']);
   }, 120_000);
 
+  test('templates: stored by the templates function, previewed as PDF bytes by the preview function, rendered with data by generate', async () => {
+    // The sample event creates the template it shows.
+    const created = await invoke('templates', withKey(readEvent('templates'), apiKey));
+    expect(created.statusCode, created.body).toBe(201);
+    const template = bodyOf(created);
+    expect(template).toMatchObject({ template_id: expect.stringMatching(/^tpl_/), version: 1, name: 'Invoice' });
+
+    // The preview's sample event sends its body base64-encoded, as API Gateway passes it; it answers the PDF base64-encoded.
+    const previewEvent = withKey(readEvent('preview'), apiKey);
+    const preview = await invoke('preview', {
+      ...previewEvent,
+      path: previewEvent.path.replace(/tpl_\w+/, template.template_id),
+      pathParameters: { template_id: template.template_id },
+    });
+    expect(preview.statusCode, preview.body.slice(0, 300)).toBe(200);
+    expect(preview.isBase64Encoded).toBe(true);
+    expect(preview.headers?.['Content-Type']).toBe('application/pdf');
+    const previewed = await readPdf(new Uint8Array(Buffer.from(preview.body, 'base64')));
+    expect(normalizeText(previewed.text)).toContain('Invoice 2026-002');
+    expect(normalizeText(previewed.text)).toContain('Page 1 of 1');
+
+    const generated = await invoke('generate', withBody(withKey(readEvent('generate'), apiKey), { template_id: template.template_id, data: { number: 'L-7', total: 5 } }));
+    expect(generated.statusCode, generated.body).toBe(200);
+    expect(bodyOf(generated)).toMatchObject({ template_id: template.template_id, template_version: 1, pages: 1 });
+  }, 120_000);
+
   test('the scheduled functions answer their scheduled events', async () => {
     expect(await invoke('reconcile', readEvent('reconcile'))).toEqual({ repaired: expect.any(Number), returned: expect.any(Number), charged: expect.any(Number), abandonedJobs: 0 });
     expect(await invoke('webhooks', readEvent('webhooks'))).toEqual({ tried: 0 });
