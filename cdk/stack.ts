@@ -17,8 +17,6 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct, Node } from 'constructs';
@@ -189,8 +187,8 @@ export class PdfApiStack extends Stack {
 
     const sizing = (profile: FunctionProfile) => {
       // A function that invokes others waits for them (batch waits for its renders).
-      if (profile.timeoutSeconds) return { memorySize: LIGHT_MEMORY_MB, timeout: Duration.seconds(profile.timeoutSeconds) };
-      if (profile.timeoutSeconds && profile.memoryMb) return { memorySize: profile.memoryMb, timeout: Duration.seconds(profile.timeoutSeconds) };
+      // The bulk function reads and checks a whole upload within the API's answer: it asks for more CPU (memory).
+      if (profile.timeoutSeconds) return { memorySize: profile.memoryMb ?? LIGHT_MEMORY_MB, timeout: Duration.seconds(profile.timeoutSeconds) };
       if (!profile.chromium) return { memorySize: LIGHT_MEMORY_MB, timeout: profile.invokes?.length ? API_LONG_TIMEOUT : LIGHT_TIMEOUT };
       // The bulk worker: ten lines and, for a job's last chunk, its manifest, within the queue's visibility timeout.
       if (profile.bulkWorker) return { memorySize: CHROMIUM_MEMORY_MB, ephemeralStorage: CHROMIUM_TMP, timeout: Duration.seconds(BULK_WORKER_TIMEOUT_SECONDS) };
@@ -412,23 +410,15 @@ export class PdfApiStack extends Stack {
       removalPolicy,
     });
 
-    const alarms = (this.alarms = new Alarms(this, 'Alarms', {
+    this.alarms = new Alarms(this, 'Alarms', {
       api: this.restApi.api,
       functions,
       renderLogGroups: allFunctionNames.filter((name) => FUNCTION_PROFILES[name].chromium).map((name) => functions[name].logGroup),
       metricsNamespace: METRICS_NAMESPACE,
       jobFailures: this.jobFailuresDeadLetters,
+      bulkChunksGivenUp: this.bulkDeadLetters,
       ...(props.alarmEmail && { email: props.alarmEmail }),
-    }));
-    // A chunk that failed every delivery: the reconcile function ends it, but someone should know why.
-    new Alarm(this, 'BulkChunksGivenUp', {
-      alarmDescription: 'A bulk job chunk failed on every delivery and went to the dead-letter queue (its lines failed uncharged).',
-      metric: this.bulkDeadLetters.metricNumberOfMessagesReceived({ period: Duration.minutes(5), statistic: 'Sum' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    }).addAlarmAction(new SnsAction(alarms.topic));
+    });
 
     new CfnOutput(this, 'ApiUrl', { description: 'Base URL of the API', value: this.restApi.api.url });
     new CfnOutput(this, 'TableName', { description: 'DynamoDB table (TABLE_NAME for the key tool)', value: table.tableName });

@@ -1,7 +1,8 @@
 /**
  * Alarms worth waking someone for, all publishing to one SNS topic: the API's 5xx rate, any
  * function crashing (Lambda's Errors metric: unhandled errors, timeouts, out of memory; a handled
- * error is an answer, not an Error), and render errors logged by the Chromium functions.
+ * error is an answer, not an Error), render errors logged by the Chromium functions, and work given
+ * up: a job Lambda gave up on that could not be ended, a bulk chunk that failed every delivery.
  */
 import { Duration } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
@@ -30,6 +31,12 @@ export interface AlarmsProps {
   readonly metricsNamespace: string;
   /** Where the job function's given-up events land: any message there is a job that never ran to its end. */
   readonly jobFailures?: IQueue;
+  /**
+   * The bulk queue's dead-letter queue: a chunk lands there after failing on every delivery. The
+   * reconcile function reads it at once (its lines fail, uncharged, and its job still completes), so
+   * what is alarmed on is a message arriving there, not one waiting.
+   */
+  readonly bulkChunksGivenUp?: IQueue;
   readonly email?: string;
 }
 
@@ -108,6 +115,19 @@ export class Alarms extends Construct {
         new Alarm(this, 'JobFailures', {
           alarmDescription: 'A job Lambda gave up on could not be ended by the reconcile function after 5 tries: see the job failures dead-letter queue.',
           metric: props.jobFailures.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
+          threshold: 1,
+          comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+          evaluationPeriods: 1,
+          treatMissingData: TreatMissingData.NOT_BREACHING,
+        }),
+      );
+    }
+
+    if (props.bulkChunksGivenUp) {
+      add(
+        new Alarm(this, 'BulkChunksGivenUp', {
+          alarmDescription: 'A bulk job chunk failed on every delivery and went to the bulk dead-letter queue: its unstored lines failed, uncharged.',
+          metric: props.bulkChunksGivenUp.metricNumberOfMessagesReceived({ period: PERIOD, statistic: 'Sum' }),
           threshold: 1,
           comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
           evaluationPeriods: 1,

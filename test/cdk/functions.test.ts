@@ -5,6 +5,7 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
 import { settings } from '#lib/settings.ts';
+import { BULK_WORKER_TIMEOUT_SECONDS } from '#lib/bulk/bulk-records.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
 import { API_GATEWAY_TIMEOUT, SERVICE_NAME, METRICS_NAMESPACE } from '../../cdk/stack.ts';
 import { resourcesOfType, synthStack, type CfnResource } from './stack-fixture.ts';
@@ -49,9 +50,26 @@ describe('Lambda functions', () => {
     },
   );
 
-  test.each(ALL_FUNCTIONS.filter((name) => !FUNCTION_PROFILES[name].chromium))('%s does not run Chromium: no layer, small', (name) => {
+  test.each(ALL_FUNCTIONS.filter((name) => !FUNCTION_PROFILES[name].chromium))('%s does not run Chromium: no layer, small unless its profile asks for CPU', (name) => {
     expect(fn(name).Layers).toBeUndefined();
-    expect(fn(name).MemorySize).toBeLessThan(1600);
+    if (FUNCTION_PROFILES[name].memoryMb) expect(fn(name).MemorySize).toBe(FUNCTION_PROFILES[name].memoryMb);
+    else expect(fn(name).MemorySize).toBeLessThan(1600);
+  });
+
+  test('the bulk function checks a whole upload on a whole vCPU within the API’s answer; the bulk worker has the 15 minutes its chunk lease and the queue’s visibility are sized from', () => {
+    expect(fn('bulk')).toMatchObject({ MemorySize: 1769, Timeout: 28 });
+    expect(fn('bulkWorker').Timeout).toBe(BULK_WORKER_TIMEOUT_SECONDS);
+    expect(BULK_WORKER_TIMEOUT_SECONDS).toBe(900);
+  });
+
+  test('the functions that queue bulk chunks (bulk, reconcile) find the bulk queue by BULK_QUEUE_URL; nothing else does', () => {
+    const queue = ref(resources, 'AWS::SQS::Queue', 'BulkQueue');
+    const senders = ALL_FUNCTIONS.filter((name) => FUNCTION_PROFILES[name].sendsBulkChunks);
+    expect(senders.sort()).toEqual(['bulk', 'reconcile']);
+    for (const name of ALL_FUNCTIONS) {
+      if (senders.includes(name)) expect(fn(name).Environment.Variables.BULK_QUEUE_URL, name).toEqual(queue);
+      else expect(fn(name).Environment.Variables, name).not.toHaveProperty('BULK_QUEUE_URL');
+    }
   });
 
   test('the Chromium layer is built for the same runtime and architecture', () => {
@@ -81,7 +99,8 @@ describe('Lambda functions', () => {
     expect(fn('generate').Timeout).toBe(28);
     expect(fn('batch').Timeout).toBe(28);
     expect(fn('preview').Timeout).toBe(28);
-    for (const name of ['health', 'fallback', 'files', 'pdfs', 'usage', 'templates']) expect(fn(name).Timeout).toBeLessThanOrEqual(10);
+    expect(fn('bulk').Timeout).toBe(28);
+    for (const name of ['health', 'fallback', 'files', 'pdfs', 'usage', 'templates', 'uploads']) expect(fn(name).Timeout).toBeLessThanOrEqual(10);
   });
 
   test.each(ALL_FUNCTIONS)('%s gets the table, the bucket, the render timeout and Powertools settings', (name) => {

@@ -12,6 +12,7 @@ import { JOB_REQUEST_PREFIX, JOB_RESULT_PREFIX } from '#lib/jobs/job-records.ts'
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { retentionPrefix } from '#lib/storage/pdfs.ts';
 import { TEMPLATE_BODY_PREFIX } from '#lib/storage/templates.ts';
+import { BULK_MAX_RECEIVE_COUNT, BULK_PREFIX, BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS, CHUNK_LEASE_MS, UPLOAD_PREFIX } from '#lib/bulk/bulk-records.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
 import { asArray, resourcesOfType, roleOf, statementsOfRole, synthStack, type CfnResource, type Statement } from './stack-fixture.ts';
@@ -105,6 +106,7 @@ describe('IAM', () => {
       ...(FUNCTION_PROFILES[name].jobRequests ?? []).map((op) => `s3:${op} ${under(JOB_REQUEST_PREFIX)}`),
       ...(FUNCTION_PROFILES[name].jobResults ?? []).map((op) => `s3:${op} ${under(JOB_RESULT_PREFIX)}`),
       ...(FUNCTION_PROFILES[name].templateBodies ?? []).map((op) => `s3:${op} ${under(TEMPLATE_BODY_PREFIX)}`),
+      ...(FUNCTION_PROFILES[name].bulkObjects ?? []).flatMap((op) => [BULK_PREFIX, UPLOAD_PREFIX].map((prefix) => `s3:${op} ${under(prefix)}`)),
     ];
     expect(granted.sort()).toEqual(wanted.sort());
   });
@@ -148,7 +150,13 @@ describe('IAM', () => {
       's3',
       'secretsmanager',
       'lambda',
-      ...(FUNCTION_PROFILES[name].runsJobs || FUNCTION_PROFILES[name].endsGivenUpJobs ? ['sqs'] : []),
+      ...(FUNCTION_PROFILES[name].runsJobs ||
+      FUNCTION_PROFILES[name].endsGivenUpJobs ||
+      FUNCTION_PROFILES[name].sendsBulkChunks ||
+      FUNCTION_PROFILES[name].bulkWorker ||
+      FUNCTION_PROFILES[name].endsGivenUpChunks
+        ? ['sqs']
+        : []),
       ...(FUNCTION_PROFILES[name].jobRequestKey ? ['kms'] : []),
     ]);
     for (const service of services) expect(allowed).toContain(service);
@@ -159,28 +167,58 @@ describe('IAM', () => {
     expect(pairs(name, 'kms')).toEqual((FUNCTION_PROFILES[name].jobRequestKey ?? []).map((op) => `kms:${op} ${JSON.stringify(key)}`).sort());
   });
 
-  test('the job function may send to its failure queue and reconcile read it, nothing else of SQS; no other function touches SQS', () => {
-    const queue = { 'Fn::GetAtt': [idOf('AWS::SQS::Queue', 'JobFailures'), 'Arn'] };
-    expect(grants('job', 'sqs')).toEqual([{ actions: ['sqs:SendMessage'], resources: [queue] }]);
-    // What the event source mapping calls, on that queue alone.
-    expect(grants('reconcile', 'sqs')).toEqual([
-      { actions: ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'], resources: [queue] },
-    ]);
-    for (const name of ALL_FUNCTIONS.filter((n) => n !== 'job' && n !== 'reconcile')) expect(grants(name, 'sqs')).toEqual([]);
+  /** What an SQS event source mapping calls on its queue, for the function it invokes. */
+  const CONSUMER_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+
+  test('SQS: job sends to its failure queue, submitters send chunks to the bulk queue, each consumer reads only its queue; no other function touches SQS', () => {
+    const queue = (prefix: string) => ({ 'Fn::GetAtt': [idOf('AWS::SQS::Queue', prefix), 'Arn'] });
+    const sqsPairs = (name: string) => pairs(name, 'sqs');
+    const on = (resource: unknown) => (action: string) => `${action} ${JSON.stringify(resource)}`;
+    expect(sqsPairs('job')).toEqual(['sqs:SendMessage'].map(on(queue('JobFailures'))));
+    // The bulk function queues a job's chunks; the reconcile function queues again those of a job whose submission died.
+    expect(sqsPairs('bulk')).toEqual(['sqs:SendMessage'].map(on(queue('BulkQueue'))));
+    expect(sqsPairs('bulkWorker')).toEqual(CONSUMER_ACTIONS.map(on(queue('BulkQueue'))).sort());
+    expect(sqsPairs('reconcile')).toEqual(
+      [...CONSUMER_ACTIONS.map(on(queue('JobFailures'))), ...CONSUMER_ACTIONS.map(on(queue('BulkDeadLetters'))), ...['sqs:SendMessage'].map(on(queue('BulkQueue')))].sort(),
+    );
+    const touching = ALL_FUNCTIONS.filter((name) => grants(name, 'sqs').length > 0);
+    expect(touching.sort()).toEqual(['bulk', 'bulkWorker', 'job', 'reconcile']);
   });
 
-  test("the reconcile function reads the job function's failure queue at once, which keeps what it cannot handle in an alarmed dead-letter queue", () => {
+  test("the reconcile function reads the job function's failure queue and the bulk dead-letter queue at once; the bulk worker reads the bulk queue a chunk at a time", () => {
     const mappings = resourcesOfType(resources, 'AWS::Lambda::EventSourceMapping').map(([, mapping]) => mapping.Properties as Record<string, any>);
-    expect(mappings).toEqual([
-      expect.objectContaining({
-        FunctionName: { Ref: functionId('reconcile') },
-        EventSourceArn: { 'Fn::GetAtt': [idOf('AWS::SQS::Queue', 'JobFailures'), 'Arn'] },
-        FunctionResponseTypes: ['ReportBatchItemFailures'],
-      }),
-    ]);
+    const queueArn = (prefix: string) => ({ 'Fn::GetAtt': [idOf('AWS::SQS::Queue', prefix), 'Arn'] });
+    expect(mappings).toHaveLength(3);
+    expect(mappings).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ FunctionName: { Ref: functionId('reconcile') }, EventSourceArn: queueArn('JobFailures'), FunctionResponseTypes: ['ReportBatchItemFailures'] }),
+        expect.objectContaining({ FunctionName: { Ref: functionId('reconcile') }, EventSourceArn: queueArn('BulkDeadLetters'), FunctionResponseTypes: ['ReportBatchItemFailures'] }),
+        // One chunk (ten lines) per invocation; the fleet bounded by MaximumConcurrency (context bulkMaximumConcurrency).
+        expect.objectContaining({
+          FunctionName: { Ref: functionId('bulkWorker') },
+          EventSourceArn: queueArn('BulkQueue'),
+          BatchSize: 1,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+          ScalingConfig: { MaximumConcurrency: 100 },
+        }),
+      ]),
+    );
     const queue = resources[idOf('AWS::SQS::Queue', 'JobFailures')]?.Properties as Record<string, any>;
     expect(queue.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [idOf('AWS::SQS::Queue', 'UnhandledJobFailures'), 'Arn'] }, maxReceiveCount: 5 });
     expect(queue.VisibilityTimeout).toBeGreaterThan((resources[functionId('reconcile')]?.Properties as Record<string, any>).Timeout);
+    // A chunk every delivery failed goes to the dead-letter queue; a message delivered again after its
+    // worker died comes back after the worker's timeout and its chunk lease, so it finds the chunk free.
+    const bulkQueue = resources[idOf('AWS::SQS::Queue', 'BulkQueue')]?.Properties as Record<string, any>;
+    expect(bulkQueue.RedrivePolicy).toEqual({ deadLetterTargetArn: queueArn('BulkDeadLetters'), maxReceiveCount: BULK_MAX_RECEIVE_COUNT });
+    expect(bulkQueue.VisibilityTimeout).toBe(BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS);
+    expect(bulkQueue.VisibilityTimeout).toBeGreaterThan((resources[functionId('bulkWorker')]?.Properties as Record<string, any>).Timeout);
+    expect(bulkQueue.VisibilityTimeout * 1000).toBeGreaterThan(CHUNK_LEASE_MS);
+    expect((resources[idOf('AWS::SQS::Queue', 'BulkDeadLetters')]?.Properties as Record<string, any>).VisibilityTimeout).toBeGreaterThan(
+      (resources[functionId('reconcile')]?.Properties as Record<string, any>).Timeout,
+    );
+    expect(synthStack({ bulkMaximumConcurrency: '20' }).resources).toSatisfy((custom: Record<string, CfnResource>) =>
+      resourcesOfType(custom, 'AWS::Lambda::EventSourceMapping').some(([, m]) => (m.Properties as any).ScalingConfig?.MaximumConcurrency === 20),
+    );
   });
 
   test('each function invokes exactly the functions its profile names: render by batch and job, job by generate and batch', () => {

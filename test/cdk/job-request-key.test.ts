@@ -1,6 +1,7 @@
 /**
  * The KMS key that seals job requests (lib/jobs/request-sealing.ts): customer-managed and rotated;
- * the functions that submit jobs may only encrypt with it, the job function alone may decrypt, and
+ * the functions that submit jobs may only encrypt with it (generate, batch, and bulk for a bulk
+ * job's shared options), the functions that run them alone may decrypt (job, and the bulk worker), and
  * the account itself may administer the key but not use it, so no other role's IAM policy can open
  * a job's request (a key policy without the account's kms:* is the only thing that can say so).
  */
@@ -55,14 +56,16 @@ describe('the job-request key', () => {
     expect(key.DeletionPolicy).toBe('Retain');
   });
 
-  test('only the job function can decrypt: by its key policy and by every role’s own policy', () => {
-    expect(allowedBy('kms:Decrypt')).toEqual([rolePrincipal('job')]);
-    expect(rolesAllowing('kms:Decrypt')).toEqual(['job']);
+  test('only the functions that run jobs (job, bulkWorker) can decrypt: by its key policy and by every role’s own policy', () => {
+    expect(allowedBy('kms:Decrypt').map((p) => JSON.stringify(p)).sort()).toEqual([rolePrincipal('job'), rolePrincipal('bulkWorker')].map((p) => JSON.stringify(p)).sort());
+    expect(rolesAllowing('kms:Decrypt').sort()).toEqual(['bulkWorker', 'job']);
   });
 
-  test('the functions that submit jobs (generate, batch) can only encrypt; nothing else can', () => {
-    expect(allowedBy('kms:Encrypt').map((p) => JSON.stringify(p)).sort()).toEqual([rolePrincipal('generate'), rolePrincipal('batch')].map((p) => JSON.stringify(p)).sort());
-    expect(rolesAllowing('kms:Encrypt').sort()).toEqual(['batch', 'generate']);
+  test('the functions that submit jobs (generate, batch, bulk) can only encrypt; nothing else can', () => {
+    expect(allowedBy('kms:Encrypt').map((p) => JSON.stringify(p)).sort()).toEqual(
+      [rolePrincipal('generate'), rolePrincipal('batch'), rolePrincipal('bulk')].map((p) => JSON.stringify(p)).sort(),
+    );
+    expect(rolesAllowing('kms:Encrypt').sort()).toEqual(['batch', 'bulk', 'generate']);
     for (const name of ALL_FUNCTIONS) {
       const actions = keyPolicy.filter((s) => JSON.stringify(s.Principal.AWS) === JSON.stringify(rolePrincipal(name))).flatMap((s) => asArray(s.Action));
       expect(actions, name).toEqual((FUNCTION_PROFILES[name].jobRequestKey ?? []).map((op) => `kms:${op}`));

@@ -103,6 +103,13 @@ describe('observability', () => {
     expect(resourcesOfType(resources, 'AWS::SNS::Subscription')).toEqual([]);
   });
 
+  test('an alarm when a bulk chunk fails every delivery and lands in the bulk dead-letter queue', () => {
+    const queueName = { 'Fn::GetAtt': [resourcesOfType(resources, 'AWS::SQS::Queue').find(([id]) => id.startsWith('BulkDeadLetters'))![0], 'QueueName'] };
+    const alarm = alarms().find((a) => a.id.startsWith('AlarmsBulkChunksGivenUp'))!;
+    expect(alarm).toMatchObject({ Namespace: 'AWS/SQS', MetricName: 'NumberOfMessagesReceived', Statistic: 'Sum', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(alarm.Dimensions).toEqual([{ Name: 'QueueName', Value: queueName }]);
+  });
+
   test('outputs the API URL, the tables’ and bucket’s names, the secret’s ARN and the alarm topic', () => {
     const { template } = synthStack();
     const outputs = template.toJSON().Outputs as Record<string, unknown>;

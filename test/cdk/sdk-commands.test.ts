@@ -55,9 +55,19 @@ const BUILT_NOT_SENT: Readonly<Partial<Record<string, readonly string[]>>> = { s
 
 /**
  * Actions a role holds for Lambda itself rather than for the code: the job function's failure
- * destination, and the reconcile function's event source mapping on the failure queue.
+ * destination (SendMessage), and the event source mappings that read a queue for a function (the
+ * reconcile function on the failure queue and the bulk dead-letter queue, the bulk worker on the
+ * bulk queue).
  */
-const PLATFORM_ACTIONS = ['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'];
+function platformActions(name: string): string[] {
+  const profile = FUNCTION_PROFILES[name as keyof typeof FUNCTION_PROFILES];
+  return [
+    ...(profile.runsJobs ? ['sqs:SendMessage'] : []),
+    ...(profile.endsGivenUpJobs || profile.bulkWorker || profile.endsGivenUpChunks
+      ? ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl']
+      : []),
+  ];
+}
 /** Actions every role holds for logging and tracing, which the runtime does, not the code. */
 const isPlatformLogging = (action: string) => action.startsWith('logs:') || action.startsWith('xray:');
 
@@ -128,10 +138,10 @@ describe('the AWS calls in each function’s code and the role it runs with', ()
   });
 
   test.each(ALL_FUNCTIONS)('%s: its role allows exactly the AWS calls its code can make', (name) => {
-    const granted = new Set(grantsOf(name).map((grant) => grant.action).filter((action) => !isPlatformLogging(action) && !PLATFORM_ACTIONS.includes(action)));
-    // Reading a secret runs only with a `<NAME>_ARN` variable (lib/secrets.ts): without one, the call cannot be made.
+    const granted = new Set(grantsOf(name).map((grant) => grant.action).filter((action) => !isPlatformLogging(action) && !platformActions(name).includes(action)));
+    // Reading a secret runs only with a `<NAME>_ARN` variable naming a secret (lib/secrets.ts; JOB_REQUEST_KEY_ARN names a KMS key): without one, the call cannot be made.
     const variables = Object.keys((resources[functionId(name)]!.Properties as { Environment?: { Variables?: object } }).Environment?.Variables ?? {});
-    const readsSecrets = variables.some((variable) => variable.endsWith('_ARN'));
+    const readsSecrets = variables.some((variable) => variable.endsWith('_ARN') && variable !== 'JOB_REQUEST_KEY_ARN');
     const calls = [...called.get(name)!.actions]
       .filter((action) => action !== 'secretsmanager:GetSecretValue' || readsSecrets)
       .filter((action) => !BUILT_NOT_SENT[name]?.includes(action));
