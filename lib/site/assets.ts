@@ -10,6 +10,13 @@ export const SITE_ASSETS = {
   'docs.css': { source: 'lib/site/assets/docs.css', type: 'text/css; charset=utf-8' },
   'playground.js': { source: 'lib/site/assets/playground.js', type: 'text/javascript; charset=utf-8' },
   'playground.css': { source: 'lib/site/assets/playground.css', type: 'text/css; charset=utf-8' },
+  // The worked invoice example (examples/invoice/), which the playground's template tab starts from.
+  // Its HTML is served as text: a template is source to edit, never a page of this origin.
+  'example-invoice.html': { source: 'examples/invoice/template.html', type: 'text/plain; charset=utf-8' },
+  'example-invoice-footer.html': { source: 'examples/invoice/footer.html', type: 'text/plain; charset=utf-8' },
+  'example-invoice-data.json': { source: 'examples/invoice/data.json', type: 'application/json; charset=utf-8' },
+  'example-invoice-schema.json': { source: 'examples/invoice/schema.json', type: 'application/json; charset=utf-8' },
+  'example-invoice-options.json': { source: 'examples/invoice/options.json', type: 'application/json; charset=utf-8' },
 } as const;
 
 export type SiteAssetName = keyof typeof SITE_ASSETS;

@@ -123,6 +123,7 @@ async function playgroundPage(baseUrl: string): Promise<APIGatewayProxyResult> {
   <div class="tabs" role="tablist">
     <button type="button" role="tab" id="tab-single" aria-selected="true" aria-controls="single">One PDF</button>
     <button type="button" role="tab" id="tab-batch" aria-selected="false" aria-controls="batch">Batch</button>
+    <button type="button" role="tab" id="tab-templates" aria-selected="false" aria-controls="templates">Templates</button>
   </div>
   <section id="single" role="tabpanel" aria-labelledby="tab-single">
     <fieldset class="source">
@@ -148,11 +149,58 @@ async function playgroundPage(baseUrl: string): Promise<APIGatewayProxyResult> {
     <button type="button" id="run-batch" class="primary">Generate the batch</button>
     <div id="batch-result" class="result" aria-live="polite"></div>
   </section>
+  <section id="templates" role="tabpanel" aria-labelledby="tab-templates" hidden>
+    <div class="template-bar">
+      <label for="template-pick">Template</label>
+      <select id="template-pick"><option value="">New template</option></select>
+      <button type="button" id="template-refresh">Refresh the list</button>
+      <button type="button" id="template-example">Start from the invoice example</button>
+    </div>
+    <div class="template-workspace">
+      <div class="template-editor">
+        <label for="template-name">Name</label>
+        <input id="template-name" type="text" spellcheck="false" maxlength="200">
+        <div class="template-version">
+          <label for="template-version">Version</label>
+          <select id="template-version" disabled></select>
+          <span id="template-status">Not saved yet</span>
+        </div>
+        <label for="template-html">HTML (Liquid: <code>{{ customer.name }}</code>, <code>{% for line in lines %}</code>, filters)</label>
+        <textarea id="template-html" rows="16" spellcheck="false"></textarea>
+        <details>
+          <summary>Header and footer</summary>
+          <label for="template-header">Header HTML</label>
+          <textarea id="template-header" rows="3" spellcheck="false"></textarea>
+          <label for="template-footer">Footer HTML (<code>{{pageNumber}}</code> and <code>{{totalPages}}</code> still work)</label>
+          <textarea id="template-footer" rows="3" spellcheck="false"></textarea>
+        </details>
+        <label for="template-data">Sample data (JSON: what the preview renders with, saved as the template's sample_data)</label>
+        <textarea id="template-data" rows="10" spellcheck="false"></textarea>
+        <details>
+          <summary>Data schema and options</summary>
+          <label for="template-schema">data_schema (JSON Schema; empty for none)</label>
+          <textarea id="template-schema" rows="6" spellcheck="false"></textarea>
+          <label for="template-options">options (the template's default document options, JSON; empty for none)</label>
+          <textarea id="template-options" rows="3" spellcheck="false"></textarea>
+        </details>
+        <div class="actions">
+          <button type="button" id="template-preview" class="primary">Preview</button>
+          <button type="button" id="template-save">Save as a new version</button>
+        </div>
+        <div id="template-result" class="result" aria-live="polite"></div>
+      </div>
+      <div class="template-output">
+        <iframe id="template-frame" title="Template preview" hidden></iframe>
+        <p id="template-frame-empty">The preview appears here: save the template, then press Preview.</p>
+      </div>
+    </div>
+  </section>
 </main>
 </body>
 </html>`;
   // The PDF is fetched through its download link, which redirects to the storage's presigned URL:
   // that origin, and nothing else beyond our own, may be read; the preview is a blob: of those bytes.
+  // A template's preview answers the PDF itself, from the API: a blob: of those bytes too.
   const storage = await downloadOrigin(pdfStore());
   return page(
     html,

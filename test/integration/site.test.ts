@@ -4,11 +4,12 @@
  * pages make is watched: none may leave for a third-party origin, and the CSP must not have to
  * refuse anything the page itself does.
  */
+import { readFile } from 'node:fs/promises';
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { apiUrl, createKey, download, request, type TestKey } from '../support/api.ts';
-import { POINTS_PER_INCH, readPdf } from '../support/pdf.ts';
+import { apiUrl, createKey, download, quotaUsed, request, type TestKey } from '../support/api.ts';
+import { normalizeText, POINTS_PER_INCH, readPdf } from '../support/pdf.ts';
 
 let browser: Browser;
 let key: TestKey;
@@ -205,6 +206,151 @@ describe('GET / (the playground)', () => {
     expect(policy).not.toContain('unsafe');
     expect(policy).toMatch(/connect-src 'self' http:\/\/127\.0\.0\.1:\d+(;|$)/);
     expect(policy).toContain('frame-src blob:');
+  });
+});
+
+/** A blob: URL's bytes, read from another page of the API's origin (the playground's own CSP reads nothing but the API and the storage). */
+async function blobBytes(url: string): Promise<Uint8Array> {
+  const reader = await browser.newPage();
+  try {
+    await reader.goto(`${apiUrl}/v1/openapi.json`);
+    const bytes = await reader.evaluate(async (blob) => [...new Uint8Array(await (await fetch(blob)).arrayBuffer())], url);
+    return new Uint8Array(bytes);
+  } finally {
+    await reader.close();
+  }
+}
+
+describe('GET / (the playground), its Templates tab', () => {
+  /** Sets a textarea's or input's value as typing would, so the page sees an edit. */
+  const setValue = (page: Page, selector: string, value: string) =>
+    page.$eval(selector, (element, text) => {
+      (element as HTMLTextAreaElement).value = text;
+      element.dispatchEvent(new Event('input', { bubbles: true }));
+    }, value);
+  const text = (page: Page, selector: string) => page.$eval(selector, (element) => (element as HTMLElement).innerText);
+  /** Presses Preview and answers the PDF the frame then shows, read. */
+  async function preview(page: Page, previous: string) {
+    await page.click('#template-preview');
+    await page.waitForFunction((before) => {
+      const frame = document.getElementById('template-frame') as HTMLIFrameElement;
+      return frame.src.startsWith('blob:') && frame.src !== before && !frame.hidden;
+    }, { timeout: 30_000 }, previous);
+    const url = await page.$eval('#template-frame', (frame) => (frame as HTMLIFrameElement).src);
+    return { url, pdf: await readPdf(await blobBytes(url)) };
+  }
+
+  test('starts from the invoice example, saves it, previews it beside the editor, saves a second version and goes back to the first', async () => {
+    const owner = await createKey('starter');
+    const { page, requested, blocked, problems } = await visit('/');
+    try {
+      // Arrange: the key, the tab, the example.
+      await page.type('#api-key', owner.apiKey);
+      await page.click('#tab-templates');
+      await page.click('#template-example');
+      await page.waitForFunction(() => (document.getElementById('template-html') as HTMLTextAreaElement).value.includes('epc_qr'));
+      const exampleHtml = await page.$eval('#template-html', (area) => (area as HTMLTextAreaElement).value);
+      expect(exampleHtml).toBe(await readFile('examples/invoice/template.html', 'utf8'));
+      expect(JSON.parse(await page.$eval('#template-data', (area) => (area as HTMLTextAreaElement).value))).toEqual(JSON.parse(await readFile('examples/invoice/data.json', 'utf8')));
+
+      // Act: save version 1.
+      await page.click('#template-save');
+      await page.waitForSelector('#template-result .saved', { timeout: 30_000 });
+      const saved = await text(page, '#template-result .saved');
+      const id = /\b(tpl_\w+)/.exec(saved)?.[1];
+
+      // Assess: version 1 of a new template, listed in the picker (the list is read again after a save).
+      expect(saved).toMatch(/^Saved version 1 of tpl_\w+\.$/);
+      await page.waitForFunction((wanted) => (document.getElementById('template-pick') as HTMLSelectElement).value === wanted, { timeout: 30_000 }, id);
+      expect(await page.$$eval('#template-pick option', (options) => options.map((option) => option.textContent))).toContain(`Invoice (example) (v1, ${id})`);
+
+      // Act: preview with the sample data (de-DE), then with the data edited to en-US (not saved).
+      const usedBefore = await quotaUsed(owner);
+      const german = await preview(page, '');
+      const data = JSON.parse(await page.$eval('#template-data', (area) => (area as HTMLTextAreaElement).value));
+      await setValue(page, '#template-data', JSON.stringify({ ...data, locale: 'en-US' }, null, 2));
+      const english = await preview(page, german.url);
+
+      // Assess: the PDFs hold the data, formatted for each locale; previews are not charged; the
+      // data is not the template, so nothing is said to be unsaved.
+      expect(normalizeText(german.pdf.text)).toContain('Rechnung');
+      expect(normalizeText(german.pdf.text)).toContain('1.237,60 €');
+      expect(normalizeText(english.pdf.text)).toContain('Invoice');
+      expect(normalizeText(english.pdf.text)).toContain('€1,237.60');
+      expect(await text(page, '#template-preview-info')).toMatch(/^Version 1, 1 page, \d+ bytes: not stored, not charged\.$/);
+      expect(await page.$('#template-unsaved')).toBeNull();
+      expect(await quotaUsed(owner)).toBe(usedBefore);
+
+      // Act: edit the template itself; preview (the saved version, said so), then save version 2.
+      await setValue(page, '#template-html', exampleHtml.replace('assign t_invoice = "Invoice"', 'assign t_invoice = "Tax invoice"'));
+      const stale = await preview(page, english.url);
+      const unsaved = await text(page, '#template-unsaved');
+      await page.click('#template-save');
+      await page.waitForFunction(() => document.querySelector('#template-result .saved')?.textContent?.startsWith('Saved version 2'), { timeout: 30_000 });
+      const second = await preview(page, stale.url);
+
+      // Assess
+      expect(unsaved).toMatch(/unsaved changes.*version 1 as saved/);
+      expect(normalizeText(stale.pdf.text)).not.toContain('Tax invoice');
+      expect(normalizeText(second.pdf.text)).toContain('Tax invoice');
+      expect(await page.$('#template-unsaved')).toBeNull();
+      expect(await page.$$eval('#template-version option', (options) => options.map((option) => (option as HTMLOptionElement).value))).toEqual(['2', '1']);
+
+      // Act: back to version 1.
+      await page.select('#template-version', '1');
+      await page.waitForFunction(() => document.getElementById('template-result')?.textContent === 'Loaded version 1 of Invoice (example).', { timeout: 30_000 });
+
+      // Assess: the editor holds version 1 again, and says saving would make version 3.
+      expect(await page.$eval('#template-html', (area) => (area as HTMLTextAreaElement).value)).toBe(exampleHtml);
+      expect(await text(page, '#template-status')).toContain('saving makes the editor\'s content version 3');
+      expect(await foreignRequests(requested)).toEqual([]);
+      expect(blocked).toEqual([]);
+      expect(problems).toEqual([]);
+      expect(requested.filter((url) => url.includes(owner.apiKey))).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('lists the key’s templates, loads one picked, and shows a preview’s error (data failing the schema) with its code', async () => {
+    // Arrange: a key with two templates, made through the API.
+    const owner = await createKey('starter');
+    const schema = { type: 'object', required: ['name'], properties: { name: { type: 'string' } } };
+    const made = [];
+    for (const name of ['Letter', 'Label']) {
+      const answer = await request('POST', '/v1/templates', {
+        apiKey: owner.apiKey,
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name, html: `<h1>${name} for {{ name }}</h1>`, data_schema: schema, sample_data: { name: 'Ada' } }),
+      });
+      expect(answer.status).toBe(201);
+      made.push(answer.body.template_id as string);
+    }
+    const { page, problems } = await visit('/');
+    try {
+      // Act
+      await page.type('#api-key', owner.apiKey);
+      await page.click('#tab-templates');
+      await page.waitForFunction(() => document.querySelectorAll('#template-pick option').length === 3, { timeout: 30_000 });
+      await page.select('#template-pick', made[0]!);
+      await page.waitForFunction(() => document.getElementById('template-result')?.textContent === 'Loaded version 1 of Letter.', { timeout: 30_000 });
+      const loaded = await page.$eval('#template-html', (area) => (area as HTMLTextAreaElement).value);
+      const first = await preview(page, '');
+      await setValue(page, '#template-data', '{ "name": 42 }');
+      await page.click('#template-preview');
+      await page.waitForSelector('#template-result .error', { timeout: 30_000 });
+
+      // Assess
+      expect(await page.$$eval('#template-pick option', (options) => options.map((option) => (option as HTMLOptionElement).value).sort())).toEqual(['', ...made].sort());
+      expect(loaded).toBe('<h1>Letter for {{ name }}</h1>');
+      expect(normalizeText(first.pdf.text)).toBe('Letter for Ada');
+      expect(await page.$eval('#template-result .error', (box) => (box as HTMLElement).dataset.code)).toBe('invalid_request');
+      expect(await text(page, '#template-result .error')).toMatch(/^400 invalid_request: .*\/name: must be string/);
+      // Chromium logs the refused request itself; nothing else went wrong.
+      expect(problems).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
+    } finally {
+      await page.close();
+    }
   });
 });
 

@@ -28,7 +28,8 @@ for (const tab of document.querySelectorAll('[role=tab]')) {
       other.setAttribute('aria-selected', String(selected));
       document.getElementById(other.getAttribute('aria-controls')).hidden = !selected;
     }
-    // The options belong to both tabs: they move to the visible one.
+    if (tab.id === 'tab-templates') return openTemplates();
+    // The options belong to both tabs: they move to the visible one (a template keeps its own).
     const panel = $('#options-panel');
     const target = tab.id === 'tab-batch' ? $('#items') : $('#generate');
     target.before(panel);
@@ -132,15 +133,20 @@ async function loadOptions() {
 
 // ---- calling the API ----
 
-async function callApi(path, body) {
-  const key = keyInput.value.trim();
-  const response = await fetch(path, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', ...(key && { Authorization: `Bearer ${key}` }) },
-    body: JSON.stringify(body),
-  });
+/** A JSON request with the key; the answer's status and JSON body (null when it has none). */
+async function callApi(path, body, method = 'POST') {
+  const response = await requestApi(path, body, method);
   const answer = await response.json().catch(() => null);
   return { status: response.status, answer };
+}
+
+function requestApi(path, body, method = 'POST') {
+  const key = keyInput.value.trim();
+  return fetch(path, {
+    method,
+    headers: { ...(body !== undefined && { 'Content-Type': 'application/json' }), ...(key && { Authorization: `Bearer ${key}` }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
 }
 
 function showError(target, status, answer) {
@@ -277,6 +283,258 @@ async function runBatch() {
     button.disabled = false;
   }
 }
+
+// ---- templates ----
+//
+// A template is edited here and saved through the API: POST for its first version, PUT for each
+// next one (versions never change). Preview renders a saved version with the data in the editor
+// (POST v1/templates/{id}/preview answers the PDF itself, stored nowhere and not charged): edits
+// to the template itself are previewed once saved, and the page says when the preview is older
+// than the editor, rather than saving a version for every look (a tier keeps a number of versions).
+
+const NEW_TEMPLATE = {
+  name: 'Hello template',
+  html: `<!doctype html>
+<html>
+<body style="font-family: sans-serif">
+  <h1>Hello {{ customer.name }}</h1>
+  <ul>
+  {%- for item in items %}
+    <li>{{ item }}</li>
+  {%- endfor %}
+  </ul>
+</body>
+</html>`,
+  sample_data: { customer: { name: 'Ada Lovelace' }, items: ['Analytical engine', 'Notes on the engine'] },
+};
+
+/** The editor's fields that make a version's output; the sample data is sent with each preview. */
+const TEMPLATE_SOURCE_FIELDS = ['#template-html', '#template-header', '#template-footer', '#template-schema', '#template-options'];
+
+/** The saved version the editor holds ({ template_id, version, latest_version }), or null for a new template. */
+let currentTemplate = null;
+/** The source fields as last loaded or saved, to tell unsaved edits. */
+let savedSource = null;
+let templatesListed = false;
+let templatePreviewUrl;
+
+const editorSource = () => TEMPLATE_SOURCE_FIELDS.map((selector) => $(selector).value).join('\u0000');
+const hasUnsavedEdits = () => savedSource !== editorSource();
+
+function fillEditor(template) {
+  const json = (value) => (value === undefined ? '' : JSON.stringify(value, null, 2));
+  $('#template-name').value = template.name ?? '';
+  $('#template-html').value = template.html ?? '';
+  $('#template-header').value = template.header_html ?? '';
+  $('#template-footer').value = template.footer_html ?? '';
+  $('#template-data').value = json(template.sample_data);
+  $('#template-schema').value = json(template.data_schema);
+  $('#template-options').value = json(template.options);
+}
+
+/** A JSON field of the editor: its value, or undefined when empty; throws a sentence naming the field. */
+function editorJson(selector, what) {
+  const raw = $(selector).value.trim();
+  if (raw === '') return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch (error) {
+    throw new Error(`${what} is not JSON: ${error.message}`);
+  }
+}
+
+/** The editor's template as the API takes it: a whole version, for POST and PUT alike. */
+function editorTemplate() {
+  const header = $('#template-header').value;
+  const footer = $('#template-footer').value;
+  const options = editorJson('#template-options', 'The options');
+  const schema = editorJson('#template-schema', 'The data schema');
+  const sample = editorJson('#template-data', 'The sample data');
+  return {
+    name: $('#template-name').value.trim(),
+    html: $('#template-html').value,
+    ...(header.trim() !== '' && { header_html: header }),
+    ...(footer.trim() !== '' && { footer_html: footer }),
+    ...(options !== undefined && { options }),
+    ...(schema !== undefined && { data_schema: schema }),
+    ...(sample !== undefined && { sample_data: sample }),
+  };
+}
+
+/** The editor now holds `template` as saved (a version's view), or a new template (null). */
+function setCurrentTemplate(template) {
+  currentTemplate = template && { template_id: template.template_id, version: template.version, latest_version: template.latest_version };
+  savedSource = template ? editorSource() : null;
+  const versions = $('#template-version');
+  const latest = template?.latest_version ?? 0;
+  versions.replaceChildren(...Array.from({ length: latest }, (_, index) => new Option(`${latest - index}${index === 0 ? ' (latest)' : ''}`, String(latest - index))));
+  versions.value = template ? String(template.version) : '';
+  versions.disabled = !template;
+  $('#template-status').textContent = !template
+    ? 'Not saved yet'
+    : template.version === latest
+      ? `${template.template_id}`
+      : `${template.template_id}: an older version; saving makes the editor's content version ${latest + 1}`;
+  if (template) $('#template-pick').value = template.template_id;
+}
+
+function clearTemplatePreview() {
+  $('#template-frame').hidden = true;
+  $('#template-frame-empty').hidden = false;
+}
+
+function templateError(message, code = 'invalid_request') {
+  showError($('#template-result'), 0, { error: { code, message } });
+}
+
+/** The key's templates, every page of them, into the picker. */
+async function listTemplates() {
+  const result = $('#template-result');
+  if (keyInput.value.trim() === '') {
+    result.textContent = 'Paste an API key above to list and save its templates.';
+    return;
+  }
+  const found = [];
+  let cursor = null;
+  do {
+    const query = new URLSearchParams({ limit: '100', ...(cursor && { cursor }) });
+    const { status, answer } = await callApi(`v1/templates?${query}`, undefined, 'GET');
+    if (status !== 200) return showError(result, status, answer);
+    found.push(...answer.data);
+    cursor = answer.next_cursor;
+  } while (cursor);
+  const options = found.map((template) => new Option(`${template.name} (v${template.version}, ${template.template_id})`, template.template_id));
+  $('#template-pick').replaceChildren(new Option('New template', ''), ...options);
+  $('#template-pick').value = currentTemplate?.template_id ?? '';
+  templatesListed = true;
+}
+
+async function loadTemplate(id, version) {
+  const result = $('#template-result');
+  const query = version === undefined ? '' : `?version=${encodeURIComponent(version)}`;
+  const { status, answer } = await callApi(`v1/templates/${encodeURIComponent(id)}${query}`, undefined, 'GET');
+  if (status !== 200) return showError(result, status, answer);
+  fillEditor(answer);
+  setCurrentTemplate(answer);
+  clearTemplatePreview();
+  result.textContent = `Loaded version ${answer.version} of ${answer.name}.`;
+}
+
+function newTemplate(template = NEW_TEMPLATE) {
+  fillEditor(template);
+  setCurrentTemplate(null);
+  $('#template-pick').value = '';
+  clearTemplatePreview();
+}
+
+async function saveTemplate() {
+  const result = $('#template-result');
+  const button = $('#template-save');
+  let body;
+  try {
+    body = editorTemplate();
+  } catch (error) {
+    return templateError(error.message, 'invalid_json');
+  }
+  button.disabled = true;
+  result.textContent = 'Saving…';
+  try {
+    const { status, answer } = currentTemplate
+      ? await callApi(`v1/templates/${encodeURIComponent(currentTemplate.template_id)}`, body, 'PUT')
+      : await callApi('v1/templates', body);
+    if (status !== 200 && status !== 201) return showError(result, status, answer);
+    setCurrentTemplate(answer);
+    const saved = document.createElement('p');
+    saved.className = 'saved';
+    saved.textContent = `Saved version ${answer.version} of ${answer.template_id}.`;
+    result.replaceChildren(saved);
+    await listTemplates();
+  } catch {
+    showError(result, 0, { error: { code: 'network_error', message: 'The API could not be reached.' } });
+  } finally {
+    button.disabled = false;
+  }
+}
+
+async function previewTemplate() {
+  const result = $('#template-result');
+  const button = $('#template-preview');
+  if (!currentTemplate) return templateError('Save the template first: a preview renders a saved version, with the sample data above.', 'not_saved');
+  let data;
+  try {
+    data = editorJson('#template-data', 'The sample data');
+  } catch (error) {
+    return templateError(error.message, 'invalid_json');
+  }
+  const { template_id: id, version } = currentTemplate;
+  const unsaved = hasUnsavedEdits();
+  button.disabled = true;
+  result.textContent = 'Rendering the preview…';
+  try {
+    const response = await requestApi(`v1/templates/${encodeURIComponent(id)}/preview`, { version, ...(data !== undefined && { data }) });
+    if (!response.ok) return showError(result, response.status, await response.json().catch(() => null));
+    const bytes = await response.arrayBuffer();
+    if (templatePreviewUrl) URL.revokeObjectURL(templatePreviewUrl);
+    templatePreviewUrl = URL.createObjectURL(new Blob([bytes], { type: 'application/pdf' }));
+    $('#template-frame').src = templatePreviewUrl;
+    $('#template-frame').hidden = false;
+    $('#template-frame-empty').hidden = true;
+    const pages = response.headers.get('X-Pdf-Pages');
+    const info = document.createElement('p');
+    info.id = 'template-preview-info';
+    info.textContent = `Version ${response.headers.get('X-Template-Version') ?? version}${pages ? `, ${pages} ${pages === '1' ? 'page' : 'pages'}` : ''}, ${bytes.byteLength} bytes: not stored, not charged.`;
+    result.replaceChildren(info);
+    if (unsaved) {
+      const notice = document.createElement('p');
+      notice.className = 'notice';
+      notice.id = 'template-unsaved';
+      notice.textContent = `The editor has unsaved changes to the template: this is version ${version} as saved (with the data above). Save a new version to preview them.`;
+      result.append(notice);
+    }
+  } catch {
+    showError(result, 0, { error: { code: 'network_error', message: 'The API could not be reached.' } });
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/** The worked invoice example (examples/invoice/ in the checkout), as a new template. */
+async function loadInvoiceExample() {
+  const names = ['example-invoice.html', 'example-invoice-footer.html', 'example-invoice-data.json', 'example-invoice-schema.json', 'example-invoice-options.json'];
+  try {
+    const [html, footer, data, schema, options] = await Promise.all(
+      names.map(async (name) => {
+        const response = await fetch(`assets/${name}`);
+        if (!response.ok) throw new Error(`assets/${name} answered HTTP ${response.status}`);
+        return name.endsWith('.json') ? response.json() : response.text();
+      }),
+    );
+    newTemplate({ name: 'Invoice (example)', html, footer_html: footer, sample_data: data, data_schema: schema, options });
+    $('#template-result').textContent = 'The invoice example (examples/invoice/): save it, then preview it.';
+  } catch (error) {
+    templateError(`The example could not be loaded: ${error.message}`, 'example_unavailable');
+  }
+}
+
+function openTemplates() {
+  if (!templatesListed) listTemplates();
+}
+
+keyInput.addEventListener('change', () => {
+  templatesListed = false;
+  if (!$('#templates').hidden) listTemplates();
+});
+$('#template-pick').addEventListener('change', () => {
+  const id = $('#template-pick').value;
+  if (id === '') newTemplate();
+  else loadTemplate(id);
+});
+$('#template-version').addEventListener('change', () => loadTemplate(currentTemplate.template_id, Number($('#template-version').value)));
+$('#template-refresh').addEventListener('click', listTemplates);
+$('#template-example').addEventListener('click', loadInvoiceExample);
+$('#template-save').addEventListener('click', saveTemplate);
+$('#template-preview').addEventListener('click', previewTemplate);
+newTemplate();
 
 $('#generate').addEventListener('click', generateOne);
 $('#add-item').addEventListener('click', () => addItem('<h1>Another document</h1>'));
