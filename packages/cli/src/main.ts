@@ -17,6 +17,7 @@ import apiDocument from '@pdf-api/client/openapi.json' with { type: 'json' };
 import cliPackage from '../package.json' with { type: 'json' };
 import { bulkCommand } from './bulk.ts';
 import { API_BODY_LIMIT, entryKind, humanSize, readHtmlFile, readHtmlStdin, SourceError } from './sources.ts';
+import { templateCommand } from './templates.ts';
 import { safePdfFilename, terminalJson, terminalText } from './untrusted.ts';
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
@@ -40,7 +41,11 @@ interface JsonSchema {
 const OPTION_SCHEMAS = apiDocument.components.schemas.DocumentOptions.properties as Record<string, JsonSchema>;
 
 /** The CLI's own flags; a document option by one of these names would be unreachable. */
-const OWN_FLAGS = ['url', 'output', 'json', 'progress', 'merge', 'idempotency-key', 'api-key', 'base-url', 'limit', 'cursor', 'async', 'webhook-url', 'wait', 'archive', 'skip-invalid'];
+const OWN_FLAGS = [
+  ...['url', 'output', 'json', 'progress', 'merge', 'idempotency-key', 'api-key', 'base-url', 'limit', 'cursor', 'async', 'webhook-url', 'wait', 'archive', 'skip-invalid'],
+  // The template commands' (templates.ts).
+  ...['name', 'html', 'header', 'footer', 'schema', 'sample', 'options', 'data', 'version', 'from-version'],
+];
 
 /** `@path` reads the value from a file, as curl does: templates and JSON options are easier kept in files. */
 function fromFileIfAt(value: string): string {
@@ -655,6 +660,20 @@ function program(): Command {
     .option('--json', 'print as JSON')
     .action(job);
   root.command('delete').description('Delete PDFs: their files and links stop working.').argument('<id...>', 'pdf_…').action(remove);
+  templateCommand(root, {
+    client: (command) => client(command),
+    usageError: (message) => new UsageError(message),
+    withDocumentFlags,
+    documentOptions,
+    printTable,
+    printJson,
+    printRecord,
+    checkOutputFile,
+    save,
+    readHtml: readSource,
+    positiveInt,
+    madeNotSaved: (record, output, error) => madeNotSaved(record, output, error),
+  });
   // The key and the address after the command too (`pdfapi generate --api-key …`): given there,
   // they are set on the program itself, where client() reads them, over the environment's.
   const giveGlobalOptions = (parent: Command) => {

@@ -1,0 +1,354 @@
+/**
+ * `pdfapi template …`: stored templates from the command line (shared/spec/beyond.md "Templates").
+ *
+ * A template is kept as files, one per field, so it can be edited and versioned like any source:
+ * `--html template.html --header header.html --footer footer.html --schema schema.json --sample
+ * data.json --options options.json`. `create` saves version 1; `update` saves the next version from
+ * the latest with the files given replacing their fields (a version is always whole: the API's PUT
+ * takes every field); `get -o dir/` writes a version back as those files. `render` makes a PDF from
+ * a template and data through generate (stored, charged); `preview` answers the PDF itself (not
+ * stored, not charged, rate-limited), for editing.
+ *
+ * The shared machinery (the key and client, document flags, output checks, tables) is main.ts's,
+ * handed in as a CliKit so the two files do not import each other.
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Command, Option } from 'commander';
+import { errorFromAnswer, type components, type DocumentOptions, type PdfApiClient, type PdfApiError, type PdfRecord } from '@pdf-api/client';
+import { terminalJson, terminalText } from './untrusted.ts';
+
+type Template = components['schemas']['Template'];
+type TemplateRequest = components['schemas']['TemplateRequest'];
+type TemplateSummary = components['schemas']['TemplateSummary'];
+type GenerateRequest = components['schemas']['GenerateRequest'];
+
+/**
+ * A template's fields as this file handles them: the request's, with its JSON-valued fields as
+ * JSON. The generated types spell a free-form JSON object (`data`, `data_schema`) as
+ * `Record<string, never>` and the options as the fully defaulted ones, so the body is cast to the
+ * generated type where it is sent (the API validates it, and explains what it refuses).
+ */
+type TemplateFields = Omit<TemplateRequest, 'options' | 'data_schema' | 'sample_data'> & {
+  options?: Record<string, unknown>;
+  data_schema?: unknown;
+  sample_data?: Record<string, unknown>;
+};
+const asRequest = (fields: TemplateFields) => fields as unknown as TemplateRequest;
+
+export interface CliKit {
+  /** The typed client, keyed by PDFAPI_KEY or --api-key (a usage error without a key). */
+  client(command: Command): PdfApiClient;
+  /** A command line that cannot run as given: exit 2. */
+  usageError(message: string): Error;
+  withDocumentFlags(command: Command): Command;
+  documentOptions(command: Command): DocumentOptions;
+  printTable(table: readonly (readonly string[])[]): void;
+  printJson(value: unknown): void;
+  printRecord(record: PdfRecord): void;
+  /** Can `output` be written? A usage error before anything is sent when not. */
+  checkOutputFile(output: string): Promise<void>;
+  /** Writes the PDF to a file, or to standard output for `-`. */
+  save(bytes: Uint8Array, output: string): Promise<void>;
+  /** An HTML file decoded as a browser would (its BOM or declared charset, else UTF-8); `-` for standard input. */
+  readHtml(file: string): Promise<string>;
+  positiveInt(raw: string): number;
+  /** What to say when a PDF was made and charged but not saved (its id and link). */
+  madeNotSaved(record: PdfRecord, output: string, error: unknown): string;
+}
+
+/** A JSON file's value (`-`: standard input); an error naming the file when it is not JSON. */
+async function readJsonFile(file: string): Promise<unknown> {
+  const text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+  try {
+    return JSON.parse(text.replace(/^\uFEFF/, '')) as unknown;
+  } catch (error) {
+    throw new Error(`${file === '-' ? 'standard input' : file}: not JSON: ${(error as Error).message}`);
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** `--options` is JSON text or a file (`@options.json`, as curl's -d): an object of document options. */
+async function readOptionsFlag(value: string): Promise<Record<string, unknown>> {
+  const parsed = value.startsWith('@') ? await readJsonFile(value.slice(1)) : parseJsonText(value, '--options');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('--options must be a JSON object of document options');
+  return parsed as Record<string, unknown>;
+}
+
+function parseJsonText(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new Error(`${what} is not JSON: ${(error as Error).message}`);
+  }
+}
+
+interface TemplateFileFlags {
+  name?: string;
+  html?: string;
+  header?: string;
+  footer?: string;
+  schema?: string;
+  sample?: string;
+  options?: string;
+  json?: boolean;
+}
+
+/** The fields the flags give, read from their files; document flags join `--options` (flags win). */
+async function fieldsFromFlags(flags: TemplateFileFlags, command: Command, kit: CliKit): Promise<Partial<TemplateFields>> {
+  // Header and footer are the template's own fields, rendered with the data: --header-html and
+  // --footer-html (the document flags) name them too.
+  const { header_html: headerFlag, footer_html: footerFlag, ...documentFlags } = kit.documentOptions(command) as DocumentOptions & Record<string, unknown>;
+  if (headerFlag !== undefined && flags.header !== undefined) throw kit.usageError('give --header or --header-html, not both');
+  if (footerFlag !== undefined && flags.footer !== undefined) throw kit.usageError('give --footer or --footer-html, not both');
+  const fields: Partial<TemplateFields> = {};
+  if (flags.name !== undefined) fields.name = flags.name;
+  if (flags.html !== undefined) fields.html = await kit.readHtml(flags.html);
+  if (flags.header !== undefined) fields.header_html = await kit.readHtml(flags.header);
+  else if (typeof headerFlag === 'string') fields.header_html = headerFlag;
+  if (flags.footer !== undefined) fields.footer_html = await kit.readHtml(flags.footer);
+  else if (typeof footerFlag === 'string') fields.footer_html = footerFlag;
+  if (flags.schema !== undefined) fields.data_schema = await readJsonFile(flags.schema);
+  if (flags.sample !== undefined) fields.sample_data = (await readJsonFile(flags.sample)) as Record<string, unknown>;
+  const options = { ...(flags.options !== undefined && (await readOptionsFlag(flags.options))), ...documentFlags };
+  if (flags.options !== undefined || Object.keys(documentFlags).length > 0) fields.options = options;
+  return fields;
+}
+
+/** A template's fields as the API takes them back (a view carries its id, version and dates too). */
+function requestOf(template: Template): TemplateFields {
+  const { name, html, header_html, footer_html, options, data_schema, sample_data } = template;
+  return {
+    name,
+    html,
+    ...(header_html !== undefined && { header_html }),
+    ...(footer_html !== undefined && { footer_html }),
+    ...(options !== undefined && { options }),
+    ...(data_schema !== undefined && { data_schema }),
+    ...(sample_data !== undefined && { sample_data }),
+  };
+}
+
+function printTemplate(template: Template, kit: CliKit): void {
+  const size = (text: string | undefined) => (text === undefined ? '(none)' : `${Buffer.byteLength(text)} bytes`);
+  kit.printTable([
+    ['template_id', template.template_id],
+    ['name', template.name],
+    ['version', `${template.version} (latest ${template.latest_version})`],
+    ['created', template.created_at],
+    ['this version', template.updated_at],
+    ['html', size(template.html)],
+    ['header_html', size(template.header_html)],
+    ['footer_html', size(template.footer_html)],
+    ['options', template.options === undefined ? '(none)' : JSON.stringify(template.options)],
+    ['data_schema', template.data_schema === undefined ? '(none)' : 'yes'],
+    ['sample_data', template.sample_data === undefined ? '(none)' : 'yes'],
+  ]);
+}
+
+/** The files `get -o dir/` writes, named as the flags of create and update take them back. */
+const TEMPLATE_FILES = [
+  { field: 'html', file: 'template.html', flag: '--html' },
+  { field: 'header_html', file: 'header.html', flag: '--header' },
+  { field: 'footer_html', file: 'footer.html', flag: '--footer' },
+  { field: 'data_schema', file: 'schema.json', flag: '--schema' },
+  { field: 'sample_data', file: 'data.json', flag: '--sample' },
+  { field: 'options', file: 'options.json', flag: '--options @' },
+] as const;
+
+async function writeTemplateFiles(template: Template, dir: string): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const written: string[] = [];
+  for (const { field, file } of TEMPLATE_FILES) {
+    const value = template[field];
+    if (value === undefined) continue;
+    await writeFile(join(dir, file), typeof value === 'string' ? value : `${JSON.stringify(value, null, 2)}\n`);
+    written.push(file);
+  }
+  return written;
+}
+
+/** The data to render with: a JSON file, `-` for standard input, or none. */
+async function readData(file: string | undefined): Promise<Record<string, unknown> | undefined> {
+  if (file === undefined) return undefined;
+  const data = await readJsonFile(file);
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error(`${file === '-' ? 'standard input' : file}: the data must be a JSON object`);
+  return data as Record<string, unknown>;
+}
+
+/** Adds `pdfapi template` and its subcommands to the program (made with .command, so they take its settings: exit codes, output). */
+export function templateCommand(root: Command, kit: CliKit): void {
+  const template = root.command('template').description('Stored templates: Liquid HTML filled with JSON data (create, list, get, update, delete, render, preview).');
+  const fileFlags = (command: Command, { required }: { required: boolean }) =>
+    command
+      .addOption(required ? new Option('--name <name>', 'what the template is called').makeOptionMandatory() : new Option('--name <name>', 'a new name'))
+      .addOption(required ? new Option('--html <file>', 'the document’s HTML, a Liquid template').makeOptionMandatory() : new Option('--html <file>', 'the document’s HTML, a Liquid template'))
+      .option('--header <file>', 'the page header, a Liquid template ({{pageNumber}} and {{totalPages}} keep working)')
+      .option('--footer <file>', 'the page footer, a Liquid template')
+      .option('--schema <file>', 'data_schema: a JSON Schema the data must match')
+      .option('--sample <file>', 'sample_data: a JSON object, what preview renders without --data')
+      .option('--options <json>', 'default document options as JSON, or @file; the document flags below add to them')
+      .option('--json', 'print the saved version as JSON');
+
+  kit
+    .withDocumentFlags(
+      fileFlags(template.command('create').description('Save a new template from files (version 1).'), { required: true }),
+    )
+    .action(async (flags: TemplateFileFlags, command: Command) => {
+      const fields = await fieldsFromFlags(flags, command, kit);
+      const api = kit.client(command);
+      const created = unwrapTemplate(await api.raw.POST('/v1/templates', { body: asRequest(fields as TemplateFields) }));
+      if (flags.json) kit.printJson(created);
+      else console.log(terminalText(`created ${created.template_id} version ${created.version} (${created.name})`));
+    });
+
+  template
+    .command('list')
+    .description('Your templates, newest first.')
+    .option('--limit <n>', 'how many', kit.positiveInt)
+    .option('--cursor <cursor>', 'the next page, as the previous page said')
+    .option('--json', 'print as JSON')
+    .action(async (flags: { limit?: number; cursor?: string; json?: boolean }, command: Command) => {
+      const api = kit.client(command);
+      const answer = await api.raw.GET('/v1/templates', { params: { query: { limit: flags.limit, cursor: flags.cursor } } });
+      const page = unwrap(answer);
+      if (flags.json) return kit.printJson(page);
+      if (page.data.length === 0) console.log('no templates');
+      else kit.printTable([['ID', 'VERSION', 'UPDATED', 'NAME'], ...page.data.map((item: TemplateSummary) => [item.template_id, String(item.version), item.updated_at, item.name])]);
+      if (page.next_cursor) console.log(terminalText(`more: pdfapi template list --cursor ${page.next_cursor}`));
+    });
+
+  template
+    .command('get')
+    .description('A template’s latest version (or --version N); with -o, written as files create and update read.')
+    .argument('<id>', 'tpl_…')
+    .option('--version <n>', 'this version instead of the latest', kit.positiveInt)
+    .option('-o, --output <dir>', 'write template.html, header.html, footer.html, schema.json, data.json and options.json here')
+    .option('--json', 'print the whole version as JSON')
+    .action(async (id: string, flags: { version?: number; output?: string; json?: boolean }, command: Command) => {
+      const found = await getTemplate(kit.client(command), id, flags.version);
+      if (flags.output !== undefined) {
+        const written = await writeTemplateFiles(found, flags.output);
+        if (!flags.json) console.log(terminalText(`wrote ${written.join(', ')} to ${flags.output}`));
+      }
+      if (flags.json) kit.printJson(found);
+      else if (flags.output === undefined) printTemplate(found, kit);
+    });
+
+  kit
+    .withDocumentFlags(
+      fileFlags(
+        template
+          .command('update')
+          .description('Save the next version: the latest version’s fields, with those given here replacing theirs (document flags replace single options).')
+          .argument('<id>', 'tpl_…')
+          .option('--from-version <n>', 'start from this version instead of the latest', kit.positiveInt),
+        { required: false },
+      ),
+    )
+    .action(async (id: string, flags: TemplateFileFlags & { fromVersion?: number }, command: Command) => {
+      const fields = await fieldsFromFlags(flags, command, kit);
+      const api = kit.client(command);
+      const base = requestOf(await getTemplate(api, id, flags.fromVersion));
+      // Options given replace the base's one by one; --options alone (no document flags) replaces them all.
+      const options = fields.options === undefined ? base.options : flags.options !== undefined ? fields.options : { ...base.options, ...fields.options };
+      const body: TemplateFields = { ...base, ...fields, ...(options !== undefined && { options }) };
+      const saved = unwrapTemplate(await api.raw.PUT('/v1/templates/{template_id}', { params: { path: { template_id: id } }, body: asRequest(body) }));
+      if (flags.json) kit.printJson(saved);
+      else console.log(terminalText(`saved ${saved.template_id} version ${saved.version} (${saved.name})`));
+    });
+
+  template
+    .command('delete')
+    .description('Delete templates: nothing renders from them any more; PDFs made from them stay.')
+    .argument('<id...>', 'tpl_…')
+    .action(async (ids: string[], _flags: unknown, command: Command) => {
+      const api = kit.client(command);
+      for (const id of ids) {
+        const answer = await api.raw.DELETE('/v1/templates/{template_id}', { params: { path: { template_id: id } } });
+        if (!answer.response.ok) throw errorOf(answer);
+        console.log(terminalText(`deleted ${id}`));
+      }
+    });
+
+  kit
+    .withDocumentFlags(
+      template
+        .command('render')
+        .description('Make a PDF from a template and data (stored and charged, as generate); options given here win over the template’s.')
+        .argument('<id>', 'tpl_…')
+        .option('--data <file>', 'the data, a JSON object (- for standard input); {} when absent')
+        .option('--version <n>', 'render this version instead of the latest', kit.positiveInt)
+        .option('-o, --output <file>', 'download the PDF to this file (- for standard output)')
+        .option('--json', 'print the PDF record as JSON')
+        .option('--idempotency-key <key>', 'safe to run again: the same key and request within 24 hours answer the first PDF, charged once'),
+    )
+    .action(async (id: string, flags: { data?: string; version?: number; output?: string; json?: boolean; idempotencyKey?: string }, command: Command) => {
+      const data = await readData(flags.data);
+      // Nothing is charged for a PDF that has nowhere to go.
+      if (flags.output !== undefined) await kit.checkOutputFile(flags.output);
+      const api = kit.client(command);
+      const request = { template_id: id, ...(flags.version !== undefined && { template_version: flags.version }), ...(data !== undefined && { data }), ...kit.documentOptions(command) };
+      const record = await api.generate(request as GenerateRequest & { async?: false }, { idempotencyKey: flags.idempotencyKey });
+      let notSaved: string | undefined;
+      if (flags.output !== undefined) {
+        try {
+          await kit.save(await api.download(record), flags.output);
+        } catch (error) {
+          notSaved = kit.madeNotSaved(record, flags.output, error);
+        }
+      }
+      // With the PDF on stdout, the record goes to stderr so a pipe gets the file alone.
+      const log = flags.output === '-' ? console.error : console.log;
+      if (flags.json) log(terminalJson(record));
+      else if (flags.output === '-') log(terminalText(`${record.id}: ${record.pages} ${record.pages === 1 ? 'page' : 'pages'} from ${id} version ${record.template_version ?? '?'}`));
+      else {
+        kit.printRecord(record);
+        if (flags.output !== undefined && notSaved === undefined) console.log(`saved ${flags.output}`);
+      }
+      if (notSaved !== undefined) throw new Error(notSaved);
+    });
+
+  template
+    .command('preview')
+    .description('The PDF a template makes with data (or its sample data), answered directly: not stored, not charged, rate-limited.')
+    .argument('<id>', 'tpl_…')
+    .requiredOption('-o, --output <file>', 'write the PDF here (- for standard output)')
+    .option('--data <file>', 'the data, a JSON object (- for standard input); the template’s sample_data when absent')
+    .option('--version <n>', 'preview this version instead of the latest', kit.positiveInt)
+    .action(async (id: string, flags: { data?: string; version?: number; output: string }, command: Command) => {
+      const data = await readData(flags.data);
+      await kit.checkOutputFile(flags.output);
+      const api = kit.client(command);
+      const answer = await api.raw.POST('/v1/templates/{template_id}/preview', {
+        params: { path: { template_id: id } },
+        body: { ...(data !== undefined && { data }), ...(flags.version !== undefined && { version: flags.version }) },
+        parseAs: 'arrayBuffer',
+      });
+      if (!answer.response.ok || answer.data === undefined) throw errorOf(answer);
+      await kit.save(new Uint8Array(answer.data as ArrayBuffer), flags.output);
+      const version = answer.response.headers.get('x-template-version') ?? '?';
+      const pages = answer.response.headers.get('x-pdf-pages') ?? '?';
+      const line = terminalText(`${id} version ${version}: ${pages} ${pages === '1' ? 'page' : 'pages'}${flags.output === '-' ? '' : `, saved ${flags.output}`} (a preview: not stored, not charged)`);
+      (flags.output === '-' ? console.error : console.log)(line);
+    });
+}
+
+async function getTemplate(api: PdfApiClient, id: string, version: number | undefined): Promise<Template> {
+  return unwrapTemplate(await api.raw.GET('/v1/templates/{template_id}', { params: { path: { template_id: id }, query: { version } } }));
+}
+
+/** The API's error for an unsuccessful answer, as the client's own methods throw it. */
+const errorOf = (answer: { error?: unknown; response: Response }): PdfApiError => errorFromAnswer(answer.response, answer.error);
+
+function unwrap<T>(answer: { data?: T; error?: unknown; response: Response }): T {
+  if (answer.response.ok && answer.data !== undefined) return answer.data;
+  throw errorOf(answer);
+}
+
+const unwrapTemplate = (answer: { data?: Template; error?: unknown; response: Response }): Template => unwrap(answer);
