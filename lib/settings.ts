@@ -1,7 +1,7 @@
 /**
  * Every tunable limit and every deployment setting, read from the environment in one place.
  *
- * Each setting has a documented default (README "Configuration"). Values are read lazily so that
+ * Each setting has a documented default (docs/operating.md, "Configuration"). Values are read lazily so that
  * the local stack and the tests can set the environment before the first request.
  */
 

@@ -70,7 +70,7 @@ export function concurrencyFromContext(node: Node): ConcurrencySettings {
 /**
  * What Lambda would refuse at deploy time, refused at synth instead: provisioned concurrency beyond
  * the function's reserved concurrency (it is drawn from it). What depends on the account (at least
- * 100 left unreserved) can only be checked by deploying; the README says how to read the quota.
+ * 100 left unreserved) can only be checked by deploying; docs/deploying.md says how to read the quota.
  */
 export function checkConcurrency(settings: ConcurrencySettings): void {
   for (const [name, { reserved, provisioned } = {}] of Object.entries(settings)) {

@@ -24,7 +24,7 @@ export interface TierLimits {
   /**
    * Longest one document of an asynchronous job may take to load, wait for its readiness
    * conditions and print (a synchronous request has RENDER_TIMEOUT_MS). Every wait shares it; past
-   * it the job fails `render_timeout`, uncharged. A job's worst case follows from it (README).
+   * it the job fails `render_timeout`, uncharged. A job's worst case follows from it (docs/async-and-webhooks.md).
    */
   readonly jobRenderTimeoutMs: number;
 }

@@ -1,7 +1,7 @@
 /**
  * The requests of asynchronous jobs, sealed at rest. A job's request waits in the bucket until the
  * job ends, and it holds what the customer gave for fetching a `url`: `http_headers` values, the
- * `basic_auth` password, cookies (per item in a batch). The README promises those are never
+ * `basic_auth` password, cookies (per item in a batch). docs/api.md promises those are never
  * stored in clear, so the whole request is encrypted before it is put, by envelope encryption:
  *
  * - a fresh 256-bit data key per request encrypts the request's JSON with AES-256-GCM;

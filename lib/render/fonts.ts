@@ -52,7 +52,7 @@ const FOUR_STYLES = ['400Regular', '400Regular_Italic', '700Bold', '700Bold_Ital
  * Every font the service renders with. Text faces come in regular and bold where the package has
  * a bold (and italic for the Latin families); CJK ships its regular weight only, 5 to 11 MB each,
  * and Chromium emboldens it, as it does the scripts whose package has a regular weight only. To add
- * a font: `npm i -E` its package and add its files here (README "Fonts").
+ * a font: `npm i -E` its package and add its files here (docs/api.md, "Bundled fonts").
  */
 export const BUNDLED_FONTS: readonly BundledFont[] = [
   // Latin, Greek, Cyrillic (and Vietnamese, IPA, Devanagari...): the three generic families.
@@ -124,7 +124,7 @@ export const DEFAULT_FAMILIES = {
 
 /** A script Noto Sans does not cover, the bundled family that draws it, and the languages written in it. */
 export interface ScriptFamily {
-  /** What the README calls it. */
+  /** What docs/api.md calls it. */
   readonly name: string;
   /** Draws the script's text in sans-serif, serif and monospace, and in text with no font-family. */
   readonly family: string;

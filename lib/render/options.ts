@@ -166,7 +166,7 @@ export interface RenderOptions {
   readonly waitFor: WaitFor;
   /**
    * Whether a page size the document declares itself (CSS `@page { size: ... }`) wins over the
-   * paper; on by default, as in Chrome's print dialog (README "Page size, margins and paged media").
+   * paper; on by default, as in Chrome's print dialog (docs/api.md, "Page size, margins and paged media").
    */
   readonly preferCssPageSize: boolean;
   /** The pages to print, sorted and joined (lib/render/page-ranges.ts); all of them when absent. */

@@ -6,7 +6,7 @@
  * - the same PDF settings: the case's API options go through the service's own validation and
  *   mapping (renderOptionsShape, resolveRenderOptions, toPdfOptions), so paper, margins, scale,
  *   header and footer templates and tagging are identical. Templates use the body's font family
- *   unless they set their own (README "Headers and footers"); that is part of the template the
+ *   unless they set their own (docs/api.md, "Headers and footers"); that is part of the template the
  *   service hands Chromium, so the reference reads the body's family too and passes it the same way.
  *
  * Each case gets a fresh browser context and page; the page is loaded with setContent (waiting for

@@ -50,7 +50,7 @@ export function summaryLine(results: readonly CaseResult[]): string {
   return `${results.length} documents: ${count('ok')} within tolerance, ${count('differs')} differ beyond it, ${count('error')} failed to print`;
 }
 
-/** What the tolerance is, in one paragraph (the report and the README say the same). */
+/** What the tolerance is, in one paragraph (the report and docs/fidelity.md say the same). */
 export function toleranceText(): string {
   return (
     `Page counts must be equal, page sizes equal within ${SIZE_TOLERANCE_PT} pt, each page's text equal ` +

@@ -77,7 +77,7 @@ describe('bad input is a clear 4xx before any work', () => {
 
   it('a document of 2,000 pages, 40 times the limit: 422 too_many_pages naming the limit, not a 504 after the whole budget', async () => {
     // Prepare: the test stack allows 50 pages and 5 s per document (10,000 pages at the default
-    // limit are measured in the README: refused in about 2.5 s)
+    // limit are measured in docs/api.md: refused in about 2.5 s)
     const html = Array.from({ length: 2_000 }, (_, i) => `<p style="break-before:page">Page ${i + 1}</p>`).join('');
 
     // Act

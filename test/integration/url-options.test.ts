@@ -466,7 +466,7 @@ describe('url options', () => {
       expect(image!.headers.cookie).toContain(`session=${session}`);
       expect(image!.headers.cookie).toContain('theme=dark');
       expect(image!.headers.cookie).not.toContain('echo_only');
-      // Cookies are the host's, as in every browser: another port of the same host gets them too (README).
+      // Cookies are the host's, as in every browser: another port of the same host gets them too (docs/api.md).
       const [otherPort] = await receivedBy(otherSite, probe);
       expect(otherPort!.headers.cookie).toContain('theme=dark');
     });

@@ -1,7 +1,7 @@
 /**
  * The element nesting limit of `html` (MAX_HTML_DEPTH): the parse stops as soon as an element is
  * placed past it (issue #29, item 8), with the same answers as measuring the finished tree. What is
- * asserted is the answer; the time is in README.md ("Limits").
+ * asserted is the answer; the time is in docs/api.md ("Limits of a request").
  */
 import { describe, expect, it } from 'vitest';
 import { inspectHtml, MAX_HTML_DEPTH } from '#lib/render/html.ts';

@@ -106,7 +106,7 @@ describe('bundled fonts', () => {
     expect(othersMissing).toEqual([]);
   });
 
-  it('stay within the documented size budget (README "Fonts")', () => {
+  it('stay within the documented size budget (docs/api.md, "Bundled fonts")', () => {
     // Act
     const bytes = bundledFontFiles().reduce((sum, file) => sum + statSync(file).size, 0);
 
