@@ -220,8 +220,28 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
     expect(bodyOf(generated)).toMatchObject({ template_id: template.template_id, template_version: 1, pages: 1 });
   }, 120_000);
 
+  test('a bulk job: uploads presigns the PUT, bulk queues its chunks on the bulk queue, whose event source mapping runs the bulk worker; jobs shows it done', async () => {
+    const upload = await invoke('uploads', withKey(readEvent('uploads'), apiKey));
+    expect(upload.statusCode, upload.body).toBe(201);
+    const { upload_id, url } = bodyOf(upload) as { upload_id: string; url: string };
+    const lines = [1, 2, 3].map((n) => JSON.stringify({ html: `<h1>Bulk invoice ${n}</h1>`, metadata: { n } }));
+    const put = await fetch(url, { method: 'PUT', body: lines.join('\n') });
+    expect(put.status, await put.text()).toBe(200);
+    const submitted = await invoke('bulk', withBody(withKey(readEvent('bulk'), apiKey), { upload_id }));
+    expect(submitted.statusCode, submitted.body).toBe(202);
+    const jobId = bodyOf(submitted).job_id as string;
+    const jobEvent = withKey(readEvent('jobs'), apiKey);
+    let job: { status: string; succeeded?: number; completed_at?: string } = { status: 'queued' };
+    for (const started = Date.now(); Date.now() - started < 90_000 && !job.completed_at; ) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      job = bodyOf(await invoke('jobs', { ...jobEvent, path: `/prod/v1/jobs/${jobId}`, pathParameters: { job_id: jobId } }));
+    }
+    expect(job, emulator.output(functionId('bulkWorker')).slice(-4000)).toMatchObject({ status: 'succeeded', total: 3, succeeded: 3, failed: 0 });
+    expect(emulator.invocations.some((i) => i.functionName === functionId('bulkWorker') && i.outcome.ok)).toBe(true);
+  }, 120_000);
+
   test('the scheduled functions answer their scheduled events', async () => {
-    expect(await invoke('reconcile', readEvent('reconcile'))).toEqual({ repaired: expect.any(Number), returned: expect.any(Number), charged: expect.any(Number), abandonedJobs: 0 });
+    expect(await invoke('reconcile', readEvent('reconcile'))).toEqual({ repaired: expect.any(Number), returned: expect.any(Number), charged: expect.any(Number), abandonedJobs: 0, requeuedBulkJobs: 0 });
     expect(await invoke('webhooks', readEvent('webhooks'))).toEqual({ tried: 0 });
     // And reconcile as the job failures queue's event source mapping invokes it.
     expect(await invoke('reconcile', readEvent('reconcile-job-failures'))).toEqual({ batchItemFailures: [] });
