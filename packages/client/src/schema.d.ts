@@ -318,7 +318,7 @@ export type webhooks = {
         put?: never;
         /**
          * A job ended
-         * @description Sent to a job’s `webhook_url` when it succeeds (`pdf.job.completed`) or fails (`pdf.job.failed`). Verify `webhook-signature` with your key’s `whsec_` secret (any Standard Webhooks library; the README shows how) and answer 2xx; anything else is retried with backoff for about 27 hours, with the same `webhook-id`, which you can use to ignore repeats.
+         * @description Sent to a job’s `webhook_url` when it succeeds (`pdf.job.completed`) or fails (`pdf.job.failed`). Verify `webhook-signature` with your key’s `whsec_` secret (any Standard Webhooks library; the service’s docs/async-and-webhooks.md shows how) and answer 2xx; anything else is retried with backoff for about 27 hours, with the same `webhook-id`, which you can use to ignore repeats.
          */
         post: operations["jobEnded"];
         delete?: never;
