@@ -146,8 +146,7 @@ describe('loops and recursion', () => {
 
   it('stops nested loops over data on the clock', async () => {
     const n = Array.from({ length: 2_000 }, (_, i) => i);
-    expect((await failure('{% for a in n %}{% for b in n %}{% for c in n %}{{ c }}{% endfor %}{% endfor %}{% endfor %}', { n })).message).toMatch(TOO_SLOW);
-    // Without any output, each time round a loop still checks the clock.
+    // Even without any output: each time round a loop checks the clock.
     expect((await failure('{% for a in n %}{% for b in n %}{% for c in n %}{% assign x = c %}{% endfor %}{% endfor %}{% endfor %}', { n })).message).toMatch(
       TOO_SLOW,
     );
