@@ -11,8 +11,10 @@
  *   are the object's own (`ownPropertyOnly`), and only registered filters run (`strictFilters`):
  *   no prototype, constructor or global is reachable;
  * - bounded: the template's length, tag count and nesting are checked before Liquid parses it
- *   (its parser is quadratic in the number of tags), rendering has a time budget and a memory
- *   budget that every string and list built, and every character written, counts against;
+ *   (its parser is quadratic in the number of tags); rendering has a CPU-time budget, checked at
+ *   every block, output and filter, and a memory budget that every string and list built, and
+ *   every character written, counts against; filters take lists of bounded length; and V8's
+ *   watchdog ends anything still running after a generous wall-clock limit;
  * - escaped: every `{{ output }}` is HTML-escaped unless its last filter is `raw` (or one of the
  *   filters whose output is markup we generate, such as `qr_code`);
  * - isolated: a fresh engine per render, so no state (assigned variables, counters, caches) passes
@@ -52,7 +54,10 @@ export interface TemplateSources {
 }
 
 export interface TemplateRenderOptions {
-  /** BCP 47 locale for the number, currency, percent and date filters; default: the html's `<html lang>`, else `en-US`. */
+  /**
+   * BCP 47 locale for the number, currency, percent and date filters; default: the html's
+   * `<html lang>`, else `en-US`. One that is not a well-formed tag is a TemplateError.
+   */
   locale?: string;
 }
 
