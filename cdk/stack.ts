@@ -27,7 +27,7 @@ import { IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { JOB_ASYNC_INVOKE, JOB_REQUEST_PREFIX, JOB_RESULT_PREFIX } from '#lib/jobs/job-records.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { BULK_MAX_RECEIVE_COUNT, BULK_PREFIX, BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS, BULK_WORKER_TIMEOUT_SECONDS, UPLOAD_PREFIX } from '#lib/bulk/bulk-records.ts';
-import { TEMPLATE_BODY_PREFIX } from '#lib/storage/templates.ts';
+import { TEMPLATE_BODY_PREFIX, TEMPLATE_KEY_PREFIX } from '#lib/storage/templates.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
 import { Alarms } from './constructs/alarms.ts';
 import { ChromiumLayer } from './constructs/chromium-layer.ts';
@@ -360,6 +360,16 @@ export class PdfApiStack extends Stack {
             actions: ['s3:ListBucket'],
             resources: [bucket.bucketArn],
             conditions: { StringEquals: { 's3:prefix': HEALTH_PROBE_PREFIX } },
+          }),
+        );
+      }
+      if (profile.templateReads) {
+        // The templates' items only, by their partition key: a renderer reads no key, counter or record.
+        fn.addToRolePolicy(
+          new PolicyStatement({
+            actions: ['dynamodb:GetItem'],
+            resources: [table.tableArn],
+            conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${TEMPLATE_KEY_PREFIX}*`] } },
           }),
         );
       }

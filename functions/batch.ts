@@ -24,21 +24,22 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
   const started = performance.now();
   const parsed = batchBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
-  const { merge = false } = parsed.data;
-  // Each template an item names renders at the version that is its latest now (lib/documents/templates.ts).
-  const items = await pinTemplateVersions(parsed.data.pdfs, templateStore(), apiKey);
+  const { pdfs: sent, merge = false } = parsed.data;
   if (merge) {
-    const encrypted = items.findIndex(isEncryptedItem);
+    const encrypted = sent.findIndex(isEncryptedItem);
     // An encrypted file cannot be opened to be joined; encrypting the merged file is not offered.
     if (encrypted >= 0) throw invalidRequest(`pdfs[${encrypted}].options.encryption cannot be used with merge: an encrypted PDF cannot be joined`);
   }
   const limits = limitsFor(apiKey);
   const maxBatchSize = Math.min(limits.maxBatchSize, MAX_BATCH_SIZE);
-  if (items.length > maxBatchSize) {
-    throw new ApiError('batch_too_large', `A ${apiKey.tier} key may send at most ${maxBatchSize} PDFs per batch; this one has ${items.length}.`, {
+  if (sent.length > maxBatchSize) {
+    throw new ApiError('batch_too_large', `A ${apiKey.tier} key may send at most ${maxBatchSize} PDFs per batch; this one has ${sent.length}.`, {
       extra: { max_batch_size: maxBatchSize },
     });
   }
+  // Each template an item names renders at its latest version as of now, for every item alike
+  // (lib/documents/batch.ts): one read per template, once the batch's size is known to be allowed.
+  const items = await pinTemplateVersions(sent, templateStore(), apiKey);
   const asked = await asyncRequestOf(parsed.data);
   const baseUrl = publicBaseUrl(event);
   if (asked.async) {

@@ -98,6 +98,12 @@ export interface FunctionProfile {
    * (lib/storage/templates.ts), under their own prefix: GetObject to render from them.
    */
   readonly templateBodies?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
+  /**
+   * Reads stored templates and nothing else of the table: GetItem on the items whose partition key
+   * is a template's (lib/storage/templates.ts TEMPLATE_KEY_PREFIX), for a function that otherwise
+   * has no use for the table.
+   */
+  readonly templateReads?: boolean;
   /** S3 operations it performs on the requests of asynchronous jobs (lib/jobs/job-records.ts), under their own prefix. */
   readonly jobRequests?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
   /** S3 operations it performs on the results too large for their job's item (lib/jobs/job-records.ts), under their own prefix. */
@@ -179,7 +185,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   },
   // Stores the item's file only; the batch writes its record. Reads the template an item names
   // (its head and version, and its body when large) where the document is made.
-  render: { chromium: true, rendersJobItems: true, objects: ['PutObject'], table: ['GetItem'], templateBodies: ['GetObject'] },
+  render: { chromium: true, rendersJobItems: true, objects: ['PutObject'], templateReads: true, templateBodies: ['GetObject'] },
   // Reads the job, and its result where it is too large for the item; a bulk job's progress from its
   // shards (Query), its cancel (UpdateItem), and the redirect to its manifest or archive (a presigned GET).
   jobs: { table: ['GetItem', 'UpdateItem', 'Query'], jobResults: ['GetObject'], bulkObjects: ['GetObject'] },

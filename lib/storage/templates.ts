@@ -48,9 +48,11 @@ const DELETED_HEAD_DAYS = 30;
 /** Rounds of "take the next version number, or help the one who took it finish" before giving up. */
 const MAX_VERSION_ROUNDS = 8;
 
+/** The partition key prefix of every template's head and versions: what a renderer may read of the table (cdk/stack.ts). */
+export const TEMPLATE_KEY_PREFIX = 'TEMPLATE#';
 const HEAD = 'TEMPLATE';
-const headKey = (id: string) => ({ pk: `TEMPLATE#${id}`, sk: HEAD });
-const versionKey = (id: string, version: number) => ({ pk: `TEMPLATE#${id}`, sk: `V#${String(version).padStart(10, '0')}` });
+const headKey = (id: string) => ({ pk: `${TEMPLATE_KEY_PREFIX}${id}`, sk: HEAD });
+const versionKey = (id: string, version: number) => ({ pk: `${TEMPLATE_KEY_PREFIX}${id}`, sk: `V#${String(version).padStart(10, '0')}` });
 const slotsKey = (keyId: string) => ({ pk: `TEMPLATES#${keyId}`, sk: 'SLOTS' });
 /** The owner's templates in the entity index, by creation time. */
 const ownerPartition = (keyId: string) => `TEMPLATE#${keyId}`;

@@ -11,7 +11,7 @@ import { IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { JOB_REQUEST_PREFIX, JOB_RESULT_PREFIX } from '#lib/jobs/job-records.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { retentionPrefix } from '#lib/storage/pdfs.ts';
-import { TEMPLATE_BODY_PREFIX } from '#lib/storage/templates.ts';
+import { TEMPLATE_BODY_PREFIX, TEMPLATE_KEY_PREFIX } from '#lib/storage/templates.ts';
 import { BULK_MAX_RECEIVE_COUNT, BULK_PREFIX, BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS, CHUNK_LEASE_MS, UPLOAD_PREFIX } from '#lib/bulk/bulk-records.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
@@ -111,7 +111,7 @@ describe('IAM', () => {
     expect(granted.sort()).toEqual(wanted.sort());
   });
 
-  test.each(ALL_FUNCTIONS)('%s: health probes only if it checks health: the probe key and the empty probe prefix, nothing else', (name) => {
+  test.each(ALL_FUNCTIONS)('%s: health probes only if it checks health (the probe key and the empty probe prefix), template reads only if it renders batch items (the templates’ keys), nothing else conditional', (name) => {
     const conditional = statementsOf(name)
       .filter((s) => s.Condition !== undefined)
       .map((s) => ({ actions: asArray(s.Action), resources: asArray(s.Resource), condition: s.Condition }));
@@ -127,7 +127,17 @@ describe('IAM', () => {
         condition: { StringEquals: { 's3:prefix': HEALTH_PROBE_PREFIX } },
       },
     ];
-    expect(conditional).toEqual(FUNCTION_PROFILES[name].healthProbes ? probes : []);
+    const templateReads = {
+      actions: ['dynamodb:GetItem'],
+      resources: [{ 'Fn::GetAtt': [idOf('AWS::DynamoDB::Table', 'StorageTable'), 'Arn'] }],
+      condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${TEMPLATE_KEY_PREFIX}*`] } },
+    };
+    expect(conditional).toEqual([...(FUNCTION_PROFILES[name].healthProbes ? probes : []), ...(FUNCTION_PROFILES[name].templateReads ? [templateReads] : [])]);
+  });
+
+  test('the render function reads stored templates and nothing else of the table', () => {
+    expect(FUNCTION_PROFILES.render.table).toBeUndefined();
+    expect(FUNCTION_PROFILES.render.templateReads).toBe(true);
   });
 
   test('only the health function checks health', () => {
