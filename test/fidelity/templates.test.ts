@@ -63,7 +63,8 @@ describe('fidelity: templates', () => {
       example('options.json').then(JSON.parse),
     ]);
     const templateId = await saveTemplate({ name: 'Invoice', html, footer_html: footer, data_schema: schema, sample_data: sample, options });
-    const rendered = await renderTemplate({ html, footer_html: footer }, sample);
+    // The service formats for the data's locale field (lib/documents/templates.ts); so does this.
+    const rendered = await renderTemplate({ html, footer_html: footer }, sample, { locale: sample.locale });
     const direct = { ...options, footer_html: rendered.footer_html };
 
     // Act
