@@ -12,7 +12,7 @@ import type { ApiKey } from '#lib/accounts/keys.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { DocumentError, quoteInput } from '#lib/render/errors.ts';
 import { getTemplateHead, getTemplateVersion, type TemplateStore } from '#lib/storage/templates.ts';
-import { renderTemplate, TemplateError, type TemplateSources } from '#lib/templates/engine.ts';
+import { canonicalLocale, renderTemplate, TemplateError, type TemplateSources } from '#lib/templates/engine.ts';
 import { compileDataSchema, type DataValidator } from '#lib/templates/template-data.ts';
 import { MAX_PREVIEW_PDF_BYTES, templateIdSchema, templateVersionSchema } from './document-options.ts';
 import { sourcesOf, type TemplateContent } from './template-records.ts';
@@ -148,11 +148,8 @@ export async function prepareRequestedDocument(
 function localeOf(data: unknown): string | undefined {
   const locale = (data as { locale?: unknown }).locale;
   if (locale === undefined) return undefined;
-  try {
-    if (typeof locale === 'string' && locale.length <= 35) return Intl.getCanonicalLocales(locale)[0];
-  } catch {
-    // not a language tag: refused below
-  }
+  const canonical = canonicalLocale(locale);
+  if (canonical !== undefined) return canonical;
   throw new DocumentError('INVALID_OPTIONS', `data.locale must be a BCP 47 language tag such as "de-DE" or "en-US"; got ${quoteInput(JSON.stringify(locale) ?? String(locale))}`);
 }
 
