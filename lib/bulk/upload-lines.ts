@@ -24,33 +24,15 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { checkItemShape, type BatchItemCode } from '#lib/documents/batch.ts';
+import { MAX_BULK_ITEMS, MAX_LINE_BYTES, MAX_UPLOAD_BYTES } from '#lib/documents/bulk-request.ts';
 import { itemOptionsSchema } from '#lib/documents/document-options.ts';
 import { quoteInput } from '#lib/render/errors.ts';
 import { describeIssue, resolveRenderOptions } from '#lib/render/options.ts';
 import { URL_ONLY_OPTIONS } from '#lib/render/url-access-options.ts';
 
-/**
- * Most bytes one line may hold: what one request body may (settings.maxBodyBytes, decisions.md's
- * 5 MB), so any document generate or batch takes can be a line of a bulk job, and a worker holds
- * one line of a job at a time.
- */
-export const MAX_LINE_BYTES = 5 * 1024 * 1024;
-/**
- * Most lines in one bulk job: 1,000,000, the largest runs this is for (a month's statements of a
- * large customer base); the issue's 100,000-invoice run is a tenth of it. Every line is checked at
- * submission, inside the API's 29-second answer: this reader checks about 125,000 short lines (a
- * url or template item of ~100 bytes) or 33,000 html lines of 2 KB a second on one core of the
- * development machine (measured with generated 100,000-line uploads of each kind), so a full upload of either
- * kind is checked in under 10 seconds.
- */
-export const MAX_BULK_ITEMS = 1_000_000;
-/**
- * Most bytes in one upload: 256 MiB, which is 1,000,000 lines of ~250 bytes (template items with
- * their data) or 100,000 html invoices of 2.5 KB; checked at ~57 MB/s, under 5 seconds, plus the
- * time to read it from S3. A run of larger documents splits into several jobs, or gives `url` or
- * template items.
- */
-export const MAX_UPLOAD_BYTES = 256 * 1024 * 1024;
+// The limits live with the request they bound (lib/documents/bulk-request.ts, which the OpenAPI
+// document also reads); re-exported for the reader's callers.
+export { MAX_BULK_ITEMS, MAX_LINE_BYTES, MAX_UPLOAD_BYTES };
 
 export interface UploadLimits {
   readonly maxLineBytes: number;
@@ -142,9 +124,10 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
  * The body's bytes without a leading UTF-8 BOM (which may arrive split across chunks), refused
  * once they pass `maxBytes`. `onBom` is told when one was skipped.
  */
-async function* bodyBytes(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, maxBytes: number, onBom: () => void): AsyncGenerator<Buffer> {
+async function* bodyBytes(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, maxBytes: number, onBom: (() => void) | undefined): AsyncGenerator<Buffer> {
   let total = 0;
-  let head: Buffer | undefined = Buffer.alloc(0);
+  // Without onBom, no BOM is looked for.
+  let head: Buffer | undefined = onBom ? Buffer.alloc(0) : undefined;
   for await (const chunk of body) {
     total += chunk.byteLength;
     if (total > maxBytes) {
@@ -160,7 +143,7 @@ async function* bodyBytes(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>
     const start: Buffer = head;
     head = undefined;
     if (start.subarray(0, BOM.length).equals(BOM)) {
-      onBom();
+      onBom!();
       yield start.subarray(BOM.length);
     } else yield start;
   }
@@ -174,7 +157,20 @@ async function* bodyBytes(body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>
  */
 export async function* readUploadLines<T = Record<string, unknown>>(
   body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  { check = checkBulkLineText as unknown as LineCheck<T>, limits = UPLOAD_LIMITS }: { check?: LineCheck<T>; limits?: Partial<UploadLimits> } = {},
+  {
+    check = checkBulkLineText as unknown as LineCheck<T>,
+    limits = UPLOAD_LIMITS,
+    range,
+  }: {
+    check?: LineCheck<T>;
+    limits?: Partial<UploadLimits>;
+    /**
+     * The body is a part of the upload (a worker's ranged GET of its chunk): it starts at byte
+     * `start` of the upload, with line `firstLine`, so lines keep their numbers and byte ranges
+     * (and no BOM is looked for: there is one only at the upload's start).
+     */
+    range?: { readonly start: number; readonly firstLine: number };
+  } = {},
 ): AsyncGenerator<UploadLine<T>> {
   const { maxLineBytes, maxUploadBytes, maxItems } = { ...UPLOAD_LIMITS, ...limits };
   /** The current line's bytes so far, unless it is already too long (then only counted). */
@@ -184,9 +180,9 @@ export async function* readUploadLines<T = Record<string, unknown>>(
   /** The current line's last byte so far: a \r there belongs to the line break. */
   let lastByte = -1;
   /** Where the current line starts, and where the next byte read is, in the upload's bytes. */
-  let lineStart = 0;
-  let position = 0;
-  let number = 0;
+  let lineStart = range?.start ?? 0;
+  let position = range?.start ?? 0;
+  let number = (range?.firstLine ?? 1) - 1;
 
   const add = (piece: Buffer) => {
     if (piece.length === 0) return;
@@ -230,7 +226,7 @@ export async function* readUploadLines<T = Record<string, unknown>>(
     position = BOM.length;
     lineStart = BOM.length;
   };
-  for await (let buffer of bodyBytes(body, maxUploadBytes, bomSkipped)) {
+  for await (let buffer of bodyBytes(body, maxUploadBytes, range ? undefined : bomSkipped)) {
     for (let newline = buffer.indexOf(NEWLINE); newline >= 0; newline = buffer.indexOf(NEWLINE)) {
       add(buffer.subarray(0, newline));
       position += newline;
@@ -245,7 +241,7 @@ export async function* readUploadLines<T = Record<string, unknown>>(
   }
   // A last line without a line break.
   if (pendingBytes > 0) yield finishLine();
-  if (number === 0) throw new UploadRefusedError('empty', 'The upload has no lines: give one batch item per line.');
+  if (number === 0 && !range) throw new UploadRefusedError('empty', 'The upload has no lines: give one batch item per line.');
 }
 
 /**

@@ -56,6 +56,20 @@ describe('readUploadLines', () => {
     }
   });
 
+  it('reads a part of the upload (a worker’s chunk) with the lines’ own numbers and byte ranges', async () => {
+    // Arrange: a BOM file; lines 2 and 3 located by a first read, then read back by their range.
+    const upload = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`${item(1)}\r\n${item(2)}\r\n${item(3)}\r\n${item(4)}\r\n`)]);
+    const whole = await readAll([upload]);
+    const start = whole[1]!.start;
+    const end = whole[2]!.end;
+
+    // Act
+    const part = await readAll([upload.subarray(start, end)], { range: { start, firstLine: 2 } });
+
+    // Assert
+    expect(part).toEqual([whole[1], whole[2]]);
+  });
+
   it('takes a file too short to hold a whole BOM as it is', async () => {
     // Act
     const lines = await readAll([Buffer.from([0xef, 0xbb])]);
