@@ -1,23 +1,13 @@
-import { z } from 'zod';
 import { ApiError, invalidRequest } from '#lib/api/errors.ts';
 import { json, publicBaseUrl } from '#lib/api/http.ts';
 import { byApiKey } from '#lib/api/authentication.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
 import { refuseMerge, submitBulkJob } from '#lib/bulk/bulk-submission.ts';
+import { bulkBodySchema } from '#lib/documents/bulk-request.ts';
 import { statusUrl } from '#lib/jobs/jobs.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { settings } from '#lib/settings.ts';
 import { checkWebhookUrl } from '#lib/webhooks/send.ts';
-
-/** The body of POST /v1/pdf/bulk (shared/spec/beyond.md "Bulk jobs"); each line or item is checked on its own. */
-export const bulkBodySchema = z.strictObject({
-  upload_id: z.string({ error: 'upload_id must be a string' }).optional(),
-  items: z.array(z.unknown(), { error: 'items must be an array of batch items' }).optional(),
-  options: z.record(z.string(), z.unknown(), { error: 'options must be an object' }).optional(),
-  webhook_url: z.string({ error: 'webhook_url must be a string' }).max(2048, { error: 'webhook_url must be at most 2048 characters' }).optional(),
-  archive: z.boolean({ error: 'archive must be true or false' }).optional(),
-  skip_invalid: z.boolean({ error: 'skip_invalid must be true or false' }).optional(),
-});
 
 /**
  * POST /v1/pdf/bulk: a bulk job from an upload (`upload_id`) or inline `items`, every line checked

@@ -14,6 +14,7 @@ import { API_ERRORS, type ApiErrorCode } from '#lib/api/errors.ts';
 import { IDEMPOTENCY_HEADER, idempotencyKeySchema, REPLAYED_HEADER } from '#lib/api/idempotency-key.ts';
 import {
   batchResponseSchema,
+  bulkAcceptedSchema,
   healthSchema,
   jobAcceptedSchema,
   jobSchema,
@@ -21,10 +22,12 @@ import {
   pdfRecordSchema,
   templateListSchema,
   templateSchema,
+  uploadSchema,
   usageSchema,
   webhookEventSchema,
 } from '#lib/api/schemas.ts';
 import { batchBodySchema, MAX_BATCH_SIZE, MAX_METADATA_BYTES, metadataSchema } from '#lib/documents/batch.ts';
+import { bulkBodySchema, MAX_ARCHIVE_LINES, MAX_BULK_ITEMS, MAX_INLINE_ITEMS, MAX_LINE_BYTES, MAX_UPLOAD_BYTES } from '#lib/documents/bulk-request.ts';
 import { asyncRequestShape, documentOptionsShape, MAX_PREVIEW_PDF_BYTES, previewBodySchema, templateBodySchema, templateSourceShape } from '#lib/documents/document-options.ts';
 import { FORMAT_NAMES } from '#lib/render/options.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '#lib/storage/pdfs.ts';
@@ -227,6 +230,48 @@ const batchRequest = batchBodySchema
     },
   });
 
+const bulkRequest = bulkBodySchema
+  .extend({
+    upload_id: bulkBodySchema.shape.upload_id.meta({
+      description: `An upload (\`POST /v1/uploads\`) holding the job’s lines as JSON Lines: one batch item per line, at most ${MAX_BULK_ITEMS.toLocaleString('en-US')} lines, ${MAX_LINE_BYTES / 1024 / 1024} MiB a line and ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB in all (a UTF-8 BOM and CRLF line ends are fine). Give \`upload_id\` or \`items\`.`,
+      example: 'upl_7GkQ2mX9pLw4ZtR1vN8cY3bH',
+    }),
+    items: z.array(batchItem).min(1).max(MAX_INLINE_ITEMS).optional().meta({
+      description: `The lines inline instead, for small jobs: at most ${MAX_INLINE_ITEMS.toLocaleString('en-US')} batch items (and the request body’s size limit). Item i is line i + 1.`,
+    }),
+    options: documentOptions.optional().meta({
+      description:
+        'Options shared by every line, under each line’s own `options` (a line’s option wins, option by option). Options that apply to url documents only reach the `url` lines alone. Checked with each line.',
+    }),
+    webhook_url: bulkBodySchema.shape.webhook_url.meta({
+      description:
+        'Where to POST the job once, when it ends: `pdf.job.completed` (also when it ended cancelled: `data.status` says so) or `pdf.job.failed`, signed per Standard Webhooks with your key’s `whsec_` secret and retried for about 27 hours until you answer 2xx. Must be https and a publicly reachable host (400 `url_not_allowed` otherwise).',
+      example: 'https://example.com/hooks/pdf',
+    }),
+    archive: bulkBodySchema.shape.archive.meta({
+      description: `Also write one ZIP of every stored PDF (\`result.archive_url\`), each named by its \`filename\` or its line number. For jobs of at most ${MAX_ARCHIVE_LINES.toLocaleString('en-US')} lines.`,
+      default: false,
+    }),
+    skip_invalid: bulkBodySchema.shape.skip_invalid.meta({
+      description:
+        'False (the default): a job with any invalid line is refused whole (400 naming the lines by number, counting from 1), nothing charged. True: the valid lines run, and the invalid ones are the job’s first failures in its counts and manifest.',
+      default: false,
+    }),
+  })
+  .meta({
+    id: 'BulkRequest',
+    description:
+      'A bulk job: its lines from an upload or inline, each one batch item (`html`, `url` or `template_id` with `data`, and its `options` and `metadata`). Every line is checked before any work; `merge` is not available.',
+    override: {
+      examples: [
+        { upload_id: 'upl_7GkQ2mX9pLw4ZtR1vN8cY3bH', options: { format: 'A4' }, webhook_url: 'https://example.com/hooks/pdf', archive: true },
+        { items: [{ html: INVOICE_HTML, metadata: { reference_id: 'order-1042' } }, { template_id: 'tpl_9sLq2VbN4xRt7WmY1cZd3EfG', data: INVOICE_DATA }], skip_invalid: true },
+      ],
+    },
+  });
+
+const jobIdPath = z.object({ job_id: jobSchema.shape.job_id });
+
 const templateLimits = TIER_NAMES.map((tier) => {
   const limits = TEMPLATE_LIMITS[tier];
   return `${tier} ${limits.maxTemplates} / ${limits.maxTemplateBytes / 1024} KB / ${limits.versionsKept} / ${limits.previewsPerMinute}`;
@@ -350,7 +395,7 @@ const html = (description: string) => ({ description, content: { 'text/html': { 
  * The contract's version (`info.version`): the path's `v1`, then additions that break no client.
  * Raise the minor when an option, field or route is added; a breaking change is a new path prefix.
  */
-export const API_VERSION = '1.5.0';
+export const API_VERSION = '1.6.0';
 
 /**
  * The OpenAPI document, with `serverUrl` (where the caller reached the API) as its server.
@@ -375,6 +420,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
     tags: [
       { name: 'PDFs', description: 'Generate, list, fetch and delete PDFs.' },
       { name: 'Jobs', description: 'Asynchronous generate and batch (`async: true`), and their webhooks.' },
+      { name: 'Bulk jobs', description: `Up to ${MAX_BULK_ITEMS.toLocaleString('en-US')} PDFs from one JSON Lines file, charged exactly for the PDFs stored, with a manifest and an optional ZIP.` },
       { name: 'Templates', description: 'Stored, versioned Liquid templates that generate, batch items and jobs render with JSON `data`.' },
       { name: 'Account', description: 'The calling key’s limits and usage.' },
       { name: 'Service', description: 'Health, this document, the docs and the playground.' },
@@ -392,7 +438,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
           operationId: 'jobEnded',
           summary: 'A job ended',
           description:
-            'Sent to a job’s `webhook_url` when it succeeds (`pdf.job.completed`) or fails (`pdf.job.failed`). Verify `webhook-signature` with your key’s `whsec_` secret (any Standard Webhooks library; the service’s docs/async-and-webhooks.md shows how) and answer 2xx; anything else is retried with backoff for about 27 hours, with the same `webhook-id`, which you can use to ignore repeats.',
+            'Sent to a job’s `webhook_url` once, when it succeeds (`pdf.job.completed`) or fails (`pdf.job.failed`); a bulk job that ended cancelled sends `pdf.job.completed` with `data.status` `cancelled`. Verify `webhook-signature` with your key’s `whsec_` secret (any Standard Webhooks library; the service’s docs/async-and-webhooks.md shows how) and answer 2xx; anything else is retried with backoff for about 27 hours, with the same `webhook-id`, which you can use to ignore repeats.',
           tags: ['Jobs'],
           requestParams: {
             header: z.object({
@@ -511,8 +557,71 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
           description: `The job’s state and, once it ended, \`result\`: exactly the body the synchronous call would have answered. Another key’s job reads as missing. Polling spends a per-minute budget of its own, not the key’s requests’ (${TIER_NAMES.map((tier) => `${tier} ${JOB_POLLS_PER_MINUTE[tier]}`).join(', ')}; never below the key’s own request limit): the \`RateLimit-*\` headers here are that budget’s.`,
           tags: ['Jobs'],
           ...keyed,
-          requestParams: { path: z.object({ job_id: jobSchema.shape.job_id }) },
+          requestParams: { path: jobIdPath },
           responses: { 200: json(jobSchema, 'The job.'), ...errorResponses(['not_found', ...KEYED], { rateLimited: true }) },
+        }),
+        delete: operation({
+          operationId: 'cancelJob',
+          summary: 'Cancel a bulk job',
+          description:
+            'The job’s status becomes `cancelled` at once and no line starts from now on; the lines under way end as they would. What was stored stays (in the manifest, charged); the rest of the reservation goes back. The job completes (`completed_at`, `result`, one webhook) once its lines under way have ended. Cancelling an ended job changes nothing; other jobs cannot be cancelled (400).',
+          tags: ['Bulk jobs'],
+          ...keyed,
+          requestParams: { path: jobIdPath },
+          responses: { 200: json(jobSchema, 'The job as it is now.'), ...errorResponses(['invalid_request', 'not_found', ...KEYED], { rateLimited: true }) },
+        }),
+      },
+      '/v1/jobs/{job_id}/manifest': {
+        get: operation({
+          operationId: 'getJobManifest',
+          summary: 'A bulk job’s manifest',
+          description: 'Once the job ended: JSON Lines, one line per input line in order, with its PDF or its error (see `BulkResult.manifest_url`). 404 until then.',
+          tags: ['Bulk jobs'],
+          ...keyed,
+          requestParams: { path: jobIdPath },
+          responses: {
+            302: { description: 'To the file (`application/x-ndjson`), for a minute.', headers: rateLimitHeaders.extend({ Location: z.url().meta({ description: 'Where the file is, for a minute.' }) }) },
+            ...errorResponses(['not_found', ...KEYED], { rateLimited: true }),
+          },
+        }),
+      },
+      '/v1/jobs/{job_id}/archive': {
+        get: operation({
+          operationId: 'getJobArchive',
+          summary: 'A bulk job’s ZIP of PDFs',
+          description: 'Once a job sent with `archive: true` ended: one ZIP of every stored PDF. 404 until then, and for a job without an archive.',
+          tags: ['Bulk jobs'],
+          ...keyed,
+          requestParams: { path: jobIdPath },
+          responses: {
+            302: { description: 'To the file (`application/zip`), for a minute.', headers: rateLimitHeaders.extend({ Location: z.url().meta({ description: 'Where the file is, for a minute.' }) }) },
+            ...errorResponses(['not_found', ...KEYED], { rateLimited: true }),
+          },
+        }),
+      },
+      '/v1/uploads': {
+        post: operation({
+          operationId: 'createUpload',
+          summary: 'Upload a bulk job’s lines',
+          description:
+            'A presigned URL to PUT a JSON Lines file to (one batch item per line), straight to storage and past the API’s body limit; then name its `upload_id` in `POST /v1/pdf/bulk`. Only the key that made it can use it; it is kept a few days.',
+          tags: ['Bulk jobs'],
+          ...keyed,
+          responses: { 201: json(uploadSchema, 'Where to PUT the file, until when.'), ...errorResponses(KEYED, { rateLimited: true }) },
+        }),
+      },
+      '/v1/pdf/bulk': {
+        post: operation({
+          operationId: 'createBulkJob',
+          summary: 'Start a bulk job',
+          description: `Checks every line first: invalid lines are named by number (400) unless \`skip_invalid\`; the quota for every valid line is reserved (402 \`quota_exceeded\` when it does not fit: nothing starts). The lines then render ten at a time on a queue, each key served fairly beside the others, and each PDF is charged once, only if stored. Follow the job at \`status_url\` (\`total\`, \`succeeded\`, \`failed\`); when it ends, \`result\` links the manifest and, with \`archive: true\` (at most ${MAX_ARCHIVE_LINES.toLocaleString('en-US')} lines), the ZIP.`,
+          tags: ['Bulk jobs'],
+          ...keyed,
+          requestBody: { required: true, content: { 'application/json': { schema: bulkRequest } } },
+          responses: {
+            202: json(bulkAcceptedSchema, 'The job was accepted and its quota reserved.', z.object({ Location: z.url().meta({ description: 'The job’s `status_url`.' }) })),
+            ...errorResponses([...WITH_BODY, 'url_not_allowed', ...KEYED, 'quota_exceeded'], { rateLimited: true }),
+          },
         }),
       },
       '/v1/templates': {

@@ -137,13 +137,39 @@ export const bulkResultSchema = z
   .object({
     manifest_url: z.url().meta({
       description:
-        'The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }` (its PDF, or its error). Read with the API key; answers a redirect to the file.',
+        'The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }`: its PDF (`success: true`, `pdf_id`, `download_url`, `pages`, `size_bytes`, `metadata`) or its error (`success: false`, `error: { code, message }`, a batch item error code, or `CANCELLED` for a line a cancelled job never started). Read with the API key: `GET` answers a redirect to the file.',
     }),
-    archive_url: z.url().optional().meta({ description: 'With `archive: true`: one ZIP of every stored PDF. Read with the API key.' }),
-    succeeded: z.int().min(0),
-    failed: z.int().min(0),
+    archive_url: z.url().optional().meta({
+      description: 'With `archive: true`: one ZIP of every stored PDF, each named by its `filename` or its line number (`000042.pdf`). Read with the API key: `GET` answers a redirect to the file.',
+    }),
+    archive_error: z
+      .object({ code: z.enum(['ARCHIVE_FAILED']), message: z.string() })
+      .optional()
+      .meta({ description: 'With `archive: true`, when the archive could not be written (its PDFs are still listed in the manifest, each downloadable by its link).' }),
+    succeeded: z.int().min(0).meta({ description: 'Lines whose PDF is stored, and charged.' }),
+    failed: z.int().min(0).meta({ description: 'Lines without a PDF (invalid, failed or cancelled), not charged.' }),
   })
   .meta({ id: 'BulkResult' });
+
+/** `POST /v1/uploads`: where to PUT a bulk job's input. */
+export const uploadSchema = z
+  .object({
+    upload_id: z.string().regex(/^upl_[0-9A-Za-z]{20,}$/).meta({ description: 'Name it as `upload_id` in `POST /v1/pdf/bulk` once the file is uploaded.', example: 'upl_7GkQ2mX9pLw4ZtR1vN8cY3bH' }),
+    url: z.url().meta({ description: 'PUT the JSON Lines file here (one batch item per line), with no API key: the URL is the credential.' }),
+    expires_at: timestamp.meta({ description: 'Until when the URL takes the upload.' }),
+  })
+  .meta({ id: 'Upload', description: 'A presigned upload for a bulk job’s JSON Lines input. The upload is the key’s own: only its key can name it in a job.' });
+export type UploadView = z.infer<typeof uploadSchema>;
+
+/** `POST /v1/pdf/bulk`'s answer. */
+export const bulkAcceptedSchema = z
+  .object({
+    job_id: jobId,
+    status: z.literal('queued'),
+    status_url: z.url().meta({ description: 'Where to read the job and its progress: `GET /v1/jobs/{job_id}` (also in `Location`).' }),
+    total: z.int().min(1).meta({ description: 'The input’s lines, valid or not: the manifest will have one line for each.' }),
+  })
+  .meta({ id: 'BulkAccepted', description: 'A bulk job was accepted: its lines were checked and the quota of the valid ones reserved; it is charged only for the PDFs it stores.' });
 
 export const jobSchema = z
   .object({
@@ -179,7 +205,7 @@ export const webhookEventSchema = z
   .meta({
     id: 'WebhookEvent',
     description:
-      'POSTed to `webhook_url` when a job ends, signed per Standard Webhooks with the key’s `whsec_` secret: headers `webhook-id` (the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`). Retried with backoff for about 27 hours until the receiver answers 2xx.',
+      'POSTed to `webhook_url` when a job ends (`pdf.job.completed`, also for a bulk job that ended cancelled, whose `data.status` says `cancelled`; `pdf.job.failed` for a failed job), signed per Standard Webhooks with the key’s `whsec_` secret: headers `webhook-id` (the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`). Retried with backoff for about 27 hours until the receiver answers 2xx.',
   });
 
 const templateId = z.string().regex(/^tpl_[0-9A-Za-z]{20,}$/).meta({ description: 'The template’s id: `tpl_` and at least 20 random base62 characters.', example: 'tpl_9sLq2VbN4xRt7WmY1cZd3EfG' });

@@ -22,7 +22,6 @@
  * and completes as soon as its remaining chunks have drained, giving the rest of its reservation back.
  */
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
 import { reserveOrRefuse, settleReservation } from '#lib/accounts/quota.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
@@ -32,6 +31,7 @@ import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { getJob, jobRequestKey, pendingJobIds, putJob, putJobRequest, type Job } from '#lib/jobs/job-records.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { randomBase62 } from '#lib/random.ts';
+import { MAX_ARCHIVE_LINES, MAX_BULK_ITEMS as MAX_BULK_LINES, MAX_INLINE_ITEMS, MAX_LINE_BYTES, MAX_UPLOAD_BYTES } from '#lib/documents/bulk-request.ts';
 import { checkBulkLine, inputLines, LineTooLongError, type LineProblem } from './bulk-lines.ts';
 import {
   BULK_RESERVATION_LIFETIME_MS,
@@ -46,15 +46,6 @@ import {
 
 /** Lines a chunk holds (valid ones; lines refused at submission ride along): see docs/bulk-jobs.md for why 10. */
 export const LINES_PER_CHUNK = 10;
-/** Most items sent inline (`items`); more go through an upload. */
-export const MAX_INLINE_ITEMS = 1_000;
-/** Largest upload, and most lines in one job. */
-export const MAX_UPLOAD_BYTES = 256 * 1024 * 1024;
-export const MAX_BULK_LINES = 1_000_000;
-/** Largest line: as large as a whole request body may be. */
-export const MAX_LINE_BYTES = 5 * 1024 * 1024;
-/** How long an upload URL (POST /v1/uploads) may be used. */
-export const UPLOAD_URL_TTL_SECONDS = 3_600;
 
 /** The most invalid lines a 400 names. */
 const NAMED_PROBLEMS = 20;
@@ -65,16 +56,6 @@ export interface BulkRequest {
   readonly options?: Record<string, unknown> | undefined;
   readonly archive?: boolean | undefined;
   readonly skip_invalid?: boolean | undefined;
-}
-
-/** A new upload: where to PUT the JSON Lines file, and until when. */
-export async function createUpload(apiKey: Pick<ApiKey, 'keyId'>, now = new Date()): Promise<{ upload_id: string; url: string; expires_at: string }> {
-  const uploadId = 'upl_' + randomBase62(24);
-  const store = pdfStore();
-  const url = await getSignedUrl(store.s3, new PutObjectCommand({ Bucket: store.bucketName, Key: uploadObjectKey(apiKey.keyId, uploadId) }), {
-    expiresIn: UPLOAD_URL_TTL_SECONDS,
-  });
-  return { upload_id: uploadId, url, expires_at: new Date(now.getTime() + UPLOAD_URL_TTL_SECONDS * 1000).toISOString() };
 }
 
 async function* bytesOf(buffer: Buffer): AsyncGenerator<Uint8Array> {
@@ -165,6 +146,9 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
   if (total === 0) throw invalidRequest('The input has no lines');
   if (problems.length > 0 && !request.skip_invalid) throw invalidRequest(describeProblems(problems));
   if (valid === 0) throw invalidRequest(`None of the ${total} lines is a valid batch item: ${describeProblems(problems)}`);
+  if (request.archive && total > MAX_ARCHIVE_LINES) {
+    throw invalidRequest(`archive is available for jobs of at most ${MAX_ARCHIVE_LINES} lines (this one has ${total}): split the job, or download its PDFs through the manifest's links`);
+  }
 
   const store = pdfStore();
   const counters = counterStore();

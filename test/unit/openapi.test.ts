@@ -41,11 +41,11 @@ describe('the OpenAPI document', () => {
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     const keyed = operations.filter(({ operation }) => operation.security).map(({ method, path }) => `${method} ${path}`);
     expect(keyed.sort()).toEqual(
-      ROUTES.filter((route) => ['generate', 'batch', 'pdfs', 'jobs', 'usage', 'templates', 'preview'].includes(route.handler)).map(({ method, path }) => `${method} ${path}`).sort(),
+      ROUTES.filter((route) => ['generate', 'batch', 'pdfs', 'jobs', 'usage', 'templates', 'preview', 'bulk', 'uploads'].includes(route.handler)).map(({ method, path }) => `${method} ${path}`).sort(),
     );
     for (const { operation } of operations.filter(({ operation }) => operation.security)) {
       expect(Object.keys(operation.responses)).toContain('401');
-      const success = operation.responses['200'] ?? operation.responses['204'];
+      const success = operation.responses[Object.keys(operation.responses).find((status) => /^[23]/.test(status))!];
       expect(Object.keys(success.headers)).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
       expect(Object.keys(operation.responses['429'].headers)).toContain('Retry-After');
     }
@@ -133,6 +133,39 @@ describe('the OpenAPI document: asynchronous jobs', () => {
     expect(hook.parameters.map((parameter: { name: string }) => parameter.name).sort()).toEqual(['webhook-id', 'webhook-signature', 'webhook-timestamp']);
     expect(hook.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/WebhookEvent');
     expect(document.components.schemas.WebhookEvent.properties.type.enum).toEqual(['pdf.job.completed', 'pdf.job.failed']);
+  });
+});
+
+describe('the OpenAPI document: bulk jobs', () => {
+  const document = openApiDocument({ serverUrl: 'https://api.example.com' }) as any;
+  const schemas = document.components.schemas;
+
+  test('an upload, then a bulk job from it (202 with the job and its line count), refused 400 or 402; its progress, cancel, manifest and archive', () => {
+    const upload = document.paths['/v1/uploads'].post;
+    expect(upload.security).toEqual([{ bearerAuth: [] }]);
+    expect(upload.responses['201'].content['application/json'].schema.$ref).toBe('#/components/schemas/Upload');
+    expect(schemas.Upload.required.sort()).toEqual(['expires_at', 'upload_id', 'url']);
+
+    const bulk = document.paths['/v1/pdf/bulk'].post;
+    expect(bulk.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/BulkRequest');
+    expect(Object.keys(schemas.BulkRequest.properties).sort()).toEqual(['archive', 'items', 'options', 'skip_invalid', 'upload_id', 'webhook_url']);
+    expect(schemas.BulkRequest.additionalProperties).toBe(false);
+    expect(schemas.BulkRequest.properties.items.items.$ref).toBe('#/components/schemas/BatchItem');
+    expect(bulk.responses['202'].content['application/json'].schema.$ref).toBe('#/components/schemas/BulkAccepted');
+    expect(Object.keys(bulk.responses['202'].headers)).toContain('Location');
+    expect(JSON.stringify(bulk.responses['400'])).toContain('UrlNotAllowedError');
+    expect(JSON.stringify(bulk.responses['402'])).toContain('QuotaExceededError');
+
+    const cancel = document.paths['/v1/jobs/{job_id}'].delete;
+    expect(cancel.responses['200'].content['application/json'].schema.$ref).toMatch(/^#\/components\/schemas\/Job(Output)?$/);
+    for (const file of ['manifest', 'archive']) {
+      const get = document.paths[`/v1/jobs/{job_id}/${file}`].get;
+      expect(Object.keys(get.responses['302'].headers)).toContain('Location');
+      expect(Object.keys(get.responses)).toEqual(expect.arrayContaining(['401', '404']));
+    }
+    expect(Object.keys(schemas.Job.properties)).toEqual(expect.arrayContaining(['total', 'succeeded', 'failed']));
+    expect(Object.keys(schemas.BulkResult.properties).sort()).toEqual(['archive_error', 'archive_url', 'failed', 'manifest_url', 'succeeded']);
+    expect(schemas.Job.properties.status.enum).toContain('cancelled');
   });
 });
 

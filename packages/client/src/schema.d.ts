@@ -122,6 +122,90 @@ export type paths = {
         get: operations["getJob"];
         put?: never;
         post?: never;
+        /**
+         * Cancel a bulk job
+         * @description The job’s status becomes `cancelled` at once and no line starts from now on; the lines under way end as they would. What was stored stays (in the manifest, charged); the rest of the reservation goes back. The job completes (`completed_at`, `result`, one webhook) once its lines under way have ended. Cancelling an ended job changes nothing; other jobs cannot be cancelled (400).
+         */
+        delete: operations["cancelJob"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{job_id}/manifest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A bulk job’s manifest
+         * @description Once the job ended: JSON Lines, one line per input line in order, with its PDF or its error (see `BulkResult.manifest_url`). 404 until then.
+         */
+        get: operations["getJobManifest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{job_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A bulk job’s ZIP of PDFs
+         * @description Once a job sent with `archive: true` ended: one ZIP of every stored PDF. 404 until then, and for a job without an archive.
+         */
+        get: operations["getJobArchive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a bulk job’s lines
+         * @description A presigned URL to PUT a JSON Lines file to (one batch item per line), straight to storage and past the API’s body limit; then name its `upload_id` in `POST /v1/pdf/bulk`. Only the key that made it can use it; it is kept a few days.
+         */
+        post: operations["createUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pdf/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a bulk job
+         * @description Checks every line first: invalid lines are named by number (400) unless `skip_invalid`; the quota for every valid line is reserved (402 `quota_exceeded` when it does not fit: nothing starts). The lines then render ten at a time on a queue, each key served fairly beside the others, and each PDF is charged once, only if stored. Follow the job at `status_url` (`total`, `succeeded`, `failed`); when it ends, `result` links the manifest and, with `archive: true` (at most 100,000 lines), the ZIP.
+         */
+        post: operations["createBulkJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -318,7 +402,7 @@ export type webhooks = {
         put?: never;
         /**
          * A job ended
-         * @description Sent to a job’s `webhook_url` when it succeeds (`pdf.job.completed`) or fails (`pdf.job.failed`). Verify `webhook-signature` with your key’s `whsec_` secret (any Standard Webhooks library; the service’s docs/async-and-webhooks.md shows how) and answer 2xx; anything else is retried with backoff for about 27 hours, with the same `webhook-id`, which you can use to ignore repeats.
+         * @description Sent to a job’s `webhook_url` once, when it succeeds (`pdf.job.completed`) or fails (`pdf.job.failed`); a bulk job that ended cancelled sends `pdf.job.completed` with `data.status` `cancelled`. Verify `webhook-signature` with your key’s `whsec_` secret (any Standard Webhooks library; the service’s docs/async-and-webhooks.md shows how) and answer 2xx; anything else is retried with backoff for about 27 hours, with the same `webhook-id`, which you can use to ignore repeats.
          */
         post: operations["jobEnded"];
         delete?: never;
@@ -909,6 +993,71 @@ export type components = {
              */
             filename?: string;
         };
+        /**
+         * @description A bulk job: its lines from an upload or inline, each one batch item (`html`, `url` or `template_id` with `data`, and its `options` and `metadata`). Every line is checked before any work; `merge` is not available.
+         * @example {
+         *       "upload_id": "upl_7GkQ2mX9pLw4ZtR1vN8cY3bH",
+         *       "options": {
+         *         "format": "A4"
+         *       },
+         *       "webhook_url": "https://example.com/hooks/pdf",
+         *       "archive": true
+         *     }
+         * @example {
+         *       "items": [
+         *         {
+         *           "html": "<!doctype html><html><body><h1>Invoice 2026-001</h1><p>Total: 120.00 EUR</p></body></html>",
+         *           "metadata": {
+         *             "reference_id": "order-1042"
+         *           }
+         *         },
+         *         {
+         *           "template_id": "tpl_9sLq2VbN4xRt7WmY1cZd3EfG",
+         *           "data": {
+         *             "number": "2026-001",
+         *             "lines": [
+         *               {
+         *                 "item": "Consulting",
+         *                 "price": 1200
+         *               },
+         *               {
+         *                 "item": "Travel",
+         *                 "price": 80.5
+         *               }
+         *             ],
+         *             "total": 1280.5
+         *           }
+         *         }
+         *       ],
+         *       "skip_invalid": true
+         *     }
+         */
+        BulkRequest: {
+            /**
+             * @description An upload (`POST /v1/uploads`) holding the job’s lines as JSON Lines: one batch item per line, at most 1,000,000 lines, 5 MiB a line and 256 MiB in all (a UTF-8 BOM and CRLF line ends are fine). Give `upload_id` or `items`.
+             * @example upl_7GkQ2mX9pLw4ZtR1vN8cY3bH
+             */
+            upload_id?: string;
+            /** @description The lines inline instead, for small jobs: at most 1,000 batch items (and the request body’s size limit). Item i is line i + 1. */
+            items?: components["schemas"]["BatchItem"][];
+            /** @description Options shared by every line, under each line’s own `options` (a line’s option wins, option by option). Options that apply to url documents only reach the `url` lines alone. Checked with each line. */
+            options?: components["schemas"]["DocumentOptions"];
+            /**
+             * @description Where to POST the job once, when it ends: `pdf.job.completed` (also when it ended cancelled: `data.status` says so) or `pdf.job.failed`, signed per Standard Webhooks with your key’s `whsec_` secret and retried for about 27 hours until you answer 2xx. Must be https and a publicly reachable host (400 `url_not_allowed` otherwise).
+             * @example https://example.com/hooks/pdf
+             */
+            webhook_url?: string;
+            /**
+             * @description Also write one ZIP of every stored PDF (`result.archive_url`), each named by its `filename` or its line number. For jobs of at most 100,000 lines.
+             * @default false
+             */
+            archive: boolean;
+            /**
+             * @description False (the default): a job with any invalid line is refused whole (400 naming the lines by number, counting from 1), nothing charged. True: the valid lines run, and the invalid ones are the job’s first failures in its counts and manifest.
+             * @default false
+             */
+            skip_invalid: boolean;
+        };
         /** @description A whole template: `POST` makes version 1, `PUT` saves the next version (every field as for a new one). */
         TemplateRequest: {
             /**
@@ -1211,7 +1360,7 @@ export type components = {
              */
             version?: number;
         };
-        /** @description POSTed to `webhook_url` when a job ends, signed per Standard Webhooks with the key’s `whsec_` secret: headers `webhook-id` (the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`). Retried with backoff for about 27 hours until the receiver answers 2xx. */
+        /** @description POSTed to `webhook_url` when a job ends (`pdf.job.completed`, also for a bulk job that ended cancelled, whose `data.status` says `cancelled`; `pdf.job.failed` for a failed job), signed per Standard Webhooks with the key’s `whsec_` secret: headers `webhook-id` (the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`). Retried with backoff for about 27 hours until the receiver answers 2xx. */
         WebhookEvent: {
             /** @enum {string} */
             type: "pdf.job.completed" | "pdf.job.failed";
@@ -1377,15 +1526,23 @@ export type components = {
         BulkResult: {
             /**
              * Format: uri
-             * @description The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }` (its PDF, or its error). Read with the API key; answers a redirect to the file.
+             * @description The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }`: its PDF (`success: true`, `pdf_id`, `download_url`, `pages`, `size_bytes`, `metadata`) or its error (`success: false`, `error: { code, message }`, a batch item error code, or `CANCELLED` for a line a cancelled job never started). Read with the API key: `GET` answers a redirect to the file.
              */
             manifest_url: string;
             /**
              * Format: uri
-             * @description With `archive: true`: one ZIP of every stored PDF. Read with the API key.
+             * @description With `archive: true`: one ZIP of every stored PDF, each named by its `filename` or its line number (`000042.pdf`). Read with the API key: `GET` answers a redirect to the file.
              */
             archive_url?: string;
+            /** @description With `archive: true`, when the archive could not be written (its PDFs are still listed in the manifest, each downloadable by its link). */
+            archive_error?: {
+                /** @enum {string} */
+                code: "ARCHIVE_FAILED";
+                message: string;
+            };
+            /** @description Lines whose PDF is stored, and charged. */
             succeeded: number;
+            /** @description Lines without a PDF (invalid, failed or cancelled), not charged. */
             failed: number;
         };
         JobError: {
@@ -1416,6 +1573,41 @@ export type components = {
             data: components["schemas"]["PdfRecordOutput"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
+        };
+        /** @description A presigned upload for a bulk job’s JSON Lines input. The upload is the key’s own: only its key can name it in a job. */
+        Upload: {
+            /**
+             * @description Name it as `upload_id` in `POST /v1/pdf/bulk` once the file is uploaded.
+             * @example upl_7GkQ2mX9pLw4ZtR1vN8cY3bH
+             */
+            upload_id: string;
+            /**
+             * Format: uri
+             * @description PUT the JSON Lines file here (one batch item per line), with no API key: the URL is the credential.
+             */
+            url: string;
+            /**
+             * Format: date-time
+             * @description Until when the URL takes the upload.
+             */
+            expires_at: string;
+        };
+        /** @description A bulk job was accepted: its lines were checked and the quota of the valid ones reserved; it is charged only for the PDFs it stores. */
+        BulkAccepted: {
+            /**
+             * @description The job’s id: `job_` and at least 20 random base62 characters.
+             * @example job_4hTz8QmW2pLx6NvR0cYb5KsJ
+             */
+            job_id: string;
+            /** @constant */
+            status: "queued";
+            /**
+             * Format: uri
+             * @description Where to read the job and its progress: `GET /v1/jobs/{job_id}` (also in `Location`).
+             */
+            status_url: string;
+            /** @description The input’s lines, valid or not: the manifest will have one line for each. */
+            total: number;
         };
         TemplateList: {
             /** @description The key’s templates, newest first (deleted ones are absent). */
@@ -1915,15 +2107,23 @@ export type components = {
         BulkResultOutput: {
             /**
              * Format: uri
-             * @description The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }` (its PDF, or its error). Read with the API key; answers a redirect to the file.
+             * @description The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }`: its PDF (`success: true`, `pdf_id`, `download_url`, `pages`, `size_bytes`, `metadata`) or its error (`success: false`, `error: { code, message }`, a batch item error code, or `CANCELLED` for a line a cancelled job never started). Read with the API key: `GET` answers a redirect to the file.
              */
             manifest_url: string;
             /**
              * Format: uri
-             * @description With `archive: true`: one ZIP of every stored PDF. Read with the API key.
+             * @description With `archive: true`: one ZIP of every stored PDF, each named by its `filename` or its line number (`000042.pdf`). Read with the API key: `GET` answers a redirect to the file.
              */
             archive_url?: string;
+            /** @description With `archive: true`, when the archive could not be written (its PDFs are still listed in the manifest, each downloadable by its link). */
+            archive_error?: {
+                /** @enum {string} */
+                code: "ARCHIVE_FAILED";
+                message: string;
+            };
+            /** @description Lines whose PDF is stored, and charged. */
             succeeded: number;
+            /** @description Lines without a PDF (invalid, failed or cancelled), not charged. */
             failed: number;
         };
         JobErrorOutput: {
@@ -2679,6 +2879,414 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    cancelJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job’s id: `job_` and at least 20 random base62 characters. */
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job as it is now. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobOutput"];
+                };
+            };
+            /** @description `invalid_request`: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object. */
+            400: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
+            404: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    getJobManifest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job’s id: `job_` and at least 20 random base62 characters. */
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the file (`application/x-ndjson`), for a minute. */
+            302: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    /** @description Where the file is, for a minute. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
+            404: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    getJobArchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job’s id: `job_` and at least 20 random base62 characters. */
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the file (`application/zip`), for a minute. */
+            302: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    /** @description Where the file is, for a minute. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
+            404: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    createUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where to PUT the file, until when. */
+            201: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Upload"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    createBulkJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkRequest"];
+            };
+        };
+        responses: {
+            /** @description The job was accepted and its quota reserved. */
+            202: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    /** @description The job’s `status_url`. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkAccepted"];
+                };
+            };
+            /**
+             * @description `invalid_request`: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object.
+             *
+             *     `url_not_allowed`: The `webhook_url` is refused: not https, or not a publicly reachable host (private, loopback and link-local addresses are refused, as for documents). Nothing was charged.
+             */
+            400: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["UrlNotAllowedError"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `quota_exceeded`: The month's quota cannot cover this request (a batch needs one PDF per item). Nothing was rendered. */
+            402: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuotaExceededError"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than 5 MB, or a template is larger than the key’s tier allows (the message gives both sizes). */
+            413: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
                 };
             };
             /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
