@@ -24,33 +24,15 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { checkItemShape, type BatchItemCode } from '#lib/documents/batch.ts';
+import { MAX_BULK_ITEMS, MAX_LINE_BYTES, MAX_UPLOAD_BYTES } from '#lib/documents/bulk-request.ts';
 import { itemOptionsSchema } from '#lib/documents/document-options.ts';
 import { quoteInput } from '#lib/render/errors.ts';
 import { describeIssue, resolveRenderOptions } from '#lib/render/options.ts';
 import { URL_ONLY_OPTIONS } from '#lib/render/url-access-options.ts';
 
-/**
- * Most bytes one line may hold: what one request body may (settings.maxBodyBytes, decisions.md's
- * 5 MB), so any document generate or batch takes can be a line of a bulk job, and a worker holds
- * one line of a job at a time.
- */
-export const MAX_LINE_BYTES = 5 * 1024 * 1024;
-/**
- * Most lines in one bulk job: 1,000,000, the largest runs this is for (a month's statements of a
- * large customer base); the issue's 100,000-invoice run is a tenth of it. Every line is checked at
- * submission, inside the API's 29-second answer: this reader checks about 125,000 short lines (a
- * url or template item of ~100 bytes) or 33,000 html lines of 2 KB a second on one core of the
- * development machine (measured with generated 100,000-line uploads of each kind), so a full upload of either
- * kind is checked in under 10 seconds.
- */
-export const MAX_BULK_ITEMS = 1_000_000;
-/**
- * Most bytes in one upload: 256 MiB, which is 1,000,000 lines of ~250 bytes (template items with
- * their data) or 100,000 html invoices of 2.5 KB; checked at ~57 MB/s, under 5 seconds, plus the
- * time to read it from S3. A run of larger documents splits into several jobs, or gives `url` or
- * template items.
- */
-export const MAX_UPLOAD_BYTES = 256 * 1024 * 1024;
+// The limits live with the request they bound (lib/documents/bulk-request.ts, which the OpenAPI
+// document also reads); re-exported for the reader's callers.
+export { MAX_BULK_ITEMS, MAX_LINE_BYTES, MAX_UPLOAD_BYTES };
 
 export interface UploadLimits {
   readonly maxLineBytes: number;
