@@ -22,7 +22,8 @@ import {
 } from './compare.ts';
 import type { FidelityCase } from './corpus/types.ts';
 import { DEFAULT_SETTLE_MS, printReference } from './reference.ts';
-import { printWithService, type ServiceAddress } from './service.ts';
+import { renderTemplate } from '#lib/templates/engine.ts';
+import { printTemplateWithService, printWithService, type ServiceAddress } from './service.ts';
 
 export interface HarnessContext {
   readonly service: ServiceAddress;
@@ -99,9 +100,14 @@ export async function runCase(testCase: FidelityCase, context: HarnessContext): 
     title: testCase.title,
     ...(testCase.script !== undefined && { script: testCase.script }),
   };
+  // A template case: the reference prints what the engine makes of it with the data (in the data's
+  // locale, as the service renders it), sent as plain HTML.
+  const data = testCase.template?.data;
+  const locale = typeof data?.locale === 'string' ? { locale: data.locale } : {};
+  const referenceHtml = data ? (await renderTemplate({ html: testCase.html }, data, locale)).html : testCase.html;
   const [ours, reference] = await Promise.all([
-    timed(() => printWithService(context.service, testCase.html, testCase.options)),
-    timed(() => printReference(context.reference, testCase.html, testCase.options, testCase.settleMs ?? DEFAULT_SETTLE_MS)),
+    timed(() => (data ? printTemplateWithService(context.service, testCase.html, data, testCase.options) : printWithService(context.service, testCase.html, testCase.options))),
+    timed(() => printReference(context.reference, referenceHtml, testCase.options, testCase.settleMs ?? DEFAULT_SETTLE_MS)),
   ]);
   const timings = { oursMs: ours.ms, referenceMs: reference.ms };
   if (!ours.value || !reference.value) {

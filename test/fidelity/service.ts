@@ -170,10 +170,35 @@ export async function printWithService(
   html: string,
   options: Readonly<Record<string, unknown>> = {},
 ): Promise<Uint8Array> {
+  return generateWithService(service, { html, ...options });
+}
+
+/**
+ * Prints a stored template through the API: POST /v1/templates with the Liquid source, then
+ * POST /v1/pdf/generate with its template_id, the data and the case's options, then the download.
+ */
+export async function printTemplateWithService(
+  service: ServiceAddress,
+  source: string,
+  data: Readonly<Record<string, unknown>>,
+  options: Readonly<Record<string, unknown>> = {},
+): Promise<Uint8Array> {
+  const created = await fetch(`${service.apiUrl}/v1/templates`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${service.apiKey}` },
+    body: JSON.stringify({ name: 'fidelity', html: source }),
+  });
+  const text = await created.text();
+  if (created.status !== 201) throw new ServiceError(`saving the template answered HTTP ${created.status} (${text.slice(0, 500)})`);
+  const { template_id } = JSON.parse(text) as { template_id: string };
+  return generateWithService(service, { template_id, data, ...options });
+}
+
+async function generateWithService(service: ServiceAddress, body: Readonly<Record<string, unknown>>): Promise<Uint8Array> {
   const response = await fetch(`${service.apiUrl}/v1/pdf/generate`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${service.apiKey}` },
-    body: JSON.stringify({ html, ...options }),
+    body: JSON.stringify(body),
   });
   const text = await response.text();
   if (response.status !== 200) {

@@ -3,6 +3,7 @@
  * invoice that runs to two pages, a one-page résumé, a till receipt on 80 mm roll paper and a
  * 4 × 6 inch shipping label with a barcode drawn in CSS.
  */
+import { readFileSync } from 'node:fs';
 import { esc, htmlDocument, inlineStyle, money, seededRandom } from './assets.ts';
 import type { FidelityCase } from './types.ts';
 
@@ -261,6 +262,21 @@ function shippingLabel(): FidelityCase {
   };
 }
 
+/**
+ * The worked example's invoice (examples/invoice/) as a stored template rendered with its sample
+ * data: line items, VAT, totals in German, and an EPC payment QR code drawn as SVG by the engine.
+ */
+function templateInvoice(): FidelityCase {
+  const example = (file: string) => readFileSync(new URL(`../../../examples/invoice/${file}`, import.meta.url), 'utf8');
+  return {
+    name: 'template-invoice',
+    title: 'A stored template (Liquid): the worked example’s invoice with an EPC payment QR code, rendered with its sample data',
+    html: example('template.html'),
+    options: JSON.parse(example('options.json')) as Record<string, unknown>,
+    template: { data: JSON.parse(example('data.json')) as Record<string, unknown> },
+  };
+}
+
 export function businessCases(): FidelityCase[] {
-  return [letter(), longInvoice(), resume(), receipt(), shippingLabel()];
+  return [letter(), longInvoice(), resume(), receipt(), shippingLabel(), templateInvoice()];
 }

@@ -19,4 +19,11 @@ export interface FidelityCase {
   readonly settleMs?: number;
   /** For the script cases: the writing system the document's text is in (e.g. "Tamil"). */
   readonly script?: string;
+  /**
+   * The case is a stored template (shared/spec/beyond.md "Templates"): `html` is its Liquid source
+   * and `data` what it is rendered with. The service stores it and prints it by `template_id`; the
+   * reference prints the template engine's output for the same data, as if sent directly. So the
+   * comparison shows what templates cost in fidelity: nothing, when it passes.
+   */
+  readonly template?: { readonly data: Readonly<Record<string, unknown>> };
 }
