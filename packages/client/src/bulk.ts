@@ -1,25 +1,17 @@
 /**
  * Bulk jobs from the client (shared/spec/beyond.md, "Bulk jobs"): `bulk()` sends the items inline
  * when they are few, else uploads them as a JSON Lines file (`POST /v1/uploads`, then a PUT straight
- * to storage) and submits `POST /v1/pdf/bulk`; the job's manifest and archive are read through
- * `GET /v1/jobs/{job_id}/manifest|archive`, which redirect to storage.
- *
- * These calls go through `send` (the same base URL, key and fetch as the typed client) rather than
- * the typed `raw` client only while the OpenAPI document does not describe the bulk routes; their
- * types come from the generated schema once it does (see `Generated`).
+ * to storage) and submits `POST /v1/pdf/bulk`; a finished job's manifest is read line by line as it
+ * downloads. The calls themselves are the typed client's (index.ts hands them in as a BulkPort).
  */
 import type { components } from './schema.d.ts';
 
 type Schemas = components['schemas'];
-/** The generated schema `Name` once the OpenAPI document has it, `Fallback` until then. */
-type Generated<Name extends string, Fallback> = Name extends keyof Schemas ? Schemas[Name] : Fallback;
-
-/** `POST /v1/uploads`: where to PUT a JSON Lines file, until when. */
-export type Upload = Generated<'Upload', { upload_id: string; url: string; expires_at: string }>;
-/** `POST /v1/pdf/bulk`'s 202: the job, and how many lines it has. */
-export type BulkAccepted = Generated<'BulkAccepted', { job_id: string; status: string; status_url: string; total: number }>;
-/** A finished bulk job's `result`. */
-export type BulkResult = Generated<'BulkResult', { manifest_url: string; archive_url?: string; succeeded: number; failed: number }>;
+export type Upload = Schemas['Upload'];
+export type BulkAccepted = Schemas['BulkAccepted'];
+export type BulkResult = Schemas['BulkResult'];
+/** The body `POST /v1/pdf/bulk` takes. */
+export type BulkBody = Schemas['BulkRequest'];
 
 /** One line of a bulk job's manifest: the input line's number and what became of it. */
 export type ManifestLine = { line: number } & (
@@ -35,7 +27,7 @@ export interface BulkRequest {
   readonly items?: readonly unknown[];
   readonly file?: string | Blob | Uint8Array;
   readonly upload_id?: string;
-  readonly options?: Record<string, unknown>;
+  readonly options?: Partial<Schemas['DocumentOptions']>;
   /** Also one ZIP of every PDF (`result.archive_url`). */
   readonly archive?: boolean;
   /** Run the valid lines and report the invalid ones as the job's first failures (else the job is refused, 400, naming them). */
@@ -44,7 +36,7 @@ export interface BulkRequest {
 }
 
 export interface BulkOptions {
-  /** Told once the file has been uploaded (before the job is submitted): its upload id. */
+  /** Told once the file has been uploaded, before the job is submitted. */
   readonly onUploaded?: (upload: Upload) => void;
 }
 
@@ -53,13 +45,14 @@ export const MAX_INLINE_ITEMS = 1_000;
 /** An inline request stays under the API's 5 MB body limit with room to spare; larger goes as an upload. */
 const INLINE_BODY_BUDGET = 4 * 1024 * 1024;
 
-/** How the bulk helpers reach the API: the client's base URL, key and fetch, and how it reports an answer that is not success. */
-export interface Sender {
-  send<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T>;
-  /** A GET of the API that may redirect to storage: the response, its body unread. */
-  open(path: string): Promise<Response>;
-  readonly fetch: typeof globalThis.fetch;
-  readonly fail: (response: Response, body: unknown) => Error;
+/** The typed client's calls the bulk helpers make. */
+export interface BulkPort {
+  createUpload(): Promise<Upload>;
+  /** PUTs the file to the upload's presigned URL (no key: the URL is the credential). */
+  putFile(url: string, body: Blob): Promise<void>;
+  submit(body: BulkBody): Promise<BulkAccepted>;
+  /** A finished job's manifest or archive: the response, its body unread. */
+  jobFile(jobId: string, file: 'manifest' | 'archive'): Promise<Response>;
 }
 
 /** The file's bytes as a Blob, read from disk as it is sent when given a path (Node only). */
@@ -71,12 +64,10 @@ async function fileBlob(file: string | Blob | Uint8Array): Promise<Blob> {
 }
 
 /** Uploads a JSON Lines file for a bulk job: an upload id to submit. */
-export async function upload(api: Sender, file: string | Blob | Uint8Array): Promise<Upload> {
+export async function upload(api: BulkPort, file: string | Blob | Uint8Array): Promise<Upload> {
   const blob = await fileBlob(file);
-  const created = await api.send<Upload>('POST', '/v1/uploads');
-  // Straight to storage: no key (the URL is the credential), the size known up front.
-  const put = await api.fetch(created.url, { method: 'PUT', body: blob });
-  if (!put.ok) throw api.fail(put, await put.text().catch(() => ''));
+  const created = await api.createUpload();
+  await api.putFile(created.url, blob);
   return created;
 }
 
@@ -86,31 +77,38 @@ export function jsonLines(items: readonly unknown[]): Blob {
 }
 
 /** Submits a bulk job: inline when the items are few and small, else through an upload. */
-export async function bulk(api: Sender, request: BulkRequest, { onUploaded }: BulkOptions = {}): Promise<BulkAccepted> {
+export async function bulk(api: BulkPort, request: BulkRequest, { onUploaded }: BulkOptions = {}): Promise<BulkAccepted> {
   const { items, file, upload_id: given, ...rest } = request;
   if ([items, file, given].filter((source) => source !== undefined).length !== 1) throw new TypeError('bulk(): give exactly one of items, file or upload_id');
-  let body: Record<string, unknown>;
+  const shared = { ...rest, archive: rest.archive ?? false, skip_invalid: rest.skip_invalid ?? false };
   if (items !== undefined && items.length <= MAX_INLINE_ITEMS && new Blob([JSON.stringify(items)]).size <= INLINE_BODY_BUDGET) {
-    body = { ...rest, items };
-  } else {
-    const uploaded = given !== undefined ? undefined : await upload(api, items !== undefined ? jsonLines(items) : file!);
-    if (uploaded) onUploaded?.(uploaded);
-    body = { ...rest, upload_id: given ?? uploaded!.upload_id };
+    return api.submit({ ...shared, items } as BulkBody);
   }
-  return api.send<BulkAccepted>('POST', '/v1/pdf/bulk', body);
+  let uploadId = given;
+  if (uploadId === undefined) {
+    const uploaded = await upload(api, items !== undefined ? jsonLines(items) : file!);
+    onUploaded?.(uploaded);
+    uploadId = uploaded.upload_id;
+  }
+  return api.submit({ ...shared, upload_id: uploadId } as BulkBody);
 }
 
-/** A finished bulk job's manifest, line by line, as it downloads. */
-export async function* manifestLines(api: Sender, jobId: string): AsyncGenerator<ManifestLine> {
-  const response = await api.open(`/v1/jobs/${encodeURIComponent(jobId)}/manifest`);
+/** The lines of a text stream, as they arrive. */
+async function* textLines(body: ReadableStream<Uint8Array> | null): AsyncGenerator<string> {
+  if (!body) return;
   const decoder = new TextDecoder();
   let pending = '';
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
     pending += decoder.decode(chunk, { stream: true });
     const lines = pending.split('\n');
     pending = lines.pop()!;
-    for (const line of lines) if (line.trim() !== '') yield JSON.parse(line) as ManifestLine;
+    yield* lines;
   }
-  pending += decoder.decode();
-  if (pending.trim() !== '') yield JSON.parse(pending) as ManifestLine;
+  yield pending + decoder.decode();
+}
+
+/** A finished bulk job's manifest, line by line, as it downloads. */
+export async function* manifestLines(api: BulkPort, jobId: string): AsyncGenerator<ManifestLine> {
+  const response = await api.jobFile(jobId, 'manifest');
+  for await (const line of textLines(response.body)) if (line.trim() !== '') yield JSON.parse(line) as ManifestLine;
 }

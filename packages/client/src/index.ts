@@ -9,7 +9,7 @@
  *   await writeFile('invoice.pdf', await api.download(pdf));
  */
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
-import { bulk, manifestLines, upload, type BulkAccepted, type BulkOptions, type BulkRequest, type ManifestLine, type Sender, type Upload } from './bulk.ts';
+import { bulk, manifestLines, upload, type BulkAccepted, type BulkOptions, type BulkPort, type BulkRequest, type ManifestLine, type Upload } from './bulk.ts';
 import type { components, paths } from './schema.d.ts';
 
 type Schemas = components['schemas'];
@@ -28,7 +28,7 @@ export type JobAccepted = Schemas['JobAccepted'];
 export type Job = Schemas['JobOutput'];
 export type { components, paths };
 export { jsonLines, MAX_INLINE_ITEMS } from './bulk.ts';
-export type { BulkAccepted, BulkOptions, BulkRequest, BulkResult, ManifestLine, Upload } from './bulk.ts';
+export type { BulkAccepted, BulkBody, BulkOptions, BulkRequest, BulkResult, ManifestLine, Upload } from './bulk.ts';
 
 /** A bulk job as `GET /v1/jobs/{job_id}` shows it: a job with its line counts. */
 export type BulkJob = Job & { total?: number; succeeded?: number; failed?: number };
@@ -162,35 +162,19 @@ export function createPdfApiClient({ baseUrl, apiKey, fetch = globalThis.fetch }
   }
 
   const job = async (id: string) => unwrap(await raw.GET('/v1/jobs/{job_id}', { params: { path: { job_id: id } } }));
-  const root = baseUrl.replace(/\/+$/, '');
-  const headers = (extra: Record<string, string> = {}) => ({ ...(apiKey && { Authorization: `Bearer ${apiKey}` }), ...extra });
-  const answerOf = async (response: Response): Promise<unknown> => {
-    const text = await response.text();
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      return text;
-    }
-  };
-  // Routes the typed client does not describe yet (bulk jobs), called the same way: JSON in, JSON out.
-  const sender: Sender = {
-    fetch,
-    fail: errorFromAnswer,
-    send: async <T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) => {
-      const response = await fetch(`${root}${path}`, {
-        method,
-        headers: headers(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      });
-      const answer = await answerOf(response);
-      if (!response.ok) throw errorFromAnswer(response, answer);
-      return answer as T;
+  const bulkPort: BulkPort = {
+    createUpload: async () => unwrap(await raw.POST('/v1/uploads')),
+    putFile: async (url, body) => {
+      const put = await fetch(url, { method: 'PUT', body });
+      if (!put.ok) throw errorFromAnswer(put, await put.text().catch(() => ''));
     },
+    submit: async (body) => unwrap(await raw.POST('/v1/pdf/bulk', { body })),
     // The API answers a redirect to storage; fetch drops the key on the way to another origin.
-    open: async (path) => {
-      const response = await fetch(`${root}${path}`, { headers: headers(), redirect: 'follow' });
-      if (!response.ok) throw errorFromAnswer(response, await answerOf(response));
-      return response;
+    jobFile: async (jobId, file) => {
+      const path = file === 'manifest' ? '/v1/jobs/{job_id}/manifest' : '/v1/jobs/{job_id}/archive';
+      const answer = await raw.GET(path, { params: { path: { job_id: jobId } }, parseAs: 'stream' });
+      if (!answer.response.ok) throw errorFromAnswer(answer.response, answer.error);
+      return answer.response;
     },
   };
   const ended = (current: Job) => {
@@ -235,11 +219,11 @@ export function createPdfApiClient({ baseUrl, apiKey, fetch = globalThis.fetch }
         await sleep(wait);
       }
     },
-    cancelJob: async (id) => sender.send<Job>('DELETE', `/v1/jobs/${encodeURIComponent(id)}`),
-    upload: (file) => upload(sender, file),
-    bulk: (request, options) => bulk(sender, request, options),
-    manifest: (jobId) => manifestLines(sender, jobId),
-    jobFile: (jobId, file) => sender.open(`/v1/jobs/${encodeURIComponent(jobId)}/${file}`),
+    cancelJob: async (id) => unwrap(await raw.DELETE('/v1/jobs/{job_id}', { params: { path: { job_id: id } } })),
+    upload: (file) => upload(bulkPort, file),
+    bulk: (request, options) => bulk(bulkPort, request, options),
+    manifest: (jobId) => manifestLines(bulkPort, jobId),
+    jobFile: (jobId, file) => bulkPort.jobFile(jobId, file),
     list: async (query = {}) => unwrap(await raw.GET('/v1/pdf', { params: { query } })),
     get: async (id) => unwrap(await raw.GET('/v1/pdf/{id}', { params: { path: { id } } })),
     delete: async (id) => {
