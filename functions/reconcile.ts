@@ -3,8 +3,8 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { reconcileQuotas, type ReconciliationReport } from '#lib/accounts/reconcile.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
-import type { ChunkMessage } from '#lib/aws/bulk-queue.ts';
-import { completeExpiredBulkJobs, giveUpChunk } from '#lib/bulk/bulk-completion.ts';
+import { isCompletionMessage, type BulkMessage } from '#lib/aws/bulk-queue.ts';
+import { completeBulkJob, completeExpiredBulkJobs, giveUpChunk } from '#lib/bulk/bulk-completion.ts';
 import { enqueueStrandedBulkJobs } from '#lib/bulk/bulk-submission.ts';
 import { abandonExpiredJobs, endGivenUpJob, type GivenUpInvocation } from '#lib/jobs/job-endings.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
@@ -34,9 +34,13 @@ export const handler = middy<unknown, (ReconciliationReport & { abandonedJobs: n
       const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
       for (const record of event.Records) {
         try {
-          const body = JSON.parse(record.body) as GivenUpInvocation | ChunkMessage;
-          // The bulk queue's dead letters are chunks every delivery failed: each is ended, its job completed if it was the last.
-          if ('chunk' in body) await giveUpChunk(body);
+          const body = JSON.parse(record.body) as GivenUpInvocation | BulkMessage;
+          // The bulk queue's dead letters are chunks every delivery failed: each is ended, its job's
+          // completion asked for if it was the last; and completions every delivery failed: the job
+          // is completed here, without its archive.
+          if ('complete' in body && isCompletionMessage(body)) {
+            if ((await completeBulkJob(body.job_id, { force: body.force === true })) === 'retry') batchItemFailures.push({ itemIdentifier: record.messageId });
+          } else if ('chunk' in body) await giveUpChunk(body);
           else await endGivenUpJob(body);
         } catch (error) {
           logger.error('given-up job not ended', { message_id: record.messageId, ...errorFields(error) });

@@ -128,11 +128,12 @@ export interface FunctionProfile {
    */
   readonly endsGivenUpJobs?: boolean;
   /**
-   * S3 operations it performs on bulk jobs' objects (lib/bulk/bulk-records.ts: their input, plan,
-   * chunk results and manifest) and on uploads, under their two prefixes (presigning counts).
+   * S3 operations it performs on bulk jobs' objects (lib/bulk/bulk-records.ts: their plan, chunk
+   * results, manifest and archive) and on uploads, under their two prefixes (presigning counts;
+   * PutObject covers a multipart upload's parts, AbortMultipartUpload gives up a manifest or archive).
    */
-  readonly bulkObjects?: readonly ('GetObject' | 'PutObject')[];
-  /** Puts bulk jobs' chunks on the bulk queue (sqs:SendMessage); it gets the queue as BULK_QUEUE_URL. */
+  readonly bulkObjects?: readonly ('GetObject' | 'PutObject' | 'AbortMultipartUpload')[];
+  /** Puts bulk jobs' chunks, or their completions, on the bulk queue (sqs:SendMessage); it gets the queue as BULK_QUEUE_URL. */
   readonly sendsBulkChunks?: boolean;
   /** Is the bulk queue's consumer: Lambda's event source mapping invokes it with chunks (lib/bulk/bulk-worker.ts). */
   readonly bulkWorker?: boolean;
@@ -207,17 +208,19 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   uploads: { table: ['GetItem', 'UpdateItem'], bulkObjects: ['PutObject'] },
   // The bulk queue's consumer: a chunk's lines rendered and stored (records written under the job's
   // reservation), its lease, done mark and shard counts (UpdateItem), its results; the last chunk
-  // completes the job: the manifest written, the reservation settled, the webhook queued and tried
-  // (the key's secret read through the index, made if the key has none), the job recorded.
+  // asks for the job's completion on the queue, and a completion writes the manifest and archive,
+  // settles the reservation, queues and tries the webhook (the key's secret read through the index,
+  // made if the key has none) and records the job.
   bulkWorker: {
     chromium: true,
     bulkWorker: true,
+    sendsBulkChunks: true,
     table: ['GetItem', 'PutItem', 'UpdateItem'],
     index: ['Query'],
     objects: ['PutObject'],
     // A line naming a stored template is rendered from it (lib/documents/render-item.ts).
     templateBodies: ['GetObject'],
-    bulkObjects: ['GetObject', 'PutObject'],
+    bulkObjects: ['GetObject', 'PutObject', 'AbortMultipartUpload'],
     jobRequests: ['GetObject'],
     jobRequestKey: ['Decrypt'],
     linkSecret: true,
@@ -275,12 +278,13 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     linkSecret: true,
     schedule: 'rate(5 minutes)',
     endsGivenUpJobs: true,
-    // And bulk jobs: the chunks every delivery failed (from the bulk queue's dead-letter queue), the
-    // jobs past their time (their chunk results and plan read, the manifest written, shards read),
-    // and the jobs whose submission died before all their chunks were queued (queued again).
+    // And bulk jobs: the chunks every delivery failed (from the bulk queue's dead-letter queue; a
+    // completion every delivery failed is done here, manifest only), the jobs past their time (their
+    // completion asked for on the queue), and the jobs whose submission died before all their
+    // chunks were queued (queued again).
     endsGivenUpChunks: true,
     sendsBulkChunks: true,
-    bulkObjects: ['GetObject', 'PutObject'],
+    bulkObjects: ['GetObject', 'PutObject', 'AbortMultipartUpload'],
     // An abandoned job's webhook gets its first try at once, as the job function would give it.
     timeoutSeconds: 60,
   },

@@ -4,8 +4,12 @@
  * its MessageGroupId. On a standard queue that makes it a fair queue: SQS delivers first from the
  * groups with the fewest messages in flight, so one key's backlog of a million lines does not hold
  * back another key's hundred. Lambda's event source mapping takes the messages from there.
+ *
+ * Once a job's last chunk is done, one more message asks for its completion (its manifest and
+ * archive written, its money settled, lib/bulk/bulk-completion.ts), so that step gets a worker
+ * invocation of its own, with all of its 15 minutes.
  */
-import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { settings } from '#lib/settings.ts';
 import { sqs } from './clients.ts';
 
@@ -17,7 +21,26 @@ export interface ChunkMessage {
   readonly last: number;
   readonly start: number;
   readonly end: number;
+  /**
+   * Its lines refused at submission (`skip_invalid`): never rendered, whatever the worker's own check
+   * of them says, so the lines a job renders are exactly those whose quota it reserved.
+   */
+  readonly invalid?: readonly number[];
 }
+
+/**
+ * What a completion's message says: which job. `force` completes a job that will not finish (its
+ * time ran out): what its chunks stored counts, the rest fails.
+ */
+export interface CompletionMessage {
+  readonly job_id: string;
+  readonly complete: true;
+  readonly force?: boolean;
+}
+
+export type BulkMessage = ChunkMessage | CompletionMessage;
+
+export const isCompletionMessage = (message: BulkMessage): message is CompletionMessage => 'complete' in message && message.complete === true;
 
 /** SendMessageBatch calls under way at once while a job is put on the queue. */
 const SEND_CONCURRENCY = 16;
@@ -44,4 +67,13 @@ export async function enqueueChunks(keyId: string, chunks: readonly ChunkMessage
     }
   };
   await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, batches.length) }, sender));
+}
+
+/**
+ * Asks for a job's completion. The message has a group of its own (not its key's), so a fair queue
+ * delivers it at once rather than behind the key's other jobs' chunks.
+ */
+export async function enqueueCompletion(jobId: string, { force = false }: { force?: boolean } = {}): Promise<void> {
+  const message: CompletionMessage = { job_id: jobId, complete: true, ...(force && { force }) };
+  await sqs().send(new SendMessageCommand({ QueueUrl: settings.bulkQueueUrl, MessageBody: JSON.stringify(message), MessageGroupId: `complete-${jobId}` }));
 }

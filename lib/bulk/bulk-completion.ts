@@ -1,25 +1,27 @@
 /**
  * How a bulk job's chunks and the job itself end (lib/bulk/bulk-worker.ts renders them): a chunk's
- * results recorded once, its shard and job marked, and the job completed once its last chunk is
- * done. Kept apart from the worker so that the reconcile function, which ends the chunks every
- * delivery failed and the jobs that could not complete, does not carry the renderer.
+ * results recorded once, its shard and job marked, and, once the last chunk is done, the job's
+ * completion asked for on the bulk queue (lib/aws/bulk-queue.ts), where a worker invocation of its
+ * own completes it: manifest, archive, money, webhook. Kept apart from the worker so that the
+ * reconcile function, which ends the chunks every delivery failed and the jobs that could not
+ * complete, does not carry the renderer.
  */
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import type { Context } from 'aws-lambda';
 import { settleReservation } from '#lib/accounts/quota.ts';
 import { downloadUrl } from '#lib/api/views.ts';
-import type { ChunkMessage } from '#lib/aws/bulk-queue.ts';
+import { enqueueCompletion, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
-import { webhookDeps } from '#lib/jobs/job-webhooks.ts';
 import type { BatchItemResult } from '#lib/documents/batch.ts';
 import { getJob, jobPdfId, jobWebhookId, pendingJobIds, type Job } from '#lib/jobs/job-records.ts';
+import { webhookDeps } from '#lib/jobs/job-webhooks.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { getPdfRecordEvenDeleted } from '#lib/storage/pdfs.ts';
 import { attemptDelivery, enqueueDelivery } from '#lib/webhooks/deliveries.ts';
-import { inputLines, type InputLine } from './bulk-lines.ts';
+import { readChunkLines, type ChunkRange } from './bulk-lines.ts';
 import {
   BULK_MAX_RECEIVE_COUNT,
   BULK_RESERVATION_LIFETIME_MS,
-  bulkObjectKey,
+  CHUNK_LEASE_MS,
   chunksInShard,
   finishBulkJob,
   finishChunk,
@@ -28,65 +30,53 @@ import {
   putChunkResults,
   readChunkResults,
   readPlan,
+  releaseCompletion,
   shardDoneCount,
   shardOf,
+  takeCompletion,
   type LineResult,
   type PlannedChunk,
 } from './bulk-records.ts';
+import { chunkResults, writeBulkArchive, writeBulkManifest } from './result-files.ts';
+import type { LineCheck } from './upload-lines.ts';
+import type { ManifestLine } from './manifest.ts';
 
-/** Largest line: as large as a whole request body may be (lib/bulk/bulk-submission.ts checks it). */
-const MAX_LINE_BYTES = 5 * 1024 * 1024;
+/**
+ * What a completion keeps of its invocation's time for what follows the archive (settling, the
+ * webhook, recording the job): an archive still being written this close to the end is given up.
+ */
+const AFTER_ARCHIVE_MS = 60_000;
 
-async function* bytesOf(buffer: Buffer): AsyncGenerator<Uint8Array> {
-  if (buffer.length) yield buffer;
-}
-
-/** The lines of a chunk, read back from the job's input (only if it is still the input the job was checked with). */
-export async function readChunkLines(job: Job, chunk: Pick<ChunkMessage, 'first' | 'last' | 'start' | 'end'>): Promise<InputLine[]> {
-  const store = pdfStore();
-  let bytes: AsyncIterable<Uint8Array> = bytesOf(Buffer.alloc(0));
-  if (chunk.end > chunk.start) {
-    const { Body } = await store.s3.send(
-      new GetObjectCommand({
-        Bucket: store.bucketName,
-        Key: job.bulk!.sourceKey,
-        Range: `bytes=${chunk.start}-${chunk.end - 1}`,
-        ...(job.bulk!.sourceEtag && { IfMatch: job.bulk!.sourceEtag }),
-      }),
-    );
-    bytes = Body as AsyncIterable<Uint8Array>;
+/** Reads a line for its metadata alone: nothing is rendered from it (the reconcile function cannot open a job's shared options). */
+const metadataOnly: LineCheck<Record<string, unknown>> = (text) => {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return { item: parsed as Record<string, unknown> };
+  } catch {
+    // Not JSON: no metadata.
   }
-  const lines: InputLine[] = [];
-  for await (const line of inputLines(bytes, { maxLineBytes: MAX_LINE_BYTES, firstLine: chunk.first, offset: chunk.start })) lines.push(line);
-  // Empty lines at the chunk's end have no bytes of their own to read back.
-  for (let number = (lines.at(-1)?.number ?? chunk.first - 1) + 1; number <= chunk.last; number++) lines.push({ number, text: '', start: chunk.end, end: chunk.end });
-  return lines;
-}
+  return { problem: { code: 'INVALID_OPTIONS', message: 'The line is not a JSON object' } };
+};
 
 /**
  * Ends a chunk's lines without rendering any: a line stored by an earlier delivery counts as stored,
- * a line refused at submission stays refused, every other line fails for `reason`.
+ * a line refused at submission stays refused (named by the plan with its problem, or by the chunk's
+ * message by number), every other line fails for `reason`.
  */
-export async function endChunkLines(job: Job, chunk: PlannedChunk, reason: string): Promise<LineResult[]> {
+export async function endChunkLines(job: Job, chunk: ChunkRange & { readonly invalid?: PlannedChunk['invalid'] | ChunkMessage['invalid'] }, reason: string): Promise<LineResult[]> {
   const store = pdfStore();
-  const invalid = new Map((chunk.invalid ?? []).map((problem) => [problem.line, problem]));
+  const refused = new Map((chunk.invalid ?? []).map((entry) => (typeof entry === 'number' ? [entry, undefined] : [entry.line, entry])));
   const results: LineResult[] = [];
-  for (const line of await readChunkLines(job, chunk)) {
-    const problem = invalid.get(line.number);
-    if (problem) {
-      results.push({ line: line.number, success: false, code: problem.code, message: problem.message, counted: false });
+  for (const line of await readChunkLines(store, job, chunk, metadataOnly)) {
+    if (refused.has(line.line)) {
+      const problem = refused.get(line.line) ?? line.error ?? { code: 'INVALID_OPTIONS' as const, message: 'The line was not a valid batch item when the job was submitted' };
+      results.push({ line: line.line, success: false, code: problem.code, message: problem.message, counted: false });
       continue;
     }
-    const made = await getPdfRecordEvenDeleted(store, jobPdfId(job, `line-${line.number}`));
-    if (made) {
-      let metadata: unknown;
-      try {
-        metadata = (JSON.parse(line.text) as { metadata?: unknown }).metadata;
-      } catch {
-        metadata = undefined;
-      }
-      results.push({ line: line.number, success: true, record: made.record, ...(metadata !== undefined && { metadata }) });
-    } else results.push({ line: line.number, success: false, code: 'RENDER_FAILED', message: reason, counted: true });
+    const made = await getPdfRecordEvenDeleted(store, jobPdfId(job, `line-${line.line}`));
+    const metadata = line.item?.metadata;
+    if (made) results.push({ line: line.line, success: true, record: made.record, ...(metadata !== undefined && { metadata }) });
+    else results.push({ line: line.line, success: false, code: 'RENDER_FAILED', message: reason, counted: true });
   }
   return results;
 }
@@ -100,19 +90,23 @@ export async function recordChunk(job: Job, chunk: number, results: readonly Lin
   await finishChunk(store, job.id, chunk, { succeeded, failed });
 }
 
-/** After a chunk is done: its shard marked full if it is, and the job completed if every shard is. Repeatable. */
+/**
+ * After a chunk is done: its shard marked full if it is, and the job's completion asked for if every
+ * shard is. Repeatable: a duplicate delivery of the last chunk asks again, and the completion of a
+ * job already complete changes nothing.
+ */
 export async function afterChunk(job: Job, chunk: number): Promise<void> {
   const store = pdfStore();
   const shard = shardOf(chunk);
   if ((await shardDoneCount(store, job.id, shard)) < chunksInShard(shard, job.bulk!.chunks)) return;
   if ((await markShardFull(store, job.id, shard)) < job.bulk!.shards) return;
-  await completeBulkJob(job.id);
+  await enqueueCompletion(job.id);
 }
 
 /**
  * Ends a chunk that every delivery failed (the reconcile function, from the bulk queue's dead-letter
- * queue): its lines already stored count as stored, the others fail, and its job completes if it was
- * the last.
+ * queue): its lines already stored count as stored, the others fail, and its job's completion is
+ * asked for if it was the last.
  */
 export async function giveUpChunk(chunk: ChunkMessage): Promise<void> {
   const store = pdfStore();
@@ -126,15 +120,7 @@ export async function giveUpChunk(chunk: ChunkMessage): Promise<void> {
   await afterChunk(job, chunk.chunk);
 }
 
-/**
- * A line as the manifest shows it: its number and its batch item result (a stored PDF, or the error,
- * whose code is a batch item's, or CANCELLED for a line a cancelled job never started).
- */
-type ManifestLine = { readonly line: number } & (
-  | Extract<BatchItemResult, { success: true }>
-  | { readonly success: false; readonly error: { readonly code: string; readonly message: string } }
-);
-
+/** A line as the manifest shows it: its number and its batch item result (a stored PDF, or its error). */
 function manifestLine(result: LineResult, baseUrl: string): ManifestLine {
   if (!result.success) return { line: result.line, success: false, error: { code: result.code, message: result.message } };
   return {
@@ -145,61 +131,106 @@ function manifestLine(result: LineResult, baseUrl: string): ManifestLine {
     pages: result.record.pages,
     size_bytes: result.record.size,
     metadata: result.metadata ?? {},
-  };
+  } satisfies { line: number } & Extract<BatchItemResult, { success: true }>;
 }
 
 /**
- * Completes, as given up, every unfinished bulk job whose reservation has expired: what its chunks
- * stored is in its manifest and charged, the rest fails. The reconcile runs it beside lib/jobs'
- * abandonExpiredJobs, which leaves bulk jobs to this.
+ * Asks for the completion, as given up, of every unfinished bulk job whose reservation has expired:
+ * what its chunks stored is in its manifest and charged, the rest fails. The reconcile runs it beside
+ * lib/jobs' abandonExpiredJobs, which leaves bulk jobs to this; until such a job has completed, each
+ * run asks again (the completion's lease keeps one worker at it).
  */
 export async function completeExpiredBulkJobs(now: Date): Promise<number> {
-  let completed = 0;
+  let asked = 0;
   for (const id of await pendingJobIds(pdfStore())) {
     const job = await getJob(pdfStore(), id);
     if (job?.kind !== 'bulk' || now.getTime() - Date.parse(job.createdAt) < BULK_RESERVATION_LIFETIME_MS) continue;
-    await completeBulkJob(id, { force: true });
-    completed++;
+    await enqueueCompletion(id, { force: true });
+    asked++;
   }
-  return completed;
+  return asked;
+}
+
+class ArchiveOutOfTime extends Error {
+  override readonly name = 'ArchiveOutOfTime';
+}
+
+/** The results, stopping with ArchiveOutOfTime once `deadline` (epoch ms) has passed. */
+async function* until(deadline: number, results: AsyncIterable<LineResult>): AsyncGenerator<LineResult> {
+  for await (const result of results) {
+    if (Date.now() > deadline) throw new ArchiveOutOfTime();
+    yield result;
+  }
 }
 
 /**
- * Completes a bulk job whose every chunk is done (or, `force`, one the reconcile function gives up
- * on: chunks that never got done have their unstored lines failed): the manifest written (one line
- * per input line, in order), the reservation settled to exactly the PDFs stored, the webhook queued,
- * the job recorded as ended, once. Any step may be run again by another caller without effect.
+ * Completes a bulk job (a completion message; `force` for one the reconcile function gives up on:
+ * chunks that never got done have their unstored lines failed), one worker at a time (a lease):
+ * the manifest written (one line per input line, in order, streamed from the chunks' results), the
+ * archive with `archive: true` (streamed from the stored PDFs; given up, with `archive_error`, when it
+ * cannot be written in the invocation's time, or without one: the dead-letter fallback), the
+ * reservation settled to exactly the PDFs stored, the webhook queued, the job recorded as ended,
+ * once. Any step may be run again by another caller without effect. `retry`: another worker has it.
  */
-export async function completeBulkJob(jobId: string, { force = false }: { force?: boolean } = {}): Promise<void> {
+export async function completeBulkJob(
+  jobId: string,
+  { force = false, context }: { force?: boolean; context?: Pick<Context, 'getRemainingTimeInMillis'> } = {},
+): Promise<'done' | 'retry'> {
   const store = pdfStore();
   const job = await getJob(store, jobId);
-  if (!job || job.kind !== 'bulk' || !job.bulk || job.completedAt !== undefined) return;
-  const plan = force ? await readPlan(store, job) : [];
-  const manifest: string[] = [];
-  let succeeded = 0;
-  for (let chunk = 0; chunk < job.bulk.chunks; chunk++) {
-    let results = await readChunkResults(store, job, chunk);
-    if (!results) {
+  if (!job || job.kind !== 'bulk' || !job.bulk || job.completedAt !== undefined) return 'done';
+  logger.appendKeys({ job_id: job.id, key_id: job.keyId });
+  if ((await takeCompletion(store, job.id, CHUNK_LEASE_MS)) === 'busy') return 'retry';
+  try {
+    const plan = force ? await readPlan(store, job) : [];
+    const read = async (chunk: number): Promise<readonly LineResult[]> => {
+      const results = await readChunkResults(store, job, chunk);
+      if (results) return results;
       if (!force) throw new Error(`chunk ${chunk} of ${job.id} is done but its results are missing`);
-      results = await endChunkLines(job, plan[chunk]!, 'The job could not be completed; this line was not stored and nothing was charged for it');
+      return endChunkLines(job, plan[chunk]!, 'The job could not be completed in its time; this line was not stored and nothing was charged for it');
+    };
+    const lines = async function* () {
+      for await (const result of chunkResults(job.bulk!.chunks, read)) yield manifestLine(result, job.baseUrl);
+    };
+    const manifest = await writeBulkManifest(store, job, lines());
+    if (manifest.lines !== job.bulk.total) throw new Error(`the manifest of ${job.id} has ${manifest.lines} lines for ${job.bulk.total} input lines`);
+    const { succeeded } = manifest;
+    const failed = job.bulk.total - succeeded;
+
+    let archive: { archive_url: string } | { archive_error: { code: 'ARCHIVE_FAILED'; message: string } } | undefined;
+    if (job.bulk.archive) {
+      if (!context) {
+        archive = { archive_error: { code: 'ARCHIVE_FAILED', message: 'The archive could not be written (the job could not be completed normally); download the PDFs through the manifest' } };
+      } else {
+        const deadline = Date.now() + context.getRemainingTimeInMillis() - AFTER_ARCHIVE_MS;
+        try {
+          const written = await writeBulkArchive(store, job, until(deadline, chunkResults(job.bulk.chunks, read)));
+          if (written.missing.length > 0) logger.warn('bulk archive left out PDFs deleted while the job ran', { missing: written.missing.length });
+          archive = { archive_url: `${job.baseUrl}/v1/jobs/${job.id}/archive` };
+        } catch (error) {
+          if (!(error instanceof ArchiveOutOfTime)) throw error;
+          logger.warn('bulk archive given up: out of time', { succeeded });
+          archive = {
+            archive_error: { code: 'ARCHIVE_FAILED', message: `The archive of ${succeeded} PDFs could not be written in the time one worker has; download the PDFs through the manifest` },
+          };
+        }
+      }
     }
-    for (const result of results) {
-      if (result.success) succeeded++;
-      manifest.push(JSON.stringify(manifestLine(result, job.baseUrl)));
+
+    // Exactly the PDFs stored are charged: what the reservation holds beyond them goes back, once.
+    await settleReservation(counterStore(), job.reservation, job.reservation.count - succeeded);
+    const completedAt = new Date();
+    const delivery = job.webhookUrl
+      ? await enqueueDelivery(webhookDeps().store, { id: jobWebhookId(job), keyId: job.keyId, jobId: job.id, url: job.webhookUrl, now: completedAt })
+      : undefined;
+    const result = { manifest_url: `${job.baseUrl}/v1/jobs/${job.id}/manifest`, ...archive, succeeded, failed };
+    if (await finishBulkJob(store, job, { status: force ? 'failed' : 'succeeded', result, succeeded, failed, completedAt })) {
+      logger.info('bulk job finished', { succeeded, failed });
+      if (delivery) await attemptDelivery(webhookDeps(), delivery).catch((error: unknown) => logger.error('webhook delivery failed', errorFields(error)));
     }
+    return 'done';
+  } catch (error) {
+    await releaseCompletion(store, job.id).catch(() => undefined);
+    throw error;
   }
-  const failed = job.bulk.total - succeeded;
-  await store.s3.send(
-    new PutObjectCommand({ Bucket: store.bucketName, Key: bulkObjectKey(job, 'manifest.jsonl'), Body: manifest.join('\n') + '\n', ContentType: 'application/x-ndjson' }),
-  );
-  // Exactly the PDFs stored are charged: what the reservation holds beyond them goes back, once.
-  await settleReservation(counterStore(), job.reservation, job.reservation.count - succeeded);
-  const completedAt = new Date();
-  const delivery = job.webhookUrl
-    ? await enqueueDelivery(webhookDeps().store, { id: jobWebhookId(job), keyId: job.keyId, jobId: job.id, url: job.webhookUrl, now: completedAt })
-    : undefined;
-  const result = { manifest_url: `${job.baseUrl}/v1/jobs/${job.id}/manifest`, succeeded, failed };
-  if (!(await finishBulkJob(store, job, { status: force ? 'failed' : 'succeeded', result, succeeded, failed, completedAt }))) return;
-  logger.info('bulk job finished', { job_id: job.id, succeeded, failed });
-  if (delivery) await attemptDelivery(webhookDeps(), delivery).catch((error: unknown) => logger.error('webhook delivery failed', errorFields(error)));
 }

@@ -119,8 +119,43 @@ export async function takeChunk(store: PdfStore, jobId: string, chunk: number, l
 export function bulkResultObjectKey(job: Job, name: string): string | undefined {
   if (job.kind !== 'bulk' || job.completedAt === undefined) return undefined;
   if (name === 'manifest') return bulkObjectKey(job, 'manifest.jsonl');
-  if (name === 'archive' && job.bulk?.archive) return bulkObjectKey(job, 'archive.zip');
+  // Written when asked for and it could be (an archive given up has `archive_error` instead).
+  if (name === 'archive' && job.bulk?.archive && (job.result as { archive_url?: unknown } | undefined)?.archive_url) return bulkObjectKey(job, 'archive.zip');
   return undefined;
+}
+
+const completionKey = (jobId: string) => ({ pk: `BULK#${jobId}`, sk: 'COMPLETION' });
+
+/**
+ * Takes a job's completion for one worker, for `leaseMs` (`taken`), unless another worker holds it
+ * and its lease has not run out (`busy`): one worker at a time writes a job's manifest and archive.
+ * Kept beside the job's shards, so the local stack's start-up frees it with theirs.
+ */
+export async function takeCompletion(store: PdfStore, jobId: string, leaseMs: number): Promise<'taken' | 'busy'> {
+  const now = Date.now();
+  try {
+    await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: completionKey(jobId),
+        UpdateExpression: 'SET #lease = :until',
+        ConditionExpression: 'attribute_not_exists(#lease) OR #lease < :now',
+        ExpressionAttributeNames: { '#lease': 'lease_completion' },
+        ExpressionAttributeValues: { ':until': now + leaseMs, ':now': now },
+      }),
+    );
+    return 'taken';
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return 'busy';
+  }
+}
+
+/** Gives the completion's lease up (the completion failed): the next delivery of its message takes it at once. */
+export async function releaseCompletion(store: PdfStore, jobId: string): Promise<void> {
+  await store.dynamo.send(
+    new UpdateCommand({ TableName: store.tableName, Key: completionKey(jobId), UpdateExpression: 'REMOVE #lease', ExpressionAttributeNames: { '#lease': 'lease_completion' } }),
+  );
 }
 
 /** Gives a chunk's lease up (its run failed before the chunk was done): the next delivery takes it at once. */

@@ -4,7 +4,8 @@
  * chunks, Lambda's event source mapping hands each chunk to the bulk worker, and the job completes
  * when its last chunk is done.
  *
- * Submission decides everything before any work: every line is checked (400 naming the line numbers,
+ * Submission decides everything before any work: every line is read as it streams
+ * (lib/bulk/upload-lines.ts) and checked (400 naming the line numbers,
  * unless `skip_invalid`), the quota for every valid line is reserved (402, nothing started), the plan
  * of chunks is stored, the job recorded, then its chunks put on the queue.
  *
@@ -14,6 +15,8 @@
  *   charged again, whichever delivery or run of its chunk comes;
  * - one worker at a time has a chunk (a lease), and a chunk is done, with its counts, in one
  *   conditional write (lib/bulk/bulk-records.ts), so progress counts each line once;
+ * - the lines rendered are exactly those whose quota was reserved: each chunk's message names its
+ *   lines refused at submission, which workers never render;
  * - the PDF records are the charge: at completion the reservation is settled to exactly the lines
  *   whose PDF is stored (the manifest's successes), in one conditional write, once;
  * - completion is recorded once (a conditional write), and the webhook, whose id derives from the
@@ -21,28 +24,22 @@
  * A cancelled job starts no more lines (each worker looks before each line), keeps what it stored,
  * and completes as soon as its remaining chunks have drained, giving the rest of its reservation back.
  */
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
 import { reserveOrRefuse, settleReservation } from '#lib/accounts/quota.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
 import { ApiError, invalidRequest } from '#lib/api/errors.ts';
 import { enqueueChunks, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
+import { MAX_ARCHIVE_LINES, MAX_INLINE_ITEMS, MAX_UPLOAD_BYTES } from '#lib/documents/bulk-request.ts';
+import { itemOptionsSchema } from '#lib/documents/document-options.ts';
 import { getJob, jobRequestKey, pendingJobIds, putJob, putJobRequest, type Job } from '#lib/jobs/job-records.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { randomBase62 } from '#lib/random.ts';
-import { MAX_ARCHIVE_LINES, MAX_BULK_ITEMS as MAX_BULK_LINES, MAX_INLINE_ITEMS, MAX_LINE_BYTES, MAX_UPLOAD_BYTES } from '#lib/documents/bulk-request.ts';
-import { checkBulkLine, inputLines, LineTooLongError, type LineProblem } from './bulk-lines.ts';
-import {
-  BULK_RESERVATION_LIFETIME_MS,
-  bulkObjectKey,
-  CHUNKS_PER_SHARD,
-  markBulkJobEnqueued,
-  putPlan,
-  readPlan,
-  uploadObjectKey,
-  type PlannedChunk,
-} from './bulk-records.ts';
+import { describeIssue } from '#lib/render/options.ts';
+import { BULK_RESERVATION_LIFETIME_MS, CHUNKS_PER_SHARD, markBulkJobEnqueued, putPlan, readPlan, type PlannedChunk } from './bulk-records.ts';
+import { bulkLineCheck, readUploadLines, UploadRefusedError, type LineProblem, type UploadLine } from './upload-lines.ts';
+import { isUploadId, newUploadId, openUpload, uploadObjectKey } from './uploads.ts';
 
 /** Lines a chunk holds (valid ones; lines refused at submission ride along): see docs/bulk-jobs.md for why 10. */
 export const LINES_PER_CHUNK = 10;
@@ -58,65 +55,66 @@ export interface BulkRequest {
   readonly skip_invalid?: boolean | undefined;
 }
 
-async function* bytesOf(buffer: Buffer): AsyncGenerator<Uint8Array> {
-  if (buffer.length) yield buffer;
-}
-
-/** The input's bytes, from the upload or the inline items. */
-async function openInput(apiKey: ApiKey, request: BulkRequest): Promise<{ chunks: AsyncIterable<Uint8Array>; inline?: Buffer; key?: string; etag?: string }> {
+/**
+ * The input's bytes: the upload's, streamed from S3, or the inline items as JSON Lines, which are
+ * written out as an upload of their own once the job is accepted (`inline`), so that workers read
+ * every job's lines back one way.
+ */
+async function openInput(apiKey: ApiKey, request: BulkRequest): Promise<{ uploadId: string; body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>; inline?: Buffer }> {
   if (request.items !== undefined) {
     const inline = Buffer.from(request.items.map((item) => JSON.stringify(item) + '\n').join(''));
-    return { chunks: bytesOf(inline), inline };
+    return { uploadId: newUploadId(), body: [inline], inline };
   }
   const uploadId = request.upload_id!;
-  if (!/^upl_[0-9A-Za-z]{24}$/.test(uploadId)) throw invalidRequest('upload_id must be the upload_id POST /v1/uploads answered');
-  const store = pdfStore();
-  const key = uploadObjectKey(apiKey.keyId, uploadId);
-  let head;
-  try {
-    head = await store.s3.send(new HeadObjectCommand({ Bucket: store.bucketName, Key: key }));
-  } catch (error) {
-    if ((error as Error)?.name === 'NotFound' || (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode === 404) {
-      throw invalidRequest(`No file was uploaded for ${uploadId} (or it expired): PUT the JSON Lines file to the url POST /v1/uploads answered first`);
-    }
-    throw error;
+  if (!isUploadId(uploadId)) throw invalidRequest('upload_id must be the upload_id POST /v1/uploads answered');
+  const opened = await openUpload(pdfStore(), apiKey, uploadId);
+  if (!opened) throw invalidRequest(`No file was uploaded for ${uploadId} (or it expired): PUT the JSON Lines file to the url POST /v1/uploads answered first`);
+  if (opened.size > MAX_UPLOAD_BYTES) {
+    (opened.body as { destroy?: () => void }).destroy?.();
+    throw invalidRequest(`The upload is ${opened.size} bytes, larger than the ${MAX_UPLOAD_BYTES} bytes one bulk job takes; split it into several jobs.`);
   }
-  if ((head.ContentLength ?? 0) > MAX_UPLOAD_BYTES) throw invalidRequest(`The upload is ${head.ContentLength} bytes; a bulk job's input may be at most ${MAX_UPLOAD_BYTES} bytes`);
-  const { Body, ETag } = await store.s3.send(new GetObjectCommand({ Bucket: store.bucketName, Key: key, ...(head.ETag && { IfMatch: head.ETag }) }));
-  return { chunks: Body as AsyncIterable<Uint8Array>, key, ...((ETag ?? head.ETag) && { etag: (ETag ?? head.ETag)! }) };
+  return { uploadId, body: opened.body };
 }
 
-const planned = ({ valid: _valid, invalid, ...chunk }: PlannedChunk & { valid: number }): PlannedChunk => ({ ...chunk, ...(invalid?.length && { invalid }) });
+/** A chunk being planned: its lines so far. */
+interface PlanningChunk {
+  first: number;
+  last: number;
+  start: number;
+  end: number;
+  valid: number;
+  invalid: { line: number; code: LineProblem['code']; message: string }[];
+}
 
-/** Reads and checks every line; the chunks of the valid ones, and the problems of the others. */
-async function planInput(input: AsyncIterable<Uint8Array>, options: Record<string, unknown> | undefined) {
+const planned = ({ first, last, start, end, invalid }: PlanningChunk): PlannedChunk => ({ first, last, start, end, ...(invalid.length > 0 && { invalid }) });
+
+/** Reads and checks every line as it streams in; the chunks of the valid ones, and the problems of the others. */
+async function planInput(lines: AsyncIterable<UploadLine>) {
   const plan: PlannedChunk[] = [];
   const problems: (LineProblem & { line: number })[] = [];
   let valid = 0;
   let total = 0;
-  let current: (PlannedChunk & { valid: number }) | undefined;
+  let current: PlanningChunk | undefined;
   try {
-    for await (const line of inputLines(input, { maxLineBytes: MAX_LINE_BYTES })) {
-      total = line.number;
-      if (total > MAX_BULK_LINES) throw invalidRequest(`A bulk job may have at most ${MAX_BULK_LINES} lines`);
-      const checked = checkBulkLine(line.text, options);
-      if ('problem' in checked) problems.push({ line: line.number, ...checked.problem });
-      else valid++;
-      const startsChunk = !current || ('item' in checked && current.valid === LINES_PER_CHUNK);
-      if (startsChunk) {
+    for await (const line of lines) {
+      total = line.line;
+      // A chunk holds LINES_PER_CHUNK valid lines; invalid ones ride along with the chunk they fall in.
+      if (!current || (!line.error && current.valid === LINES_PER_CHUNK)) {
         if (current) plan.push(planned(current));
-        current = { first: line.number, last: line.number, start: line.start, end: line.end, valid: 0, invalid: [] };
+        current = { first: line.line, last: line.line, start: line.start, end: line.end, valid: 0, invalid: [] };
       }
-      current = {
-        ...current!,
-        last: line.number,
-        end: line.end,
-        valid: current!.valid + ('item' in checked ? 1 : 0),
-        invalid: 'problem' in checked ? [...current!.invalid!, { line: line.number, ...checked.problem }] : current!.invalid!,
-      };
+      current.last = line.line;
+      current.end = line.end;
+      if (line.error) {
+        problems.push({ line: line.line, ...line.error });
+        current.invalid.push({ line: line.line, ...line.error });
+      } else {
+        valid++;
+        current.valid++;
+      }
     }
   } catch (error) {
-    if (error instanceof LineTooLongError) throw invalidRequest(error.message);
+    if (error instanceof UploadRefusedError) throw invalidRequest(error.message);
     throw error;
   }
   if (current) plan.push(planned(current));
@@ -141,9 +139,13 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
   if (request.items !== undefined && request.items.length > MAX_INLINE_ITEMS) {
     throw invalidRequest(`items may hold at most ${MAX_INLINE_ITEMS} lines; upload larger jobs (POST /v1/uploads, then upload_id)`);
   }
+  const shared = request.options && Object.keys(request.options).length > 0 ? request.options : undefined;
+  if (shared) {
+    const checked = itemOptionsSchema.safeParse(shared);
+    if (!checked.success) throw invalidRequest(`options: ${describeIssue(checked.error)}`);
+  }
   const source = await openInput(apiKey, request);
-  const { plan, problems, valid, total } = await planInput(source.chunks, request.options);
-  if (total === 0) throw invalidRequest('The input has no lines');
+  const { plan, problems, valid, total } = await planInput(readUploadLines(source.body, { check: bulkLineCheck(shared) }));
   if (problems.length > 0 && !request.skip_invalid) throw invalidRequest(describeProblems(problems));
   if (valid === 0) throw invalidRequest(`None of the ${total} lines is a valid batch item: ${describeProblems(problems)}`);
   if (request.archive && total > MAX_ARCHIVE_LINES) {
@@ -161,12 +163,10 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
   const id = 'job_' + randomBase62(24);
   let job: Job;
   try {
-    let sourceKey = source.key;
-    let sourceEtag = source.etag;
     if (source.inline) {
-      sourceKey = bulkObjectKey({ keyId: apiKey.keyId, id }, 'items.jsonl');
-      const put = await store.s3.send(new PutObjectCommand({ Bucket: store.bucketName, Key: sourceKey, Body: source.inline, ContentType: 'application/x-ndjson' }));
-      sourceEtag = put.ETag;
+      await store.s3.send(
+        new PutObjectCommand({ Bucket: store.bucketName, Key: uploadObjectKey(apiKey.keyId, source.uploadId), Body: source.inline, ContentType: 'application/x-ndjson' }),
+      );
     }
     job = {
       id,
@@ -186,13 +186,12 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
         invalid: problems.length,
         chunks: plan.length,
         shards: Math.ceil(plan.length / CHUNKS_PER_SHARD),
-        sourceKey: sourceKey!,
-        ...(sourceEtag && { sourceEtag }),
+        uploadId: source.uploadId,
         archive: request.archive === true,
       },
     };
     // The shared options may carry a url's secrets (headers, cookies, basic auth): sealed as a job's request is.
-    await putJobRequest(store, job.requestKey, { options: request.options ?? {} });
+    await putJobRequest(store, job.requestKey, { options: shared ?? {} });
     await putPlan(store, job, plan);
     await putJob(store, job);
   } catch (error) {
@@ -210,7 +209,15 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
 }
 
 const chunkMessages = (job: Job, plan: readonly PlannedChunk[]): ChunkMessage[] =>
-  plan.map((chunk, index) => ({ job_id: job.id, chunk: index, first: chunk.first, last: chunk.last, start: chunk.start, end: chunk.end }));
+  plan.map((chunk, index) => ({
+    job_id: job.id,
+    chunk: index,
+    first: chunk.first,
+    last: chunk.last,
+    start: chunk.start,
+    end: chunk.end,
+    ...(chunk.invalid?.length && { invalid: chunk.invalid.map((problem) => problem.line) }),
+  }));
 
 /**
  * Queues again every bulk job whose submission stored it but died before its chunks were all on

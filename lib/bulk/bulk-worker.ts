@@ -1,29 +1,37 @@
 /**
- * The bulk worker's work (functions/bulkWorker.ts): one chunk of a bulk job per message, each line
- * produced by the same code as a batch item (lib/documents/render-item.ts), under the job's
- * reservation, with the PDF id its line number decides (lib/bulk/bulk-submission.ts explains the exactness).
+ * The bulk worker's work (functions/bulkWorker.ts): one message per invocation, a chunk of a bulk
+ * job (each line produced by the same code as a batch item, lib/documents/render-item.ts, under the
+ * job's reservation, with the PDF id its line number decides) or a job's completion
+ * (lib/bulk/bulk-completion.ts). lib/bulk/bulk-submission.ts explains why the money stays exact.
+ *
+ * Bulk workers take no render leases of their key (lib/accounts/render-leases.ts): a key's bulk work
+ * is bounded instead by the event source mapping's MaximumConcurrency (the whole bulk fleet) and
+ * shared fairly with other keys by the fair queue, and it runs beside the API's renders, which the
+ * leases protect, without taking from them (docs/bulk-jobs.md).
  */
 import type { Context } from 'aws-lambda';
 import { TIERS } from '#lib/accounts/tiers.ts';
-import type { ChunkMessage } from '#lib/aws/bulk-queue.ts';
+import { isCompletionMessage, type BulkMessage, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
 import { pdfStore } from '#lib/aws/stores.ts';
 import type { RenderItem } from '#lib/documents/batch.ts';
 import { renderItem } from '#lib/documents/render-item.ts';
+import { templateReader } from '#lib/documents/templates.ts';
 import { getJob, jobPdfId, readJobRequest, type Job } from '#lib/jobs/job-records.ts';
 import { logger } from '#lib/observability/logger.ts';
 import { asKeyWork } from '#lib/render/capacity.ts';
 import { settings } from '#lib/settings.ts';
 import { getPdfRecordEvenDeleted, putPdfRecord } from '#lib/storage/pdfs.ts';
-import { afterChunk, readChunkLines, recordChunk } from './bulk-completion.ts';
-import { checkBulkLine } from './bulk-lines.ts';
+import { afterChunk, completeBulkJob, recordChunk } from './bulk-completion.ts';
+import { readChunkLines } from './bulk-lines.ts';
 import { BULK_MAX_RUN_MS, CHUNK_LEASE_MS, markBulkJobRunning, releaseChunk, takeChunk, type LineResult } from './bulk-records.ts';
+import { bulkLineCheck } from './upload-lines.ts';
 
 /** Tries of one line within a run of its chunk when its render fails for a passing reason (a crashed renderer). */
 const LINE_TRIES = 2;
 
 /** The job's shared options, opened once per job in a worker's life. */
 const sharedOptions = new Map<string, Promise<Record<string, unknown> | undefined>>();
-function optionsOf(job: Job): Promise<Record<string, unknown> | undefined> {
+export function optionsOf(job: Job): Promise<Record<string, unknown> | undefined> {
   let options = sharedOptions.get(job.id);
   if (!options) {
     options = readJobRequest(pdfStore(), job.requestKey).then((request) => {
@@ -45,57 +53,72 @@ async function stillWanted(jobId: string): Promise<boolean> {
 
 /**
  * A chunk's lines, each once: what an earlier delivery stored counts as stored (never rendered or
- * charged again); with `render: false` (a job past its time) nothing new is started.
+ * charged again); with `render: false` (a job past its time) nothing new is started. Lines refused
+ * at submission (the message names them) are never rendered, whatever the check says now.
  */
 async function runChunkLines(job: Job, chunk: ChunkMessage, render: boolean): Promise<LineResult[]> {
   const store = pdfStore();
-  const shared = await optionsOf(job);
+  const refused = new Set(chunk.invalid ?? []);
   const results: LineResult[] = [];
   const renderTimeoutMs = Math.min(settings.renderTimeoutMs, TIERS[job.tier].jobRenderTimeoutMs);
-  for (const line of await readChunkLines(job, chunk)) {
-    const checked = checkBulkLine(line.text, shared);
-    if ('problem' in checked) {
-      // Refused at submission already: one of the job's first failures, not counted again here.
-      results.push({ line: line.number, success: false, code: checked.problem.code, message: checked.problem.message, counted: false });
+  // The chunk's lines share their templates: each is read (and its data_schema compiled) once.
+  const templates = templateReader(store, job);
+  for (const line of await readChunkLines(store, job, chunk, bulkLineCheck(await optionsOf(job)))) {
+    if (refused.has(line.line)) {
+      // Refused at submission: one of the job's first failures, not counted again here.
+      const problem = line.error ?? { code: 'INVALID_OPTIONS' as const, message: 'The line was not a valid batch item when the job was submitted' };
+      results.push({ line: line.line, success: false, code: problem.code, message: problem.message, counted: false });
       continue;
     }
-    const { metadata, ...source } = checked.item;
-    const pdfId = jobPdfId(job, `line-${line.number}`);
+    if (line.error || !line.item) {
+      // Valid at submission, not now (the upload was replaced since): it fails, uncharged.
+      const problem = line.error ?? { code: 'INVALID_OPTIONS' as const, message: 'The line is not a valid batch item' };
+      results.push({ line: line.line, success: false, code: problem.code, message: problem.message, counted: true });
+      continue;
+    }
+    const { metadata, ...source } = line.item;
+    const pdfId = jobPdfId(job, `line-${line.line}`);
     const made = await getPdfRecordEvenDeleted(store, pdfId);
     if (made) {
-      results.push({ line: line.number, success: true, record: made.record, ...(metadata !== undefined && { metadata }) });
+      results.push({ line: line.line, success: true, record: made.record, ...(metadata !== undefined && { metadata }) });
       continue;
     }
     if (!render) {
-      results.push({ line: line.number, success: false, code: 'RENDER_FAILED', message: 'The job ran longer than a bulk job may (24 hours); this line was not started and nothing was charged for it', counted: true });
+      results.push({ line: line.line, success: false, code: 'RENDER_FAILED', message: 'The job ran longer than a bulk job may (24 hours); this line was not started and nothing was charged for it', counted: true });
       continue;
     }
     if (!(await stillWanted(job.id))) {
-      results.push({ line: line.number, success: false, code: 'CANCELLED', message: 'The job was cancelled before this line started; nothing was charged for it', counted: true });
+      results.push({ line: line.line, success: false, code: 'CANCELLED', message: 'The job was cancelled before this line started; nothing was charged for it', counted: true });
       continue;
     }
     let outcome;
     for (let attempt = 1; ; attempt++) {
-      outcome = await renderItem(store, { owner: job, reservationId: job.reservation.id, pdfId, renderTimeoutMs, item: source as RenderItem['item'] });
+      outcome = await renderItem(store, { owner: job, reservationId: job.reservation.id, pdfId, renderTimeoutMs, item: source as RenderItem['item'] }, templates);
       if (outcome.ok || outcome.code !== 'RENDER_FAILED' || attempt >= LINE_TRIES) break;
     }
     if (!outcome.ok) {
-      results.push({ line: line.number, success: false, code: outcome.code, message: outcome.message, counted: true });
+      results.push({ line: line.line, success: false, code: outcome.code, message: outcome.message, counted: true });
       continue;
     }
     // From here the PDF exists, is listed and is charged (under the job's reservation), once: a
     // record already written for this id (a duplicate delivery that raced this one) is the one kept.
     const record = await putPdfRecord(store, outcome.record);
-    results.push({ line: line.number, success: true, record, ...(metadata !== undefined && { metadata }) });
+    results.push({ line: line.line, success: true, record, ...(metadata !== undefined && { metadata }) });
   }
   return results;
 }
 
 /**
- * One chunk of a bulk job (the bulk worker, once per message): `done` (the message may go) or
- * `retry` (another worker has the chunk now: the message comes back once its visibility runs out,
- * and finds the chunk done, or free if that worker died).
+ * One message of the bulk queue (the bulk worker, once per message): `done` (the message may go) or
+ * `retry` (another worker has the chunk or the completion now: the message comes back once its
+ * visibility runs out, and finds the work done, or free if that worker died).
  */
+export async function runBulkMessage(message: BulkMessage, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<'done' | 'retry'> {
+  if (isCompletionMessage(message)) return completeBulkJob(message.job_id, { force: message.force === true, context });
+  return runChunk(message, context);
+}
+
+/** One chunk of a bulk job. */
 export async function runChunk(chunk: ChunkMessage, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<'done' | 'retry'> {
   const store = pdfStore();
   const job = await getJob(store, chunk.job_id);

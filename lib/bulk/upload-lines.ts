@@ -103,18 +103,41 @@ export function checkBulkItem(item: unknown): LineProblem | undefined {
   return undefined;
 }
 
-/** The default line check: one JSON object per line, checked by checkBulkItem. */
-export const checkBulkLineText: LineCheck<Record<string, unknown>> = (text) => {
-  if (text.trim() === '') return { problem: { code: 'INVALID_OPTIONS', message: 'The line is blank; each line must be one JSON object (a batch item)' } };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    return { problem: { code: 'INVALID_OPTIONS', message: `The line is not valid JSON: ${quoteInput((error as Error).message)}` } };
-  }
-  const problem = checkBulkItem(parsed);
-  return problem ? { problem } : { item: parsed as Record<string, unknown> };
-};
+/**
+ * A line's item with a job's shared `options` (POST /v1/pdf/bulk) under its own: the line's option
+ * wins, option by option, as a template's options sit under a request's. Options that apply to url
+ * documents only reach the `url` lines alone, so one job can mix html and url lines under shared
+ * url options. Anything that is not an item with an options object is left as it is, for
+ * checkBulkItem to name.
+ */
+export function withSharedOptions(item: unknown, shared: Readonly<Record<string, unknown>>): unknown {
+  if (!isObject(item) || (item.options !== undefined && !isObject(item.options))) return item;
+  const sharedHere = item.url === undefined ? Object.fromEntries(Object.entries(shared).filter(([name]) => !(URL_ONLY_OPTIONS as readonly string[]).includes(name))) : shared;
+  if (Object.keys(sharedHere).length === 0) return item;
+  return { ...item, options: { ...sharedHere, ...(item.options as Record<string, unknown> | undefined) } };
+}
+
+/**
+ * The line check: one JSON object per line, checked by checkBulkItem, with the job's shared
+ * `options` under the line's own when it has some (withSharedOptions); the item it yields carries them.
+ */
+export function bulkLineCheck(shared?: Readonly<Record<string, unknown>>): LineCheck<Record<string, unknown>> {
+  return (text) => {
+    if (text.trim() === '') return { problem: { code: 'INVALID_OPTIONS', message: 'The line is blank; each line must be one JSON object (a batch item)' } };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (error) {
+      return { problem: { code: 'INVALID_OPTIONS', message: `The line is not valid JSON: ${quoteInput((error as Error).message)}` } };
+    }
+    const item = shared ? withSharedOptions(parsed, shared) : parsed;
+    const problem = checkBulkItem(item);
+    return problem ? { problem } : { item: item as Record<string, unknown> };
+  };
+}
+
+/** The default line check: a job without shared options. */
+export const checkBulkLineText: LineCheck<Record<string, unknown>> = bulkLineCheck();
 
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;

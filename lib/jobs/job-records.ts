@@ -62,9 +62,8 @@ export interface BulkPlan {
   /** Work items on the queue (each a run of consecutive lines), and the shards their progress is kept in. */
   readonly chunks: number;
   readonly shards: number;
-  /** The input in the bucket (the upload, or the inline items written out), and its ETag when read. */
-  readonly sourceKey: string;
-  readonly sourceEtag?: string;
+  /** The upload the lines are read back from (lib/bulk/uploads.ts; inline items are written out as one). */
+  readonly uploadId: string;
   /** Also write one ZIP of every PDF. */
   readonly archive: boolean;
 }

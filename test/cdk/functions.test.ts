@@ -62,10 +62,10 @@ describe('Lambda functions', () => {
     expect(BULK_WORKER_TIMEOUT_SECONDS).toBe(900);
   });
 
-  test('the functions that queue bulk chunks (bulk, reconcile) find the bulk queue by BULK_QUEUE_URL; nothing else does', () => {
+  test('the functions that send to the bulk queue (bulk and reconcile its chunks, the worker its completions) find it by BULK_QUEUE_URL; nothing else does', () => {
     const queue = ref(resources, 'AWS::SQS::Queue', 'BulkQueue');
     const senders = ALL_FUNCTIONS.filter((name) => FUNCTION_PROFILES[name].sendsBulkChunks);
-    expect(senders.sort()).toEqual(['bulk', 'reconcile']);
+    expect(senders.sort()).toEqual(['bulk', 'bulkWorker', 'reconcile']);
     for (const name of ALL_FUNCTIONS) {
       if (senders.includes(name)) expect(fn(name).Environment.Variables.BULK_QUEUE_URL, name).toEqual(queue);
       else expect(fn(name).Environment.Variables, name).not.toHaveProperty('BULK_QUEUE_URL');

@@ -180,14 +180,15 @@ describe('IAM', () => {
   /** What an SQS event source mapping calls on its queue, for the function it invokes. */
   const CONSUMER_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
 
-  test('SQS: job sends to its failure queue, submitters send chunks to the bulk queue, each consumer reads only its queue; no other function touches SQS', () => {
+  test('SQS: job sends to its failure queue, submitters send chunks (and the worker completions) to the bulk queue, each consumer reads only its queue; no other function touches SQS', () => {
     const queue = (prefix: string) => ({ 'Fn::GetAtt': [idOf('AWS::SQS::Queue', prefix), 'Arn'] });
     const sqsPairs = (name: string) => pairs(name, 'sqs');
     const on = (resource: unknown) => (action: string) => `${action} ${JSON.stringify(resource)}`;
     expect(sqsPairs('job')).toEqual(['sqs:SendMessage'].map(on(queue('JobFailures'))));
     // The bulk function queues a job's chunks; the reconcile function queues again those of a job whose submission died.
     expect(sqsPairs('bulk')).toEqual(['sqs:SendMessage'].map(on(queue('BulkQueue'))));
-    expect(sqsPairs('bulkWorker')).toEqual(CONSUMER_ACTIONS.map(on(queue('BulkQueue'))).sort());
+    // The bulk worker reads the bulk queue, and asks there for a job's completion once its last chunk is done.
+    expect(sqsPairs('bulkWorker')).toEqual([...CONSUMER_ACTIONS, 'sqs:SendMessage'].map(on(queue('BulkQueue'))).sort());
     expect(sqsPairs('reconcile')).toEqual(
       [...CONSUMER_ACTIONS.map(on(queue('JobFailures'))), ...CONSUMER_ACTIONS.map(on(queue('BulkDeadLetters'))), ...['sqs:SendMessage'].map(on(queue('BulkQueue')))].sort(),
     );

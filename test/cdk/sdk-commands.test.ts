@@ -38,8 +38,14 @@ const ACTION_OF_COMMAND: Readonly<Record<string, string>> = {
   GetSecretValue: 'secretsmanager:GetSecretValue',
   Encrypt: 'kms:Encrypt',
   Decrypt: 'kms:Decrypt',
-  // The bulk queue's chunks (lib/aws/bulk-queue.ts).
+  // A bulk job's manifest and archive, written as multipart uploads (lib/bulk/multipart.ts).
+  CreateMultipartUpload: 's3:PutObject',
+  UploadPart: 's3:PutObject',
+  CompleteMultipartUpload: 's3:PutObject',
+  AbortMultipartUpload: 's3:AbortMultipartUpload',
+  // The bulk queue's chunks and completions (lib/aws/bulk-queue.ts).
   SendMessageBatch: 'sqs:SendMessage',
+  SendMessage: 'sqs:SendMessage',
 };
 
 /** What Powertools' DynamoDB persistence layer does to the idempotency table. */

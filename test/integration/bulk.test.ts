@@ -5,11 +5,18 @@
  * downloadable == manifest successes, after a duplicate delivery and after a cancel too; and fair
  * between keys: a small job sent after a large one of another key finishes first.
  */
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { GetQueueUrlCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, inject, it } from 'vitest';
 import { createKey, download, expectApiError, quotaUsed, request, type TestKey } from '../support/api.ts';
+import { readPdfText } from '../support/pdf-text.ts';
+
+const run = promisify(execFile);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -53,6 +60,25 @@ async function expectExact(key: TestKey, manifest: any[]) {
 }
 
 const invoice = (n: number, extra: Record<string, unknown> = {}) => ({ html: `<h1>Invoice ${n}</h1>`, metadata: { n }, ...extra });
+
+/** The entries of a ZIP as Python's zipfile reads them (every CRC checked): name and text of each PDF. */
+async function zipEntries(bytes: Uint8Array): Promise<{ name: string; text: string }[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'bulk-zip-'));
+  try {
+    const path = join(dir, 'archive.zip');
+    await writeFile(path, bytes);
+    const script = 'import sys, zipfile, json\nz = zipfile.ZipFile(sys.argv[1])\nassert z.testzip() is None\nprint(json.dumps([i.filename for i in z.infolist()]))';
+    const names = JSON.parse((await run('python3', ['-c', script, path])).stdout) as string[];
+    const entries: { name: string; text: string }[] = [];
+    for (const name of names) {
+      const { stdout } = await run('python3', ['-c', 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))', path, name], { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 });
+      entries.push({ name, text: (await readPdfText(new Uint8Array(stdout))).map((page) => page.text).join('\n') });
+    }
+    return entries;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 describe('bulk jobs', () => {
   it('refuses invalid lines by number (400), runs the rest with skip_invalid, and the manifest matches the input line for line', async () => {
@@ -144,6 +170,67 @@ describe('bulk jobs', () => {
     expect(manifest.filter((line) => !line.success).every((line) => line.error.code === 'CANCELLED')).toBe(true);
     await expectExact(key, manifest);
   }, 300_000);
+
+  it('runs an uploaded job (BOM, CRLF) of html, url and template lines under shared options, and writes the ZIP of every stored PDF', async () => {
+    // Arrange: a template, and an upload whose shared options include one for url documents only
+    const key = await createKey('pro');
+    const template = await call(key, 'POST', '/v1/templates', { name: 'Certificate', html: '<h1>Certificate for {{ name }}</h1>' });
+    expect(template.status).toBe(201);
+    const lines = [
+      { html: '<h1>Invoice 1</h1>', options: { filename: 'invoice-1.pdf' }, metadata: { n: 1 } },
+      { url: `${inject('publicSite')}/page`, metadata: { n: 2 } },
+      { template_id: template.body.template_id, data: { name: 'Ada' }, metadata: { n: 3 } },
+      { html: '<h1>Invoice 4</h1>', options: { filename: 'invoice-1.pdf' } },
+      { html: '' },
+    ];
+    const file = '\ufeff' + lines.map((line) => JSON.stringify(line)).join('\r\n') + '\r\n';
+    const upload = await call(key, 'POST', '/v1/uploads');
+    const put = await fetch(upload.body.url, { method: 'PUT', body: file });
+
+    // Act
+    const accepted = await call(key, 'POST', '/v1/pdf/bulk', {
+      upload_id: upload.body.upload_id,
+      options: { format: 'A5', http_headers: { 'X-Bulk-Job': 'yes' } },
+      archive: true,
+      skip_invalid: true,
+    });
+    const job = await waitForEnd(key, accepted.body.job_id);
+    const manifest = await manifestOf(key, accepted.body.job_id);
+    const archive = await call(key, 'GET', `/v1/jobs/${accepted.body.job_id}/archive`);
+    const entries = await zipEntries(await download(archive.headers.get('location')!));
+
+    // Assess
+    expect(upload.status).toBe(201);
+    expect(upload.body.upload_id).toMatch(/^upl_/);
+    expect(put.status).toBe(200);
+    expect(accepted.status).toBe(202);
+    expect(job).toMatchObject({ status: 'succeeded', total: 5, succeeded: 4, failed: 1 });
+    expect(job.result.archive_url).toBe(`${new URL(job.result.manifest_url).origin}/v1/jobs/${accepted.body.job_id}/archive`);
+    expect(manifest.map((line) => [line.line, line.success])).toEqual([[1, true], [2, true], [3, true], [4, true], [5, false]]);
+    expect(manifest[4].error.code).toBe('INVALID_HTML');
+    expect(manifest.map((line) => line.metadata?.n)).toEqual([1, 2, 3, undefined, undefined]);
+    // Every stored PDF, by its filename (the second invoice-1.pdf told apart by its line) or its line number.
+    expect(entries.map((entry) => entry.name)).toEqual(['invoice-1.pdf', '000002.pdf', '000003.pdf', 'invoice-1 (line 4).pdf']);
+    expect(entries[0]!.text).toContain('Invoice 1');
+    expect(entries[2]!.text).toContain('Certificate for Ada');
+    expect(entries[3]!.text).toContain('Invoice 4');
+    await expectExact(key, manifest);
+  }, 300_000);
+
+  it('refuses an archive of more lines than one worker can write, and options no document takes, before reading further', async () => {
+    const key = await createKey('pro');
+    const upload = await call(key, 'POST', '/v1/uploads');
+    await fetch(upload.body.url, { method: 'PUT', body: '{"html":"x"}\n'.repeat(100_001) });
+
+    const tooLarge = await call(key, 'POST', '/v1/pdf/bulk', { upload_id: upload.body.upload_id, archive: true });
+    const badOptions = await call(key, 'POST', '/v1/pdf/bulk', { items: [invoice(1)], options: { format: 'A9' } });
+    const notUploaded = await call(key, 'POST', '/v1/pdf/bulk', { upload_id: 'upl_' + 'x'.repeat(24) });
+
+    expect(expectApiError(tooLarge, 400, 'invalid_request')).toContain('at most 100000 lines');
+    expect(expectApiError(badOptions, 400, 'invalid_request')).toMatch(/^options: /);
+    expect(expectApiError(notUploaded, 400, 'invalid_request')).toContain('No file was uploaded');
+    expect(await quotaUsed(key)).toBe(0);
+  }, 120_000);
 
   it('is fair between keys: a small job sent after a large one of another key finishes first', async () => {
     const [large, small] = [await createKey('enterprise'), await createKey('pro')];
