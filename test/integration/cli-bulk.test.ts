@@ -5,11 +5,12 @@
  * beside them, and, run again after an interruption, continues the same job (charged once) and
  * fetches only what is missing. The PDFs are checked by reading them.
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { access, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPdfApiClient, type JobProgress } from '@pdf-api/client';
 import { apiUrl, createKey, quotaUsed, type TestKey } from '../support/api.ts';
@@ -40,6 +41,13 @@ function pdfapi(args: readonly string[], { key, onStart }: { key: TestKey; onSta
   });
 }
 
+/** The ZIP's entries and their bytes, as Python's zipfile reads them (after its own CRC check). */
+async function zipEntries(path: string): Promise<Map<string, Buffer>> {
+  const script = 'import sys, zipfile, json\nz = zipfile.ZipFile(sys.argv[1])\nassert z.testzip() is None\nprint(json.dumps([[i.filename, z.read(i).hex()] for i in z.infolist()]))';
+  const { stdout } = await promisify(execFile)('python3', ['-c', script, path], { maxBuffer: 64 * 1024 * 1024 });
+  return new Map((JSON.parse(stdout) as [string, string][]).map(([name, hex]) => [name, Buffer.from(hex, 'hex')]));
+}
+
 const exists = (path: string) =>
   access(path).then(
     () => true,
@@ -62,7 +70,8 @@ afterAll(async () => {
 
 describe('pdfapi bulk', () => {
   it('runs the file as a job and saves every PDF under its filename or line number, the invalid line reported', async () => {
-    // Arrange: eight lines, a \r\n file; line 3 is invalid, lines 5 and 6 want the same name.
+    // Arrange: eight lines, a \r\n file with a BOM (as Windows tools write them); line 3 is invalid,
+    // lines 5 and 6 want the same name.
     const lines = [
       invoice(1),
       invoice(2, { filename: 'first-customer' }),
@@ -74,7 +83,7 @@ describe('pdfapi bulk', () => {
       invoice(8),
     ];
     const input = join(workDir, 'items.jsonl');
-    await writeFile(input, `${lines.join('\r\n')}\r\n`);
+    await writeFile(input, `\ufeff${lines.join('\r\n')}\r\n`);
     const output = join(workDir, 'out');
     const usedBefore = await quotaUsed(key);
 
@@ -147,12 +156,32 @@ describe('pdfapi bulk', () => {
     expect(await quotaUsed(key)).toBe(usedBefore + 12);
   });
 
+  it('with --archive, downloads the job’s one ZIP of every PDF, named by filename or line number', async () => {
+    // Arrange: four lines, two wanting the same name.
+    const input = join(workDir, 'archive.jsonl');
+    await writeFile(input, `${[invoice(1), invoice(2, { filename: 'receipt' }), invoice(3, { filename: 'Receipt.pdf' }), invoice(4)].join('\n')}\n`);
+    const output = join(workDir, 'archive-out');
+
+    // Act
+    const run = await pdfapi(['bulk', input, '-o', output, '--archive', '--json'], { key });
+
+    // Assert: the archive and the manifest, no loose PDFs; each entry is its line's PDF.
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ succeeded: 4, failed: 0, archive: join(output, 'archive.zip') });
+    expect((await readdir(output)).sort()).toEqual(['.pdfapi-bulk.json', 'archive.zip', 'manifest.jsonl']);
+    const entries = await zipEntries(join(output, 'archive.zip'));
+    expect([...entries.keys()]).toEqual(['000001.pdf', 'receipt.pdf', 'Receipt (line 3).pdf', '000004.pdf']);
+    for (const [name, line] of [['000001.pdf', 1], ['receipt.pdf', 2], ['Receipt (line 3).pdf', 3], ['000004.pdf', 4]] as const) {
+      expect((await readPdf(entries.get(name)!)).text).toContain(`Bulk invoice ${line}`);
+    }
+  });
+
   it('refuses a directory another input filled, and a file with an invalid line without --skip-invalid, charging nothing', async () => {
     // Arrange
     const first = join(workDir, 'one.jsonl');
     const other = join(workDir, 'other.jsonl');
     await writeFile(first, `${invoice(1)}\n`);
-    await writeFile(other, `${invoice(2)}\n{"html": "<p>x</p>", "options": {"format": "A9"}}\n`);
+    await writeFile(other, `${invoice(2)}\n{"html": 5}\n`);
     const output = join(workDir, 'taken');
     expect((await pdfapi(['bulk', first, '-o', output], { key })).code).toBe(0);
     const usedBefore = await quotaUsed(key);
