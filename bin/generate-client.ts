@@ -16,7 +16,8 @@ const CLIENT_SOURCES = fileURLToPath(new URL('../packages/client/src/', import.m
 /** Each generated file's path and text. The server URL is the local stack's: any deployment's differs only there. */
 export async function generatedClientFiles(): Promise<Record<string, string>> {
   const document = openApiDocument({ serverUrl: 'http://127.0.0.1:3000' });
-  const nodes = await openapiTS(document as OpenAPI3, { exportType: true });
+  // emptyObjectsUnknown: a free-form JSON object (a template's `data`, `data_schema`) is any object to a caller, not an empty one.
+  const nodes = await openapiTS(document as OpenAPI3, { exportType: true, emptyObjectsUnknown: true });
   return {
     [join(CLIENT_SOURCES, 'openapi.json')]: `${JSON.stringify(document, null, 2)}\n`,
     [join(CLIENT_SOURCES, 'schema.d.ts')]: `${COMMENT_HEADER.replace('openapi-typescript.', 'openapi-typescript from GET /v1/openapi.json: npm run generate:client.')}${astToString(nodes)}`,

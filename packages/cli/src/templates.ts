@@ -25,9 +25,9 @@ type GenerateRequest = components['schemas']['GenerateRequest'];
 
 /**
  * A template's fields as this file handles them: the request's, with its JSON-valued fields as
- * JSON. The generated types spell a free-form JSON object (`data`, `data_schema`) as
- * `Record<string, never>` and the options as the fully defaulted ones, so the body is cast to the
- * generated type where it is sent (the API validates it, and explains what it refuses).
+ * JSON. The generated types spell a template's options as the fully defaulted ones (every
+ * defaulted option required), so the body is cast to the generated type where it is sent (the API
+ * validates it, and explains what it refuses).
  */
 type TemplateFields = Omit<TemplateRequest, 'options' | 'data_schema' | 'sample_data'> & {
   options?: Record<string, unknown>;

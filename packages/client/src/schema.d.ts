@@ -485,7 +485,7 @@ export type components = {
              *       "total": 1280.5
              *     }
              */
-            data?: Record<string, never>;
+            data?: Record<string, unknown>;
             /**
              * @description Paper format (any case is accepted).
              * @default A4
@@ -773,7 +773,7 @@ export type components = {
              *       "total": 1280.5
              *     }
              */
-            data?: Record<string, never>;
+            data?: Record<string, unknown>;
             options?: components["schemas"]["DocumentOptions"];
             /**
              * @description Your own JSON, echoed back in the item’s result (at most 16384 bytes). Known keys: `filename` and `reference_id` (strings).
@@ -1311,7 +1311,7 @@ export type components = {
              *       }
              *     }
              */
-            data_schema?: Record<string, never> | boolean;
+            data_schema?: Record<string, unknown> | boolean;
             /**
              * @description Data for previews, used when a preview sends none; checked against `data_schema` when saved.
              * @example {
