@@ -26,6 +26,8 @@ import {
   Liquid,
   LiquidError,
   Tag,
+  TokenKind,
+  Tokenizer,
   toValue,
   type Context,
   type Emitter,
@@ -345,13 +347,17 @@ export function createTemplateEngine(locale: string = DEFAULT_LOCALE, bwip?: typ
 // Checking a source before Liquid parses it
 
 const BLOCK_TAGS = new Set(['if', 'unless', 'for', 'case', 'capture', 'tablerow', 'comment', 'block']);
-const TAG_START = /\{\{|\{%-?\s*([A-Za-z_#][\w-]*)?/g;
 
 /**
  * Refuses a source that is too long, has too many tags or nests them too deeply, in one linear
- * pass (counts are upper bounds: a `{{` in plain text counts as a tag).
+ * pass before Liquid parses it. The tags are found by LiquidJS's own tokenizer (linear; it is the
+ * parser after it that is quadratic), one at a time, so what is counted is exactly what the parser
+ * will get: any scan of our own that disagreed with it (a `{% raw %}` written inside a `{{ "…" }}`
+ * string, taken for a raw block) would let uncounted tags through. A source the tokenizer cannot
+ * read (a tag not closed) is left to the parser, which refuses it the same way before its
+ * quadratic step.
  */
-function checkBounds(source: string, name: TemplateSourceName): void {
+function checkBounds(liquid: Liquid, source: string, name: TemplateSourceName): void {
   if (source.length > MAX_TEMPLATE_LENGTH) {
     throw new TemplateError(`the template is ${source.length} characters long; at most ${MAX_TEMPLATE_LENGTH} are allowed`, { source: name });
   }
@@ -372,29 +378,27 @@ function checkBounds(source: string, name: TemplateSourceName): void {
       open.pop();
     }
   };
-  TAG_START.lastIndex = 0;
-  let match: RegExpExecArray | null;
-  while ((match = TAG_START.exec(source)) !== null) {
-    const tag = match[1];
-    countTag(tag, match.index);
-    if (tag === 'raw') {
-      // Nothing inside raw is a tag.
-      const end = /\{%-?\s*endraw\b/g;
-      end.lastIndex = TAG_START.lastIndex;
-      if (end.exec(source) === null) break;
-      TAG_START.lastIndex = end.lastIndex;
-    } else if (tag === 'liquid') {
-      // Each line of a liquid tag is a tag of its own.
-      const close = source.indexOf('%}', TAG_START.lastIndex);
-      const body = source.slice(TAG_START.lastIndex, close < 0 ? source.length : close);
-      let offset = TAG_START.lastIndex;
-      for (const line of body.split('\n')) {
-        const word = /^\s*([A-Za-z_#][\w-]*)/.exec(line)?.[1];
-        if (word !== undefined) countTag(word, offset);
-        offset += line.length + 1;
+  const options = liquid.options;
+  const tokenizer = new Tokenizer(source, options.operators);
+  try {
+    while (!tokenizer.end()) {
+      const token = tokenizer.readTopLevelToken(options);
+      if (token.kind === TokenKind.Output) {
+        countTag(undefined, token.begin);
+      } else if (token.kind === TokenKind.Tag) {
+        const tag = token as TagToken;
+        countTag(tag.name, tag.begin);
+        if (tag.name === 'liquid') {
+          // Each line of a liquid tag is a tag of its own.
+          for (let line = tag.tokenizer.readLiquidTagToken(options); line !== undefined; line = tag.tokenizer.readLiquidTagToken(options)) {
+            countTag(line.name, line.begin);
+          }
+        }
       }
-      if (close >= 0) TAG_START.lastIndex = close + 2;
     }
+  } catch (error) {
+    if (error instanceof TemplateError) throw error;
+    // Not readable as Liquid: the parser says why.
   }
 }
 
@@ -545,7 +549,7 @@ const SOURCE_NAMES: readonly TemplateSourceName[] = ['html', 'header_html', 'foo
 const CODE_FILTER_NAME = new RegExp(`\\b(?:${CODE_FILTERS.join('|')})\\b`);
 
 function parseSource(liquid: Liquid, source: string, name: TemplateSourceName): Template[] {
-  checkBounds(source, name);
+  checkBounds(liquid, source, name);
   try {
     return liquid.parse(source);
   } catch (error) {

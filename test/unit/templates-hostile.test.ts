@@ -181,6 +181,15 @@ describe('loops and recursion', () => {
     expect(() => checkTemplateSyntax({ html: '{% if x %}{% endif %}'.repeat(MAX_TEMPLATE_TAGS) })).toThrow(/more than 5000 tags/);
   });
 
+  it('counts the tags LiquidJS parses, whatever is written inside an output or a raw block', async () => {
+    // A `{% raw %}` inside a string is not a raw block: the tags after it are parsed, so counted.
+    const hidden = '{{ "{% raw %}" }}' + '{% assign a = 1 %}'.repeat(MAX_TEMPLATE_TAGS) + '{{ "{% endraw %}" }}';
+    expect(() => checkTemplateSyntax({ html: hidden })).toThrow(/more than 5000 tags/);
+    // What a real raw block holds is text, however many tags it looks like.
+    const raw = await renderTemplate({ html: '{% raw %}' + '{{ x }}'.repeat(MAX_TEMPLATE_TAGS) + '{% endraw %}' }, {});
+    expect(raw.html).toBe('{{ x }}'.repeat(MAX_TEMPLATE_TAGS));
+  });
+
   it('refuses a template longer than the limit', async () => {
     const error = await failure({ html: 'x', footer_html: 'a'.repeat(MAX_TEMPLATE_LENGTH + 1) });
     expect(error.message).toBe(`footer_html: the template is ${MAX_TEMPLATE_LENGTH + 1} characters long; at most ${MAX_TEMPLATE_LENGTH} are allowed`);
