@@ -33,7 +33,7 @@ import { enqueueChunks, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { MAX_ARCHIVE_LINES, MAX_INLINE_ITEMS, MAX_UPLOAD_BYTES } from '#lib/documents/bulk-request.ts';
 import { itemOptionsSchema } from '#lib/documents/document-options.ts';
-import { getJob, jobRequestKey, pendingJobIds, putJob, putJobRequest, type Job } from '#lib/jobs/job-records.ts';
+import { getJob, pendingJobIds, putJob, putJobRequest, queuedJob, type Job } from '#lib/jobs/job-records.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { randomBase62 } from '#lib/random.ts';
 import { describeIssue } from '#lib/render/options.ts';
@@ -169,18 +169,7 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
       );
     }
     job = {
-      id,
-      keyId: apiKey.keyId,
-      tier: apiKey.tier,
-      kind: 'bulk',
-      status: 'queued',
-      createdAt: now.toISOString(),
-      attempts: 0,
-      reservation,
-      requestKey: jobRequestKey(apiKey.keyId, id),
-      baseUrl: input.baseUrl,
-      seed: randomBase62(32),
-      ...(input.webhookUrl !== undefined && { webhookUrl: input.webhookUrl }),
+      ...queuedJob({ id, owner: apiKey, kind: 'bulk', reservation, baseUrl: input.baseUrl, webhookUrl: input.webhookUrl, now }),
       bulk: {
         total,
         invalid: problems.length,

@@ -113,6 +113,35 @@ export const jobKey = (id: string) => ({ pk: `${ENTITY}#${id}`, sk: ENTITY });
 
 export const jobRequestKey = (keyId: string, jobId: string) => `${JOB_REQUEST_PREFIX}${keyId}/${jobId}.json`;
 
+/**
+ * A job as it is submitted, whatever its kind: queued, not yet run, its request's object and the
+ * seed its PDF ids derive from decided now.
+ */
+export function queuedJob(input: {
+  id: string;
+  owner: { readonly keyId: string; readonly tier: TierName };
+  kind: JobKind;
+  reservation: QuotaReservation;
+  baseUrl: string;
+  webhookUrl: string | undefined;
+  now: Date;
+}): Job {
+  return {
+    id: input.id,
+    keyId: input.owner.keyId,
+    tier: input.owner.tier,
+    kind: input.kind,
+    status: 'queued',
+    createdAt: input.now.toISOString(),
+    attempts: 0,
+    reservation: input.reservation,
+    requestKey: jobRequestKey(input.owner.keyId, input.id),
+    baseUrl: input.baseUrl,
+    seed: randomBase62(32),
+    ...(input.webhookUrl !== undefined && { webhookUrl: input.webhookUrl }),
+  };
+}
+
 export function asJob(item: Record<string, unknown>): Job {
   const { pk: _pk, sk: _sk, ttl: _ttl, [ENTITY_INDEX.partitionKey]: _p, [ENTITY_INDEX.sortKey]: _s, ...job } = item;
   return job as unknown as Job;

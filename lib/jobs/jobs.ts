@@ -45,7 +45,7 @@ import {
   deleteJob,
   deleteJobRequest,
   jobPdfId,
-  jobRequestKey,
+  queuedJob,
   JOB_RESERVATION_LIFETIME_MS,
   putJob,
   putJobRequest,
@@ -142,20 +142,7 @@ export async function submitJob(input: {
   );
   const id = input.id ?? 'job_' + randomBase62(24);
   const request = Object.fromEntries(Object.entries(input.body).filter(([name]) => !(ASYNC_REQUEST_FIELDS as string[]).includes(name)));
-  const job: Job = {
-    id,
-    keyId: apiKey.keyId,
-    tier: apiKey.tier,
-    kind: input.kind,
-    status: 'queued',
-    createdAt: now.toISOString(),
-    attempts: 0,
-    reservation,
-    requestKey: jobRequestKey(apiKey.keyId, id),
-    baseUrl: input.baseUrl,
-    seed: randomBase62(32),
-    ...(input.webhookUrl !== undefined && { webhookUrl: input.webhookUrl }),
-  };
+  const job = queuedJob({ id, owner: apiKey, kind: input.kind, reservation, baseUrl: input.baseUrl, webhookUrl: input.webhookUrl, now });
   let stored = false;
   try {
     await putJobRequest(store, job.requestKey, request);
