@@ -19,6 +19,7 @@ import { BUSY_THRESHOLD_PERCENT, waitForQuiet, watchForeignLoad } from './lib/ma
 import { runFreezing, runLambda } from './lib/lambda.ts';
 import { runLimits } from './lib/limits.ts';
 import { runBurst } from './lib/burst.ts';
+import { runBulk } from './lib/bulk.ts';
 import { runNaive } from './lib/naive.ts';
 import { buildRows, renderMarkdown, renderText, type BenchResults } from './lib/report.ts';
 import { TreeRssSampler } from './lib/rss.ts';
@@ -125,6 +126,10 @@ await phase('limits', async (log) => {
 
 await phase('burst', async (log) => {
   results.burst = await runBurst(log);
+});
+
+await phase('bulk', async (log) => {
+  results.bulk = await runBulk(log);
 });
 
 const durationSeconds = round((performance.now() - started) / 1000);

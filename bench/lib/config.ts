@@ -3,7 +3,7 @@
  * four minutes on the 2-core machine); BENCH_QUICK=1 gives a smoke run of well under a minute.
  */
 
-export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst'] as const;
+export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface BenchConfig {
@@ -86,4 +86,5 @@ export const KNOB_NAMES = [
   'BENCH_RSS_INTERVAL_MS',
   'BENCH_WAIT_QUIET_S',
   'BENCH_LAMBDA_CDK_OUT',
+  'BENCH_BULK_SIZES',
 ] as const;

@@ -7,6 +7,7 @@ import { CORPUS, THROUGHPUT_DOCUMENT } from './corpus.ts';
 import type { FreezingResult, LambdaResult } from './lambda.ts';
 import type { LimitsResults } from './limits.ts';
 import type { BurstResults } from './burst.ts';
+import type { BulkResults } from './bulk.ts';
 import type { DecompressResult } from './decompress.ts';
 import type { FloorResult } from './floor.ts';
 import type { NaiveResult } from './naive.ts';
@@ -25,6 +26,8 @@ export interface BenchResults {
   readonly limits?: LimitsResults;
   /** Phase `burst`: a cold burst of 100 generates in the Lambda emulation behind a gateway (bench/lib/burst.ts). */
   readonly burst?: BurstResults;
+  /** Phase `bulk`: bulk jobs of 500 and 2,000 lines through the local stack, time and every process's peak memory (bench/lib/bulk.ts). */
+  readonly bulk?: BulkResults;
 }
 
 export type Status = 'PASS' | 'MISS' | 'n/a' | '';
@@ -233,6 +236,19 @@ export function buildRows(results: BenchResults): Row[] {
       `Lambda emulation: cold burst of ${row.requests} generates at account concurrency ${row.accountConcurrency} (≤ ${results.burst!.environmentsCap} environments): p50 / p95 / max of the 200s`,
       `${ms(Math.round(row.latency.p50))} / ${ms(Math.round(row.latency.p95))} / ${ms(Math.round(row.latency.max))}`,
       `${counts(row.statuses)}; ${row.coldStarts} cold starts (median ${ms(row.coldStartMedianMs)}); all answered in ${ms(row.wallMs)}`,
+    );
+  }
+  for (const run of results.bulk?.runs ?? []) {
+    const chromium = Object.entries(run.processes).filter(([kind]) => kind.startsWith('Chromium'));
+    add(
+      `local stack: bulk job of ${run.lines.toLocaleString('en-US')} lines (upload, ${run.templateLines} template lines, ${run.invalid} invalid skipped, archive): submission to end`,
+      `${run.seconds} s = ${run.linesPerSecond} lines/s`,
+      `${run.status}, ${run.succeeded} stored, ${run.failed} failed; submission ${ms(run.submitMs)}; exact (quota == listed == downloadable == manifest == ZIP): ${run.exact}`,
+    );
+    add(
+      `local stack: bulk job of ${run.lines.toLocaleString('en-US')} lines: peak RSS, tree / stack process / largest Chromium process`,
+      `${run.treePeakMiB} / ${run.processes['stack (node)']?.peakMiB ?? 'n/a'} / ${Math.max(...chromium.map(([, peak]) => peak.peakMiB))} MiB`,
+      chromium.map(([kind, peak]) => `${kind.replace('Chromium ', '')} ${peak.peakMiB} MiB ×${peak.most}`).join(', '),
     );
   }
   return rows;
