@@ -48,12 +48,12 @@ export const JOB_RESERVATION_LIFETIME_MS = 2 * 3_600_000;
  */
 export const JOB_ASYNC_INVOKE = { retryAttempts: 2, maxEventAgeSeconds: 3_600 } as const;
 
-/** `cancelled` is a bulk job's only (DELETE /v1/jobs/{job_id}, lib/bulk/bulk-jobs.ts). */
+/** `cancelled` is a bulk job's only (DELETE /v1/jobs/{job_id}, lib/bulk/bulk-submission.ts). */
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 /** A bulk job is run by the bulk queue's workers (lib/bulk/), never by the job function. */
 export type JobKind = 'generate' | 'batch' | 'bulk';
 
-/** What a bulk job is made of, decided at submission (lib/bulk/bulk-jobs.ts). */
+/** What a bulk job is made of, decided at submission (lib/bulk/bulk-submission.ts). */
 export interface BulkPlan {
   /** Lines of the input, valid or not. */
   readonly total: number;
