@@ -21,7 +21,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
-import { errorFromAnswer, PdfApiError, type BulkJob, type BulkResult, type DocumentOptions, type Job, type ManifestLine, type PdfApiClient } from '@pdf-api/client';
+import { fetchDownload, PdfApiError, type BulkJob, type BulkResult, type DocumentOptions, type Job, type ManifestLine, type PdfApiClient } from '@pdf-api/client';
 import { safePdfFilename, terminalJson, terminalText } from './untrusted.ts';
 
 /** What the bulk command takes from main.ts (so the two files do not import each other). */
@@ -163,18 +163,7 @@ async function saveResponse(response: Response, path: string): Promise<void> {
 
 /** A download link's file (no key: the link is the credential), into `path`. */
 async function downloadTo(url: string, path: string): Promise<void> {
-  const response = await fetch(url, { redirect: 'follow' });
-  if (!response.ok) {
-    const text = await response.text();
-    let body: unknown = text;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      // Storage's own answer.
-    }
-    throw errorFromAnswer(response, body);
-  }
-  await saveResponse(response, path);
+  await saveResponse(await fetchDownload(url), path);
 }
 
 /** Runs `work` over what `items` yields, at most `limit` at a time, reading `items` only as fast as the work goes. */

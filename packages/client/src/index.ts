@@ -104,6 +104,23 @@ function unwrap<T>(answer: { data?: T; error?: unknown; response: Response }): T
 }
 
 /** Per-request settings of the operations that create PDFs. */
+/**
+ * A download link's answer, to read or stream: the link needs no key (its signature is the
+ * credential) and redirects to storage. A refusal is thrown as the API's error.
+ */
+export async function fetchDownload(url: string, fetch: typeof globalThis.fetch = globalThis.fetch): Promise<Response> {
+  const response = await fetch(url, { redirect: 'follow' });
+  if (response.ok) return response;
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not the API's JSON (storage answered): the status and text say what happened.
+  }
+  throw errorFromAnswer(response, body);
+}
+
 export interface CreateOptions {
   /**
    * Makes the call safe to retry: the same key with the same request within 24 hours answers the
@@ -233,18 +250,7 @@ export function createPdfApiClient({ baseUrl, apiKey, fetch = globalThis.fetch }
     usage: async () => unwrap(await raw.GET('/v1/usage')),
     health: async () => unwrap(await raw.GET('/health')),
     download: async (pdf) => {
-      // The link needs no key (its signature is the credential) and redirects to storage.
-      const response = await fetch(typeof pdf === 'string' ? pdf : pdf.url, { redirect: 'follow' });
-      if (!response.ok) {
-        const text = await response.text();
-        let body: unknown = text;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          // Not the API's JSON (storage answered): the status and text say what happened.
-        }
-        throw errorFromAnswer(response, body);
-      }
+      const response = await fetchDownload(typeof pdf === 'string' ? pdf : pdf.url, fetch);
       return new Uint8Array(await response.arrayBuffer());
     },
   };
