@@ -81,7 +81,7 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
           merge,
           reservation,
           baseUrl,
-          deadline: AbortSignal.timeout(Math.max(1, deadlineMs)),
+          deadlineAt: Date.now() + Math.max(1, deadlineMs),
           itemTimeoutMs: settings.batchItemTimeoutMs,
           concurrency: share.count,
           timeLeftMs: () => context.getRemainingTimeInMillis() - MERGE_ANSWER_MS,

@@ -35,8 +35,8 @@ export interface BatchRequest {
   readonly merge: boolean;
   readonly reservation: QuotaReservation;
   readonly baseUrl: string;
-  /** When unfinished items give up. */
-  readonly deadline: AbortSignal;
+  /** When unfinished items give up (epoch ms). */
+  readonly deadlineAt: number;
   /** Longest one item may take. */
   readonly itemTimeoutMs: number;
   /** Render invocations in flight at once (the batch's part of its key's share); BATCH_CONCURRENCY by default. */
@@ -72,7 +72,7 @@ export async function runBatchRequest(batch: BatchRequest, started = performance
     linkFor: (record) => downloadUrl(record, batch.baseUrl),
     concurrency: batch.concurrency ?? settings.batchConcurrency,
     itemTimeoutMs: batch.itemTimeoutMs,
-    deadline: batch.deadline,
+    deadlineAt: batch.deadlineAt,
     ...(batch.madeBefore && { madeBefore: batch.madeBefore }),
   });
   // Items an earlier run of a job made are done too: their records are read back, not committed.

@@ -9,7 +9,7 @@
  * put the items back, narrow the fan-out, group items into fewer invocations.
  */
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
-import { RenderThrottledError, type RenderGroupInvocation, type RenderInvocation, type RenderOutcome } from '#lib/documents/batch.ts';
+import { RenderThrottledError, type GroupItemOutcome, type RenderGroupInvocation, type RenderInvocation, type RenderOutcome } from '#lib/documents/batch.ts';
 import { settings } from '#lib/settings.ts';
 import { oncePerEndpoint } from './clients.ts';
 
@@ -41,8 +41,8 @@ export async function invokeRenderFunction(invocation: RenderInvocation, signal:
 }
 
 /** Several items in one invocation, when the fan-out is throttled: one outcome each, in order. */
-export async function invokeRenderGroup(invocation: RenderGroupInvocation, signal: AbortSignal): Promise<RenderOutcome[]> {
+export async function invokeRenderGroup(invocation: RenderGroupInvocation, signal: AbortSignal): Promise<GroupItemOutcome[]> {
   const outcomes = await invoke(invocation, signal);
   if (!Array.isArray(outcomes) || outcomes.length !== invocation.items.length) throw new RenderFunctionError('render function answered no outcome per item');
-  return outcomes as RenderOutcome[];
+  return outcomes as GroupItemOutcome[];
 }

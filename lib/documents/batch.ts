@@ -102,6 +102,12 @@ export interface RenderInvocation extends RenderCommon, RenderItem {}
  */
 export interface RenderGroupInvocation extends RenderCommon {
   readonly items: readonly RenderItem[];
+  /**
+   * When the batch stops waiting for this invocation's answer, from its start: an item that would
+   * not end by then is not started (`notStarted`), and each one started gets at most the time left,
+   * so the items done come back in time instead of being lost with the group at the deadline.
+   */
+  readonly answerWithinMs?: number;
 }
 
 /** Lambda refused the render invoke (TooManyRequestsException): nothing of it started. */
@@ -113,6 +119,9 @@ export class RenderThrottledError extends Error {
 export type RenderOutcome =
   | { readonly ok: true; readonly record: PdfRecord }
   | { readonly ok: false; readonly code: BatchItemCode; readonly message: string };
+
+/** What the render function answers for an item of a group: its outcome, or that it did not start it (it would not have ended within `answerWithinMs`). */
+export type GroupItemOutcome = RenderOutcome | { readonly notStarted: true };
 
 export const metadataSchema = z
   .record(z.string(), z.unknown(), { error: 'metadata must be an object' })
@@ -173,7 +182,7 @@ export interface BatchRun {
   /** Invokes the render function for one item; must honour the signal. Throws RenderThrottledError when Lambda throttles it. */
   readonly invokeRender: (invocation: RenderInvocation, signal: AbortSignal) => Promise<RenderOutcome>;
   /** Invokes the render function for several items (one outcome each, in order), used when the fan-out is throttled. */
-  readonly renderGroup?: (invocation: RenderGroupInvocation, signal: AbortSignal) => Promise<RenderOutcome[]>;
+  readonly renderGroup?: (invocation: RenderGroupInvocation, signal: AbortSignal) => Promise<GroupItemOutcome[]>;
   /** Writes a done item's record: from then on its PDF exists, is listed and is charged. Answers the record stored. */
   readonly commit: (record: PdfRecord) => Promise<PdfRecord>;
   /** The item's download link, from its stored record. */
@@ -182,8 +191,8 @@ export interface BatchRun {
   readonly concurrency: number;
   /** Longest one item may take from the start of its invocation. */
   readonly itemTimeoutMs: number;
-  /** When every unfinished item gives up, so the batch answers inside the gateway's limit. */
-  readonly deadline: AbortSignal;
+  /** When every unfinished item gives up (epoch ms), so the batch answers inside the gateway's limit. */
+  readonly deadlineAt: number;
   /**
    * An asynchronous job's batch (lib/jobs/jobs.ts), or one sent with an Idempotency-Key
    * (lib/api/earlier-runs.ts): the id of each item's PDF, and its record when an earlier run of the
@@ -201,11 +210,23 @@ const failure = (code: BatchItemCode, message: string): BatchItemResult => ({ su
 
 /** Most items one render invocation takes when Lambda throttles the batch's fan-out. */
 export const MAX_ITEMS_PER_INVOCATION = 10;
+/**
+ * About how long one invocation of a group should take: short enough that the fan-out hears of the
+ * account's room again (and widens) every few seconds, and that the last groups end together
+ * instead of one long group keeping the batch waiting; long enough that a group spares many invokes.
+ */
+const GROUP_TARGET_MS = 3_000;
+/** Kept back from a group's time for its answer to travel and its records to be written before the deadline. */
+const GROUP_ANSWER_MARGIN_MS = 1_500;
 /** First wait after a throttled invoke when no other invocation of the batch is under way; doubled each time, with jitter. */
 const THROTTLE_BACKOFF_MS = 100;
 const THROTTLE_BACKOFF_MAX_MS = 2_000;
-/** Invocations that succeed in a row after a throttle before the fan-out widens again by one. */
-const SUCCESSES_BEFORE_WIDENING = 3;
+/**
+ * Invocations that succeed in a row after a throttle before the fan-out widens again by one: every
+ * one, since a probe costs only a 429 (cheap and uncharged) while a fan-out left narrow costs the
+ * batch its seconds (a group takes seconds, so waiting for several in a row kept it narrow for most of them).
+ */
+const SUCCESSES_BEFORE_WIDENING = 1;
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -292,33 +313,63 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
     }
   };
 
+  const deadline = AbortSignal.timeout(Math.max(1, run.deadlineAt - Date.now()));
+  const timeLeftMs = () => run.deadlineAt - Date.now();
   let running = 0;
   let throttled = false;
   let successesInARow = 0;
+  /** How long an item takes in this batch (a moving average over invocations, each its time over its items): how groups are sized. */
+  let msPerItem: number | undefined;
+  const timed = (ms: number) => void (msPerItem = msPerItem === undefined ? ms : 0.7 * msPerItem + 0.3 * ms);
+  /** The widest the fan-out may go: the batch's concurrency, and no wider than its items. */
+  const widest = Math.max(1, Math.min(run.concurrency, waiting.length));
   /**
-   * The widest the fan-out goes. Once throttled, one below the width that was refused: the batch
-   * leaves an execution of the account to everything else (a single generate, a download) rather
-   * than take every last one and have theirs throttled too.
+   * The widest it goes now. Once throttled, one below the width that was refused: the batch leaves
+   * an execution of the account to everything else (a single generate, a download) rather than
+   * take every last one and have theirs throttled too. It widens by one after a few successes in a
+   * row, so a throttle that said little (an execution still finishing, another function's burst
+   * that ended) does not hold the batch narrow for the rest of its time.
    */
-  let ceiling = Math.max(1, Math.min(run.concurrency, waiting.length));
+  let ceiling = widest;
 
-  /** How many items the next invocation takes: one, unless the fan-out was throttled. */
-  const groupSize = () => (throttled && run.renderGroup ? Math.max(1, Math.min(MAX_ITEMS_PER_INVOCATION, Math.ceil(waiting.length / Math.max(1, running)))) : 1);
+  /**
+   * How many items the next invocation takes: one, unless the fan-out was throttled. Then the
+   * items left spread over the invocations the account gives, in groups of about GROUP_TARGET_MS.
+   */
+  const groupSize = () => {
+    if (!throttled || !run.renderGroup) return 1;
+    const spread = Math.ceil(waiting.length / ceiling);
+    const inTargetTime = msPerItem ? Math.floor(GROUP_TARGET_MS / msPerItem) : MAX_ITEMS_PER_INVOCATION;
+    return Math.max(1, Math.min(MAX_ITEMS_PER_INVOCATION, spread, inTargetTime));
+  };
 
   const invoke = async (group: number[]): Promise<'throttled' | 'done'> => {
-    const signal = AbortSignal.any([AbortSignal.timeout(run.itemTimeoutMs * group.length), run.deadline]);
+    const signal = AbortSignal.any([AbortSignal.timeout(run.itemTimeoutMs * group.length), deadline]);
+    const started = Date.now();
     try {
       if (group.length === 1) {
         const [index] = group as [number];
         const renderItem = renderItemOf(index);
         await settle(index, await run.invokeRender({ ...common, ...renderItem }, signal), signal);
       } else {
-        const outcomes = await run.renderGroup!({ ...common, items: group.map(renderItemOf) }, signal);
-        await Promise.all(group.map((index, i) => settle(index, outcomes[i] ?? { ok: false, code: 'RENDER_FAILED', message: 'The render function answered no outcome for this item' }, signal)));
+        const answerWithinMs = Math.max(1, timeLeftMs() - GROUP_ANSWER_MARGIN_MS);
+        const outcomes = await run.renderGroup!({ ...common, items: group.map(renderItemOf), answerWithinMs }, signal);
+        // What the render function did not start (it would not have ended in time) goes back to the line.
+        const unstarted = group.filter((_, i) => outcomes[i] !== undefined && 'notStarted' in outcomes[i]);
+        waiting.unshift(...unstarted);
+        if (unstarted.length < group.length) timed((Date.now() - started) / (group.length - unstarted.length));
+        await Promise.all(
+          group.map((index, i) => {
+            const outcome = outcomes[i] ?? { ok: false, code: 'RENDER_FAILED', message: 'The render function answered no outcome for this item' };
+            return 'notStarted' in outcome ? undefined : settle(index, outcome, signal);
+          }),
+        );
+        return 'done';
       }
+      timed(Date.now() - started);
       return 'done';
     } catch (error) {
-      if (error instanceof RenderThrottledError && !run.deadline.aborted) return 'throttled';
+      if (error instanceof RenderThrottledError && !deadline.aborted) return 'throttled';
       const outcome = signal.aborted
         ? failure('RENDER_TIMEOUT', 'Rendering this item took longer than its time limit')
         : error instanceof RenderThrottledError
@@ -333,15 +384,20 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
     running++;
     let backoffMs = THROTTLE_BACKOFF_MS;
     try {
-      while (waiting.length > 0 && !run.deadline.aborted) {
+      while (waiting.length > 0 && !deadline.aborted) {
         // Narrowed below this invocation's place: it stops once its work is done.
         if (running > ceiling) return;
-        const group = waiting.splice(0, groupSize());
+        // An item that could not end before the deadline (a group's, before its answer's margin) is
+        // not started: it fails uncharged, below.
+        const size = groupSize();
+        if (msPerItem !== undefined && timeLeftMs() < msPerItem + (size > 1 ? GROUP_ANSWER_MARGIN_MS : 0)) return;
+        const group = waiting.splice(0, size);
         if ((await invoke(group)) === 'done') {
           backoffMs = THROTTLE_BACKOFF_MS;
-          if (throttled && ++successesInARow >= SUCCESSES_BEFORE_WIDENING && running < ceiling && waiting.length > running) {
+          if (throttled && ++successesInARow >= SUCCESSES_BEFORE_WIDENING) {
             successesInARow = 0;
-            void worker(); // widened again: the account had room after all
+            ceiling = Math.min(widest, ceiling + 1);
+            if (running < ceiling && waiting.length > running) void worker();
           }
           continue;
         }
@@ -351,7 +407,7 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
         ceiling = Math.max(1, Math.min(ceiling, running - 2));
         successesInARow = 0;
         if (running > 1) return;
-        await sleep(Math.random() * backoffMs, run.deadline);
+        await sleep(Math.random() * backoffMs, deadline);
         backoffMs = Math.min(THROTTLE_BACKOFF_MAX_MS, backoffMs * 2);
       }
     } finally {
@@ -362,7 +418,7 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
   let everyWorkerStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (everyWorkerStopped = resolve));
   if (waiting.length > 0) {
-    for (let i = 0, wanted = ceiling; i < wanted; i++) void worker();
+    for (let i = 0; i < ceiling; i++) void worker();
     await stopped;
   }
   // Items still waiting when time ran out never started: nothing of them was made or charged.

@@ -7,21 +7,40 @@
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { recordDocumentFailure } from '#lib/observability/metrics.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
-import { batchItemCode, type RenderGroupInvocation, type RenderInvocation, type RenderOutcome } from './batch.ts';
+import { batchItemCode, type GroupItemOutcome, type RenderGroupInvocation, type RenderInvocation, type RenderOutcome } from './batch.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 import { renderToObject } from './produce-pdf.ts';
 import { prepareRequestedDocument, templateReader, type TemplateReader } from './templates.ts';
 import type { TemplateStore } from '#lib/storage/templates.ts';
+import { settings } from '#lib/settings.ts';
+
+/** Least time left for an item of a group to be started: less would only make a render time limit no document meets. */
+const MIN_TIME_TO_START_MS = 1_000;
 
 /**
  * Several items of one batch in one invocation (the batch's fan-out was throttled): one after the
  * other, each exactly as if it had an invocation of its own (its own workspace, its own outcome).
+ * Within `answerWithinMs`: an item is not started when the longest one so far would not end in the
+ * time left, and one started gets no more render time than is left, so the group answers while the
+ * batch still waits for it, with the items done.
  */
-export async function renderItems(store: PdfStore & TemplateStore, { items, ...common }: RenderGroupInvocation): Promise<RenderOutcome[]> {
-  const outcomes: RenderOutcome[] = [];
+export async function renderItems(store: PdfStore & TemplateStore, { items, answerWithinMs, ...common }: RenderGroupInvocation): Promise<GroupItemOutcome[]> {
+  const answerBy = performance.now() + (answerWithinMs ?? Number.POSITIVE_INFINITY);
+  const outcomes: GroupItemOutcome[] = [];
   // The items of one group share their templates: each is read (and its data_schema compiled) once.
   const templates = templateReader(store, common.owner);
-  for (const item of items) outcomes.push(await renderItem(store, { ...common, ...item }, templates));
+  let longestMs = 0;
+  for (const item of items) {
+    const started = performance.now();
+    const leftMs = answerBy - started;
+    if (leftMs <= Math.max(longestMs, MIN_TIME_TO_START_MS)) {
+      outcomes.push({ notStarted: true });
+      continue;
+    }
+    const renderTimeoutMs = Math.min(common.renderTimeoutMs ?? settings.renderTimeoutMs, Math.floor(leftMs));
+    outcomes.push(await renderItem(store, { ...common, ...item, renderTimeoutMs }, templates));
+    longestMs = Math.max(longestMs, performance.now() - started);
+  }
   return outcomes;
 }
 

@@ -224,7 +224,7 @@ async function runBatch(job: Job, body: Record<string, unknown>, context: Pick<C
     merge,
     reservation: job.reservation,
     baseUrl: job.baseUrl,
-    deadline: AbortSignal.timeout(deadlineMs),
+    deadlineAt: Date.now() + deadlineMs,
     // An item may wait in its key's line (its tier's share of renderers) for as long as the job
     // has; its render alone is bounded by the tier's render time.
     itemTimeoutMs: deadlineMs,

@@ -59,6 +59,22 @@ describe('at an account concurrency of 10', () => {
     }
   }, 60_000);
 
+  it("a group of items with little time left answers in time with what it made, and does not start what would not end", async () => {
+    // Prepare: a first item that takes 3.2 s at least (wait_delay_ms), two quick ones, and 6 s to answer in.
+    const item = (n: number, options = {}) => ({ item: { html: invoice(n), options } });
+    const group = { owner: { keyId: 'key_group', tier: 'pro' }, reservationId: 'res_group', answerWithinMs: 6000, items: [item(1, { wait_delay_ms: 3200 }), item(2), item(3)] };
+
+    // Act
+    const answer = await fetch(`${service.stack.info.lambdaEndpoint}/2015-03-31/functions/render/invocations`, { method: 'POST', body: JSON.stringify(group) });
+
+    // Assess: the first made (its file stored, its record left to the batch); after it, 2.8 s at most
+    // were left, less than the 3.2 s it took, so the others were not started.
+    expect(answer.status).toBe(200);
+    const outcomes = (await answer.json()) as { ok?: boolean; notStarted?: boolean; record?: { pages: number } }[];
+    expect(outcomes.map((outcome) => (outcome.notStarted ? 'not started' : outcome.ok)), JSON.stringify(outcomes)).toEqual([true, 'not started', 'not started']);
+    expect(outcomes[0]!.record!.pages).toBe(1);
+  }, 60_000);
+
   it('a batch of 100 invoices answers 100 successes, charged exactly', async () => {
     console.info(await expectBatchOf100Succeeds(service));
   }, 120_000);

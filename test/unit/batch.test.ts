@@ -38,7 +38,7 @@ function batch(items: unknown[], invokeRender: BatchRun['invokeRender'], overrid
     linkFor: (r) => `https://api.example/v1/files/${r.id}`,
     concurrency: 4,
     itemTimeoutMs: 1_000,
-    deadline: new AbortController().signal,
+    deadlineAt: Date.now() + 60_000,
     ...overrides,
   });
 }
@@ -170,18 +170,16 @@ describe('runBatch', () => {
 
   it('fails the items left when the batch deadline passes, so the batch still answers', async () => {
     // Prepare
-    const deadline = new AbortController();
     let calls = 0;
     const invoke = async (_inv: RenderInvocation, signal: AbortSignal): Promise<RenderOutcome> => {
-      if (++calls === 2) deadline.abort(); // the deadline passes while the second item renders
-      await sleep(50, signal);
+      await sleep(++calls === 1 ? 10 : 1_000, signal); // the deadline passes while the second item renders
       return { ok: true, record: record(`pdf_${calls}`) };
     };
 
     // Act
     const results = (await batch([{ html: 'a' }, { html: 'b' }, { html: 'c' }], invoke, {
       concurrency: 1,
-      deadline: deadline.signal,
+      deadlineAt: Date.now() + 300,
     })) as { success: boolean; error?: { code: string } }[];
 
     // Assess
@@ -275,7 +273,8 @@ describe('runBatch', () => {
 
 describe('runBatch under Lambda throttling', () => {
   /** A render function behind an account with `limit` concurrent executions: past it, invokes are throttled. */
-  function throttlingAccount(limit: number, renderMs = 10) {
+  function throttlingAccount(initialLimit: number, renderMs = 10) {
+    let limit = initialLimit;
     let running = 0;
     const seen = { throttled: 0, invocations: 0, groups: [] as number[], maxRunning: 0 };
     const admit = async <T>(work: () => Promise<T>): Promise<T> => {
@@ -304,7 +303,7 @@ describe('runBatch under Lambda throttling', () => {
         }
         return outcomes;
       });
-    return { invokeRender, renderGroup, seen };
+    return { invokeRender, renderGroup, seen, setLimit: (to: number) => void (limit = to), running: () => running };
   }
 
   it('renders every item of a batch of 100 with 3 concurrent executions, grouping items once throttled, none failed', async () => {
@@ -318,7 +317,7 @@ describe('runBatch under Lambda throttling', () => {
       renderGroup: account.renderGroup,
       concurrency: 100,
       itemTimeoutMs: 5_000,
-      deadline: AbortSignal.timeout(20_000),
+      deadlineAt: Date.now() + 20_000,
       commit: async (r) => (committed.push(r.id), r),
     })) as { success: boolean; pdf_id?: string }[];
 
@@ -341,7 +340,7 @@ describe('runBatch under Lambda throttling', () => {
     const results = (await batch(
       Array.from({ length: 5 }, (_, i) => ({ html: `<p>${i}</p>` })),
       account.invokeRender,
-      { renderGroup: account.renderGroup, deadline: AbortSignal.timeout(300), commit: async (r) => (committed.push(r.id), r) },
+      { renderGroup: account.renderGroup, deadlineAt: Date.now() + 300, commit: async (r) => (committed.push(r.id), r) },
     )) as { success: boolean; error?: { code: string; message: string } }[];
 
     // Assess
@@ -349,5 +348,59 @@ describe('runBatch under Lambda throttling', () => {
     expect(results[0]!.error!.message).toMatch(/Nothing was charged.*async/);
     expect(committed).toEqual([]);
     expect(account.seen.throttled).toBeGreaterThan(1);
+  });
+  it('widens again when the account has room again: a fan-out narrowed to one invocation grows back', async () => {
+    // Prepare: the account has room for 2 at first (another function's burst), for 8 a little later.
+    const account = throttlingAccount(2, 20);
+    const widthsAfterRoom: number[] = [];
+    const items = Array.from({ length: 100 }, (_, i) => ({ html: `<p>${i}</p>` }));
+    setTimeout(() => {
+      account.setLimit(8);
+      const sample = setInterval(() => widthsAfterRoom.push(account.running()), 10);
+      setTimeout(() => clearInterval(sample), 1_500);
+    }, 150);
+
+    // Act
+    const results = (await batch(items, account.invokeRender, {
+      renderGroup: account.renderGroup,
+      concurrency: 100,
+      itemTimeoutMs: 5_000,
+      deadlineAt: Date.now() + 20_000,
+    })) as { success: boolean }[];
+
+    // Assess: every item made, and the fan-out used the room it got back (well past the 1 it had narrowed to).
+    expect(results.every((r) => r.success)).toBe(true);
+    expect(account.seen.throttled).toBeGreaterThan(0);
+    expect(Math.max(...widthsAfterRoom)).toBeGreaterThanOrEqual(5);
+  });
+
+  it('puts the items a group did not start back in line, and renders each once', async () => {
+    // Prepare: a render function that takes at most 2 items of a group and says it did not start the rest.
+    const account = throttlingAccount(3);
+    const rendered: string[] = [];
+    const committed: string[] = [];
+    const answerWithin: number[] = [];
+    const renderGroup: NonNullable<BatchRun['renderGroup']> = async (inv, signal) => {
+      answerWithin.push(inv.answerWithinMs!);
+      const outcomes = await account.renderGroup({ ...inv, items: inv.items.slice(0, 2) }, signal);
+      rendered.push(...inv.items.slice(0, 2).map((item) => String(item.item.html)));
+      return [...outcomes, ...inv.items.slice(2).map(() => ({ notStarted: true as const }))];
+    };
+    const items = Array.from({ length: 40 }, (_, i) => ({ html: `<p>${i}</p>` }));
+
+    // Act
+    const results = (await batch(items, account.invokeRender, {
+      renderGroup,
+      concurrency: 40,
+      deadlineAt: Date.now() + 20_000,
+      commit: async (r) => (committed.push(r.id), r),
+    })) as { success: boolean; pdf_id?: string }[];
+
+    // Assess: all made, in order, none twice; a group was told the time it had, less what its answer needs.
+    expect(results.map((r) => r.pdf_id)).toEqual(items.map((_, i) => `pdf_${i}`));
+    expect(new Set(committed).size).toBe(40);
+    expect(committed).toHaveLength(40);
+    expect(answerWithin.length).toBeGreaterThan(0);
+    expect(Math.max(...answerWithin)).toBeLessThan(20_000);
   });
 });
