@@ -32,6 +32,7 @@ import { ApiError, invalidRequest } from '#lib/api/errors.ts';
 import { enqueueChunks, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { MAX_ARCHIVE_LINES, MAX_INLINE_ITEMS, MAX_UPLOAD_BYTES } from '#lib/documents/bulk-request.ts';
+import { latestTemplateVersions, namesTemplateWithoutVersion } from '#lib/documents/batch.ts';
 import { itemOptionsSchema } from '#lib/documents/document-options.ts';
 import { getJob, pendingJobIds, putJob, putJobRequest, queuedJob, type Job } from '#lib/jobs/job-records.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
@@ -92,6 +93,8 @@ const planned = ({ first, last, start, end, invalid }: PlanningChunk): PlannedCh
 async function planInput(lines: AsyncIterable<UploadLine>) {
   const plan: PlannedChunk[] = [];
   const problems: (LineProblem & { line: number })[] = [];
+  /** The templates valid lines name without a version: each is pinned to its latest when the job is made. */
+  const unpinnedTemplates = new Set<string>();
   let valid = 0;
   let total = 0;
   let current: PlanningChunk | undefined;
@@ -111,6 +114,7 @@ async function planInput(lines: AsyncIterable<UploadLine>) {
       } else {
         valid++;
         current.valid++;
+        if (namesTemplateWithoutVersion(line.item)) unpinnedTemplates.add(line.item.template_id);
       }
     }
   } catch (error) {
@@ -118,7 +122,7 @@ async function planInput(lines: AsyncIterable<UploadLine>) {
     throw error;
   }
   if (current) plan.push(planned(current));
-  return { plan, problems, valid, total };
+  return { plan, problems, valid, total, unpinnedTemplates };
 }
 
 function describeProblems(problems: readonly (LineProblem & { line: number })[]): string {
@@ -145,7 +149,7 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
     if (!checked.success) throw invalidRequest(`options: ${describeIssue(checked.error)}`);
   }
   const source = await openInput(apiKey, request);
-  const { plan, problems, valid, total } = await planInput(readUploadLines(source.body, { check: bulkLineCheck(shared) }));
+  const { plan, problems, valid, total, unpinnedTemplates } = await planInput(readUploadLines(source.body, { check: bulkLineCheck(shared) }));
   if (problems.length > 0 && !request.skip_invalid) throw invalidRequest(describeProblems(problems));
   if (valid === 0) throw invalidRequest(`None of the ${total} lines is a valid batch item: ${describeProblems(problems)}`);
   if (request.archive && total > MAX_ARCHIVE_LINES) {
@@ -154,6 +158,7 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
 
   const store = pdfStore();
   const counters = counterStore();
+  const templateVersions = await latestTemplateVersions(unpinnedTemplates, store, apiKey);
   const now = new Date();
   const reservation = await reserveOrRefuse(
     counters,
@@ -177,6 +182,7 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
         shards: Math.ceil(plan.length / CHUNKS_PER_SHARD),
         uploadId: source.uploadId,
         archive: request.archive === true,
+        ...(templateVersions.size > 0 && { templateVersions: Object.fromEntries(templateVersions) }),
       },
     };
     // The shared options may carry a url's secrets (headers, cookies, basic auth): sealed as a job's request is.

@@ -13,7 +13,7 @@ import type { Context } from 'aws-lambda';
 import { TIERS } from '#lib/accounts/tiers.ts';
 import { isCompletionMessage, type BulkMessage, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
 import { pdfStore } from '#lib/aws/stores.ts';
-import type { RenderItem } from '#lib/documents/batch.ts';
+import { withPinnedVersion, type RenderItem } from '#lib/documents/batch.ts';
 import { renderItem } from '#lib/documents/render-item.ts';
 import { templateReader } from '#lib/documents/templates.ts';
 import { getJob, jobPdfId, readJobRequest, type Job } from '#lib/jobs/job-records.ts';
@@ -63,6 +63,7 @@ async function runChunkLines(job: Job, chunk: ChunkMessage, render: boolean): Pr
   const renderTimeoutMs = Math.min(settings.renderTimeoutMs, TIERS[job.tier].jobRenderTimeoutMs);
   // The chunk's lines share their templates: each is read (and its data_schema compiled) once.
   const templates = templateReader(store, job);
+  const pinnedVersions = new Map(Object.entries(job.bulk?.templateVersions ?? {}));
   for (const line of await readChunkLines(store, job, chunk, bulkLineCheck(await optionsOf(job)))) {
     if (refused.has(line.line)) {
       // Refused at submission: one of the job's first failures, not counted again here.
@@ -93,7 +94,7 @@ async function runChunkLines(job: Job, chunk: ChunkMessage, render: boolean): Pr
     }
     let outcome;
     for (let attempt = 1; ; attempt++) {
-      outcome = await renderItem(store, { owner: job, reservationId: job.reservation.id, pdfId, renderTimeoutMs, item: source as RenderItem['item'] }, templates);
+      outcome = await renderItem(store, { owner: job, reservationId: job.reservation.id, pdfId, renderTimeoutMs, item: withPinnedVersion(source, pinnedVersions) as RenderItem['item'] }, templates);
       if (outcome.ok || outcome.code !== 'RENDER_FAILED' || attempt >= LINE_TRIES) break;
     }
     if (!outcome.ok) {

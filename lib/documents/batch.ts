@@ -447,16 +447,33 @@ function notStarted(throttled: boolean): BatchItemResult {
  * rendered). One read per distinct template.
  */
 export async function pinTemplateVersions(items: readonly unknown[], store: TemplateStore, owner: Pick<ApiKey, 'keyId'>): Promise<unknown[]> {
-  const unpinned = (item: unknown): item is { template_id: string } =>
-    typeof item === 'object' && item !== null && !Array.isArray(item) && templateIdSchema.safeParse((item as Record<string, unknown>).template_id).success && (item as Record<string, unknown>).template_version === undefined;
-  const ids = [...new Set(items.filter(unpinned).map((item) => item.template_id))];
+  const ids = items.filter(namesTemplateWithoutVersion).map((item) => item.template_id);
   if (ids.length === 0) return [...items];
+  const latest = await latestTemplateVersions(ids, store, owner);
+  return items.map((item) => withPinnedVersion(item, latest));
+}
+
+/** An item that names a template (a well-formed id) and no version of it: the latest is rendered unless pinned. */
+export const namesTemplateWithoutVersion = (item: unknown): item is { template_id: string } =>
+  typeof item === 'object' &&
+  item !== null &&
+  !Array.isArray(item) &&
+  templateIdSchema.safeParse((item as Record<string, unknown>).template_id).success &&
+  (item as Record<string, unknown>).template_version === undefined;
+
+/** The latest version of each of the owner's templates named (one read each); one it cannot read, or another key's, is left out. */
+export async function latestTemplateVersions(ids: Iterable<string>, store: TemplateStore, owner: Pick<ApiKey, 'keyId'>): Promise<Map<string, number>> {
   const latest = new Map<string, number>();
   await Promise.all(
-    ids.map(async (id) => {
+    [...new Set(ids)].map(async (id) => {
       const head = await getTemplateHead(store, id);
       if (head && head.keyId === owner.keyId) latest.set(id, head.latestVersion);
     }),
   );
-  return items.map((item) => (unpinned(item) && latest.has(item.template_id) ? { ...item, template_version: latest.get(item.template_id) } : item));
+  return latest;
+}
+
+/** The item with the version `versions` fixes for its template, when it named none. */
+export function withPinnedVersion<T>(item: T, versions: ReadonlyMap<string, number>): T {
+  return namesTemplateWithoutVersion(item) && versions.has(item.template_id) ? { ...item, template_version: versions.get(item.template_id) } : item;
 }

@@ -66,6 +66,11 @@ export interface BulkPlan {
   readonly uploadId: string;
   /** Also write one ZIP of every PDF. */
   readonly archive: boolean;
+  /**
+   * The version each template its lines name without `template_version` renders: the latest at
+   * submission, so every line of the job renders the same one whatever is saved while it runs.
+   */
+  readonly templateVersions?: Readonly<Record<string, number>>;
 }
 
 export interface Job {

@@ -217,6 +217,30 @@ describe('bulk jobs', () => {
     await expectExact(key, manifest);
   }, 300_000);
 
+  it("renders every template line in the version that was latest when the job was submitted, whatever is saved while it runs", async () => {
+    // Arrange: a template, and a job of 30 of its lines (they take seconds to run)
+    const key = await createKey('pro');
+    const template = await call(key, 'POST', '/v1/templates', { name: 'Notice', html: '<h1>Notice v1 for {{ name }}</h1>' });
+    const items = Array.from({ length: 30 }, (_, i) => ({ template_id: template.body.template_id, data: { name: `P${i + 1}` } }));
+
+    // Act: version 2 is saved right after the job was accepted
+    const accepted = await call(key, 'POST', '/v1/pdf/bulk', { items });
+    const saved = await call(key, 'PUT', `/v1/templates/${template.body.template_id}`, { name: 'Notice', html: '<h1>Notice v2 for {{ name }}</h1>' });
+    const job = await waitForEnd(key, accepted.body.job_id);
+    const manifest = await manifestOf(key, accepted.body.job_id);
+
+    // Assess: the job started before version 2 was saved, which then applied to none of its lines
+    expect(accepted.status).toBe(202);
+    expect(saved.status, saved.text).toBe(200);
+    expect(saved.body.version).toBe(2);
+    expect(job).toMatchObject({ status: 'succeeded', total: 30, succeeded: 30 });
+    for (const line of manifest) {
+      const text = (await readPdfText(await download(line.download_url))).map((page) => page.text).join('\n');
+      expect(text, `line ${line.line}`).toContain(`Notice v1 for P${line.line}`);
+    }
+    await expectExact(key, manifest);
+  }, 300_000);
+
   it('refuses an archive of more lines than one worker can write, and options no document takes, before reading further', async () => {
     const key = await createKey('pro');
     const upload = await call(key, 'POST', '/v1/uploads');
