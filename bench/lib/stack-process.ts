@@ -120,7 +120,10 @@ export async function stopStackProcess(stack: StackProcess): Promise<void> {
   const tree = processTree(stack.pid);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
-  const inTime = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), STOP_GRACE_MS))]);
+  let grace: NodeJS.Timeout | undefined;
+  const inTime = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => (grace = setTimeout(() => r(false), STOP_GRACE_MS)))]);
+  // A timer left running would keep the caller's process up for the rest of the grace.
+  clearTimeout(grace);
   if (!inTime) killTree(stack.pid);
   // Anything of its tree still alive (an orphaned Chromium) goes too.
   for (const pid of tree) {
