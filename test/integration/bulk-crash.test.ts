@@ -9,14 +9,13 @@
  * The stack is a child process of this file's own (`node lib/local/start.ts`, as `npm start` runs),
  * on a data directory of its own; the shared test stack is never touched.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killStackProcess, startStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
 import { download, request, runKeyTool, type ApiResponse } from '../support/api.ts';
+import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const LINES = 80;
 const KILLS = 3;
@@ -29,9 +28,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a bulk job across kill -9', () => {
   const savedEnv = { ...process.env };
-  const webhooks: { id: string; body: any }[] = [];
-  let receiver: Server;
-  let receiverOrigin: string;
+  const receiver = new WebhookReceiver();
   let dataDir: string;
   let stack: StackProcess | undefined;
   let apiKey: string;
@@ -62,18 +59,9 @@ describe('a bulk job across kill -9', () => {
   }
 
   beforeAll(async () => {
-    receiver = createServer((incoming, response) => {
-      const chunks: Buffer[] = [];
-      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-      incoming.on('end', () => {
-        webhooks.push({ id: String(incoming.headers['webhook-id']), body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-        response.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    receiverOrigin = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+    await receiver.start();
     dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-bulk-crash-'));
-    process.env.PDF_ALLOW_PRIVATE_HOSTS = [savedEnv.PDF_ALLOW_PRIVATE_HOSTS, new URL(receiverOrigin).host].filter(Boolean).join(',');
+    process.env.PDF_ALLOW_PRIVATE_HOSTS = [savedEnv.PDF_ALLOW_PRIVATE_HOSTS, receiver.host].filter(Boolean).join(',');
     process.env.WEBHOOK_DISPATCH_INTERVAL_MS = '200';
     stack = await startStackProcess(dataDir);
     const created = await runKeyTool(['create', '--tier', 'pro', '--json'], { DATA_DIR: dataDir });
@@ -85,8 +73,7 @@ describe('a bulk job across kill -9', () => {
     if (stack) await killStackProcess(stack);
     for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
     Object.assign(process.env, savedEnv);
-    receiver?.closeAllConnections();
-    receiver?.close();
+    receiver.close();
     await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -100,7 +87,7 @@ describe('a bulk job across kill -9', () => {
       if (n % 10 === 0) return { template_id: template.body.template_id, data: { n }, metadata: { n } };
       return { html: `<h1>Invoice ${n}</h1>`, options: { wait_delay_ms: 400 }, metadata: { n } };
     });
-    const accepted = await call('POST', '/v1/pdf/bulk', { items, skip_invalid: true, webhook_url: `${receiverOrigin}/hook` });
+    const accepted = await call('POST', '/v1/pdf/bulk', { items, skip_invalid: true, webhook_url: receiver.hook('hook') });
     expect(accepted.status).toBe(202);
     const jobId = accepted.body.job_id as string;
 
@@ -149,6 +136,7 @@ describe('a bulk job across kill -9', () => {
     const here = (url: string) => stack!.info.apiUrl + new URL(url).pathname + new URL(url).search;
     for (const line of manifest.filter((entry) => entry.success)) expect(Buffer.from(await download(here(line.download_url))).subarray(0, 5).toString(), `line ${line.line}`).toBe('%PDF-');
     // The webhook, once
+    const webhooks = receiver.received('hook').map((delivery) => ({ id: String(delivery.headers['webhook-id']), body: JSON.parse(delivery.body) }));
     expect(webhooks.map((hook) => hook.body.data.job_id)).toEqual([jobId]);
     expect(webhooks[0]!.body).toMatchObject({ type: 'pdf.job.completed', data: { job_id: jobId, status: 'succeeded', succeeded: LINES - 1, failed: 1 } });
   }, 600_000);

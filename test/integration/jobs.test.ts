@@ -9,8 +9,6 @@
  * so it can be killed with SIGKILL and started again on the same data; its webhook receiver is a
  * loopback server allowed by PDF_ALLOW_PRIVATE_HOSTS, and its webhook retries are seconds apart.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,45 +17,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { killStackProcess, startStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
 import { request, runKeyTool, type ApiResponse } from '../support/api.ts';
 import { normalizeText, readPdf } from '../support/pdf.ts';
-
-interface Delivery {
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-  readonly at: number;
-}
-
-/** A webhook receiver: records every delivery and answers each path with the statuses it is told, in turn (then 200). */
-class Receiver {
-  readonly deliveries = new Map<string, Delivery[]>();
-  readonly answers = new Map<string, number[]>();
-  server!: Server;
-  origin!: string;
-
-  async start(): Promise<void> {
-    this.server = createServer((incoming, response) => {
-      const chunks: Buffer[] = [];
-      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-      incoming.on('end', () => {
-        const path = incoming.url ?? '/';
-        this.deliveries.set(path, [...(this.deliveries.get(path) ?? []), { headers: incoming.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() }]);
-        const status = this.answers.get(path)?.shift() ?? 200;
-        response.writeHead(status).end();
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.origin = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  /** A fresh path on this receiver that answers `statuses` first. */
-  hook(name: string, statuses: number[] = []): string {
-    this.answers.set(`/${name}`, [...statuses]);
-    return `${this.origin}/${name}`;
-  }
-
-  received(name: string): Delivery[] {
-    return this.deliveries.get(`/${name}`) ?? [];
-  }
-}
+import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -76,7 +36,7 @@ const slowPage = (ms: number, title: string) =>
   `<!doctype html><h1>${title}</h1><script>setTimeout(() => document.body.insertAdjacentHTML('beforeend', '<p id="done">Drawn after ${ms} ms</p>'), ${ms});</script>`;
 
 describe('asynchronous jobs and webhooks', () => {
-  const receiver = new Receiver();
+  const receiver = new WebhookReceiver();
   const savedEnv = { ...process.env };
   let dataDir: string;
   let stack: StackProcess;
@@ -108,7 +68,7 @@ describe('asynchronous jobs and webhooks', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-jobs-'));
     // The stack inherits these: the receiver and the fixture site allowed, four tries of a webhook
     // (1 s, 1 s, then 15 s apart), due deliveries looked for five times a second.
-    process.env.PDF_ALLOW_PRIVATE_HOSTS = [savedEnv.PDF_ALLOW_PRIVATE_HOSTS, new URL(receiver.origin).host].filter(Boolean).join(',');
+    process.env.PDF_ALLOW_PRIVATE_HOSTS = [savedEnv.PDF_ALLOW_PRIVATE_HOSTS, receiver.host].filter(Boolean).join(',');
     process.env.WEBHOOK_RETRY_SCHEDULE = '1,1,15';
     process.env.WEBHOOK_DISPATCH_INTERVAL_MS = '200';
     stack = await startStackProcess(dataDir);
@@ -120,7 +80,7 @@ describe('asynchronous jobs and webhooks', () => {
     if (stack) await killStackProcess(stack);
     for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
     Object.assign(process.env, savedEnv);
-    receiver.server?.close();
+    receiver.close();
     await rm(dataDir, { recursive: true, force: true });
   });
 
