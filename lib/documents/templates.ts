@@ -9,6 +9,7 @@
  * the data does not match its schema, the engine refuses it) fails before anything is charged.
  */
 import type { ApiKey } from '#lib/accounts/keys.ts';
+import { TEMPLATE_LIMITS } from '#lib/accounts/tiers.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { DocumentError, quoteInput } from '#lib/render/errors.ts';
 import { getTemplateHead, getTemplateVersion, type TemplateStore } from '#lib/storage/templates.ts';
@@ -44,7 +45,7 @@ const MAX_COMPILED_VERSIONS = 64;
  */
 export type TemplateReader = (id: string, version: number | undefined) => Promise<ResolvedTemplate | undefined>;
 
-export function templateReader(store: TemplateStore, owner: Pick<ApiKey, 'keyId'>): TemplateReader {
+export function templateReader(store: TemplateStore, owner: Pick<ApiKey, 'keyId' | 'tier'>): TemplateReader {
   const heads = new Map<string, Promise<Awaited<ReturnType<typeof getTemplateHead>>>>();
   const versions = new Map<string, Promise<ResolvedTemplate | undefined>>();
   return async (id, version) => {
@@ -53,7 +54,9 @@ export function templateReader(store: TemplateStore, owner: Pick<ApiKey, 'keyId'
     const found = await head;
     if (!found || found.keyId !== owner.keyId) return undefined;
     const wanted = version ?? found.latestVersion;
-    if (wanted > found.latestVersion) return undefined;
+    // Only the tier's kept versions render: one pruned since is gone from the store, but maybe not
+    // from this process's cache of compiled versions.
+    if (wanted > found.latestVersion || wanted <= found.latestVersion - TEMPLATE_LIMITS[owner.tier].versionsKept) return undefined;
     const cacheKey = `${id}@${wanted}`;
     let resolved = versions.get(cacheKey);
     if (!resolved) versions.set(cacheKey, (resolved = loadVersion(store, owner.keyId, id, wanted)));

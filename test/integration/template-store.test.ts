@@ -16,6 +16,8 @@ import {
   type TemplateStore,
 } from '#lib/storage/templates.ts';
 import { startTestTable } from '../support/dynamo.ts';
+import { TEMPLATE_LIMITS } from '#lib/accounts/tiers.ts';
+import { templateReader } from '#lib/documents/templates.ts';
 
 let table: Awaited<ReturnType<typeof startTestTable>>;
 let store: TemplateStore;
@@ -105,6 +107,25 @@ describe('template store', () => {
     // Assess
     const present = await Promise.all([1, 2, 3, 4, 5].map(async (version) => (await getTemplateVersion(store, id, version)) !== undefined));
     expect(present).toEqual([false, false, true, true, true]);
+  });
+
+  it("renders only the tier's kept versions: one pruned by later saves is not found, even right after it was read and cached", async () => {
+    // Prepare: a free key's template (TEMPLATE_LIMITS.free.versionsKept kept), its version 1 read (compiled and cached in this process)
+    const made = await create('key_cached', 10);
+    if (!('head' in made)) throw new Error('not created');
+    const id = made.head.id;
+    const owner = { keyId: 'key_cached', tier: 'free' as const };
+    expect(await templateReader(store, owner)(id, 1)).toMatchObject({ id, version: 1 });
+    const { versionsKept } = TEMPLATE_LIMITS.free;
+
+    // Act: one save past the kept number prunes version 1
+    for (let n = 2; n <= versionsKept + 1; n++) await addTemplateVersion(store, { id, keyId: 'key_cached', name: 'T', body: body(`v${n}`), now: new Date(), versionsKept });
+    const read = templateReader(store, owner);
+
+    // Assess
+    expect(await getTemplateVersion(store, id, 1)).toBeUndefined();
+    expect(await read(id, 1)).toBeUndefined();
+    expect(await read(id, 2)).toMatchObject({ version: 2, content: { html: '<p>v2</p>' } });
   });
 
   it('deletes a template whole: no head, no versions, out of the listing, a save after it refused', async () => {
