@@ -17,22 +17,9 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BulkClient, checkBulkJob, jobFigures, submitAndWait, uploadBulkInput, type BulkCounts, type BulkJobFigures } from './bulk-job.ts';
 import { ProcessTable } from './rss.ts';
 import { createBenchKey, startStackProcess, stopStackProcess } from './stack-process.ts';
-
-const invoice = (n: number) =>
-  `<!doctype html><html lang="en"><h1>Invoice INV-${1000 + n}</h1><p>Billed to: Customer ${n}</p>` +
-  `<table><tr><th>Item</th><th>Qty</th><th>Price</th></tr><tr><td>Consulting</td><td>${(n % 7) + 1}</td><td>${((n % 7) + 1) * 120}.00</td></tr></table>`;
-const INVOICE_TEMPLATE =
-  '<!doctype html><html lang="en"><h1>Invoice {{ number }}</h1><p>Billed to: {{ customer }}</p>' +
-  '<table><tr><th>Item</th><th>Qty</th><th>Price</th></tr>{% for line in lines %}<tr><td>{{ line.item }}</td><td>{{ line.qty }}</td><td>{{ line.price }}</td></tr>{% endfor %}</table>';
-
-/** Every fourth line names the template; every hundredth is invalid (an unknown field). */
-function inputLine(n: number, templateId: string): unknown {
-  if (n % 100 === 0) return { html: '<p>x</p>', colour: 'red' };
-  if (n % 4 === 0) return { template_id: templateId, data: { number: `INV-${1000 + n}`, customer: `Customer ${n}`, lines: [{ item: 'Consulting', qty: (n % 7) + 1, price: ((n % 7) + 1) * 120 }] }, metadata: { n } };
-  return { html: invoice(n), metadata: { n } };
-}
 
 export interface ProcessPeak {
   /** The largest resident set of one process of this kind, in MiB. */
@@ -41,23 +28,12 @@ export interface ProcessPeak {
   readonly most: number;
 }
 
-export interface BulkRun {
-  readonly lines: number;
-  readonly invalid: number;
-  readonly templateLines: number;
-  /** Submission (POST /v1/pdf/bulk, the upload already PUT) to the job's end, as polled once a second. */
-  readonly seconds: number;
-  readonly linesPerSecond: number;
-  /** POST /v1/pdf/bulk's answer: every line read and checked, the quota reserved, the chunks queued. */
-  readonly submitMs: number;
-  readonly status: string;
-  readonly succeeded: number;
-  readonly failed: number;
+export interface BulkRun extends BulkJobFigures {
   /** Peak of the stack's whole tree (the sum over its processes), in MiB, and of each kind of process. */
   readonly treePeakMiB: number;
   readonly processes: Record<string, ProcessPeak>;
   /** quota used, PDFs listed, downloadable, manifest successes, ZIP entries: all equal when exact. */
-  readonly counts: { readonly quotaUsed: number; readonly listed: number; readonly downloadable: number; readonly manifestSuccesses: number; readonly archiveEntries: number };
+  readonly counts: BulkCounts;
   readonly manifestInOrder: boolean;
   readonly exact: boolean;
 }
@@ -136,26 +112,7 @@ class ProcessPeaks {
   }
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const round1 = (value: number) => Math.round(value * 10) / 10;
-
-async function api(apiUrl: string, apiKey: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> {
-  const response = await fetch(apiUrl + path, {
-    method,
-    redirect: 'manual',
-    headers: { Authorization: `Bearer ${apiKey}`, ...(body !== undefined && { 'Content-Type': 'application/json' }) },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  return { status: response.status, headers: response.headers, body: await response.json().catch(() => null) };
-}
-
-/** Entries of a ZIP, from its end of central directory record (no comment; below 65,535 entries). */
-function zipEntries(bytes: Uint8Array): number {
-  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const end = view.length - 22;
-  if (end < 0 || view.readUInt32LE(end) !== 0x06054b50) throw new Error('no end of central directory record where expected');
-  return view.readUInt16LE(end + 10);
-}
 
 /** One bulk job of `lines` lines on a fresh stack. */
 export async function runBulkJob(lines: number, log: (line: string) => void): Promise<BulkRun> {
@@ -166,78 +123,14 @@ export async function runBulkJob(lines: number, log: (line: string) => void): Pr
     peaks.start(250);
   });
   try {
-    const { apiUrl } = stack.info;
-    const key = await createBenchKey(dataDir);
-    const template = await api(apiUrl, key.apiKey, 'POST', '/v1/templates', { name: 'Invoice', html: INVOICE_TEMPLATE });
-    if (template.status !== 201) throw new Error(`template: ${template.status} ${JSON.stringify(template.body)}`);
-    const file = Array.from({ length: lines }, (_, i) => JSON.stringify(inputLine(i + 1, template.body.template_id)) + '\n').join('');
-    const upload = await api(apiUrl, key.apiKey, 'POST', '/v1/uploads');
-    const put = await fetch(upload.body.url, { method: 'PUT', body: file });
-    if (put.status !== 200) throw new Error(`upload PUT: ${put.status}`);
-
-    // Timed: submission to the job's end.
-    const started = performance.now();
-    const accepted = await api(apiUrl, key.apiKey, 'POST', '/v1/pdf/bulk', { upload_id: upload.body.upload_id, skip_invalid: true, archive: true });
-    const submitMs = performance.now() - started;
-    if (accepted.status !== 202) throw new Error(`bulk: ${accepted.status} ${JSON.stringify(accepted.body)}`);
-    const jobId = accepted.body.job_id as string;
-    let job: any;
-    for (let lastLog = 0; ; await sleep(1_000)) {
-      job = (await api(apiUrl, key.apiKey, 'GET', `/v1/jobs/${jobId}`)).body;
-      if (job.completed_at) break;
-      if (performance.now() - lastLog > 30_000) {
-        lastLog = performance.now();
-        log(`${lines} lines: ${job.succeeded + job.failed} of ${lines} done after ${Math.round((performance.now() - started) / 1000)} s`);
-      }
-    }
-    const seconds = (performance.now() - started) / 1000;
+    const client = new BulkClient(stack.info.apiUrl, (await createBenchKey(dataDir)).apiKey);
+    const uploadId = await uploadBulkInput(client, lines);
+    const finished = await submitAndWait(client, uploadId, lines, log);
     peaks!.stop();
-
-    // Checked outside the timed part.
-    const manifestLines = (await (await fetch((await api(apiUrl, key.apiKey, 'GET', `/v1/jobs/${jobId}/manifest`)).headers.get('location')!)).text())
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { line: number; success: boolean; pdf_id?: string; download_url?: string });
-    const successes = manifestLines.filter((line) => line.success);
-    const listed = new Set<string>();
-    let cursor: string | undefined;
-    do {
-      const page = (await api(apiUrl, key.apiKey, 'GET', `/v1/pdf?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).body;
-      for (const record of page.data as { id: string }[]) listed.add(record.id);
-      cursor = page.next_cursor ?? undefined;
-    } while (cursor);
-    const quotaUsed = (await api(apiUrl, key.apiKey, 'GET', '/v1/usage')).body.quota_used as number;
-    let downloadable = 0;
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        while (next < successes.length) {
-          const line = successes[next++]!;
-          const bytes = new Uint8Array(await (await fetch(line.download_url!)).arrayBuffer());
-          if (Buffer.from(bytes.subarray(0, 5)).toString() === '%PDF-') downloadable++;
-        }
-      }),
-    );
-    const archive = new Uint8Array(await (await fetch((await api(apiUrl, key.apiKey, 'GET', `/v1/jobs/${jobId}/archive`)).headers.get('location')!)).arrayBuffer());
-    const archiveEntries = zipEntries(archive);
-    const counts = { quotaUsed, listed: listed.size, downloadable, manifestSuccesses: successes.length, archiveEntries };
-    const manifestInOrder = manifestLines.length === lines && manifestLines.every((line, i) => line.line === i + 1);
-    const exact =
-      manifestInOrder &&
-      successes.every((line) => listed.has(line.pdf_id!)) &&
-      Object.values(counts).every((count) => count === successes.length) &&
-      successes.length === job.succeeded;
+    const { counts, manifestInOrder, exact } = await checkBulkJob(client, finished, lines);
     const processes = Object.fromEntries([...peaks!.peaks].map(([kind, peak]) => [kind, { peakMiB: round1(peak.peakMiB), most: peak.most }]));
     const run: BulkRun = {
-      lines,
-      invalid: Math.floor(lines / 100),
-      templateLines: Math.floor(lines / 4) - Math.floor(lines / 100),
-      seconds: round1(seconds),
-      linesPerSecond: round1(lines / seconds),
-      submitMs: Math.round(submitMs),
-      status: job.status,
-      succeeded: job.succeeded,
-      failed: job.failed,
+      ...jobFigures(lines, finished),
       treePeakMiB: round1(peaks!.treePeakMiB),
       processes,
       counts,
