@@ -20,6 +20,7 @@ import { runFreezing, runLambda } from './lib/lambda.ts';
 import { runLimits } from './lib/limits.ts';
 import { runBurst } from './lib/burst.ts';
 import { runBulk } from './lib/bulk.ts';
+import { assertBulkLambdaExact, runBulkLambda } from './lib/bulk-lambda.ts';
 import { runNaive } from './lib/naive.ts';
 import { buildRows, renderMarkdown, renderText, type BenchResults } from './lib/report.ts';
 import { TreeRssSampler } from './lib/rss.ts';
@@ -130,6 +131,11 @@ await phase('burst', async (log) => {
 
 await phase('bulk', async (log) => {
   results.bulk = await runBulk(log);
+});
+
+await phase('bulk-lambda', async (log) => {
+  results.bulkLambda = await runBulkLambda(config, log);
+  assertBulkLambdaExact(results.bulkLambda);
 });
 
 const durationSeconds = round((performance.now() - started) / 1000);

@@ -7,7 +7,7 @@
  *
  * Lambda would start one environment per concurrent request, up to the account's concurrency.
  * This machine has two cores and cannot hold 100 Chromium environments, so the emulation starts at
- * most BURST_ENVIRONMENTS of the function and the rest of the burst waits for one of them (holding
+ * most ENVIRONMENTS_PER_FUNCTION of the function and the rest of the burst waits for one of them (holding
  * its concurrent execution meanwhile, as a request in AWS would hold its own environment): at
  * account concurrency 1000 the figures are those of 100 requests sharing 10 environments on two
  * cores, an upper bound on what AWS's 100 environments would give. At account concurrency 10 (a
@@ -18,13 +18,11 @@ import { functionId } from '../../cdk/constructs/service-function.ts';
 import { startEmulatedApi } from '../../test/lambda/emulator/api.ts';
 import { startEmulatedStack } from '../../test/lambda/emulator/stack.ts';
 import { corpusDocument, THROUGHPUT_DOCUMENT } from './corpus.ts';
-import { synthesizedAssembly } from './lambda.ts';
+import { ENVIRONMENTS_PER_FUNCTION, synthesizedAssembly } from './lambda.ts';
 import { summarize, type LatencySummary } from './stats.ts';
 
 /** Requests in the burst. */
 const BURST = 100;
-/** Most environments of the generate function the emulation starts on this machine. */
-export const BURST_ENVIRONMENTS = 10;
 
 export interface BurstRow {
   readonly accountConcurrency: number;
@@ -47,7 +45,7 @@ export interface BurstResults {
 }
 
 async function burstAt(outdir: string, accountConcurrency: number): Promise<BurstRow> {
-  const stack = await startEmulatedStack(outdir, { accountConcurrency, maxEnvironmentsPerFunction: BURST_ENVIRONMENTS });
+  const stack = await startEmulatedStack(outdir, { accountConcurrency, maxEnvironmentsPerFunction: ENVIRONMENTS_PER_FUNCTION });
   const api = await startEmulatedApi(stack.emulator);
   try {
     const { apiKey } = await stack.createKey('enterprise');
@@ -91,13 +89,13 @@ export async function runBurst(log: (line: string) => void): Promise<BurstResult
   for (const accountConcurrency of [1000, 10]) {
     const row = await burstAt(outdir, accountConcurrency);
     log(
-      `cold burst of ${row.requests} generates at account concurrency ${accountConcurrency} (at most ${BURST_ENVIRONMENTS} environments): ` +
+      `cold burst of ${row.requests} generates at account concurrency ${accountConcurrency} (at most ${ENVIRONMENTS_PER_FUNCTION} environments): ` +
         `${JSON.stringify(row.statuses)}; 200s p50 ${row.latency.p50} ms, p95 ${row.latency.p95} ms, max ${row.latency.max} ms; ` +
         `${row.coldStarts} cold starts (median ${row.coldStartMedianMs} ms); all answered in ${row.wallMs} ms`,
     );
     rows.push(row);
   }
-  return { environmentsCap: BURST_ENVIRONMENTS, rows };
+  return { environmentsCap: ENVIRONMENTS_PER_FUNCTION, rows };
 }
 
 if (import.meta.main) {

@@ -2,8 +2,9 @@
  * The benchmark's knobs, read once from the environment. Defaults give the full run (about three to
  * four minutes on the 2-core machine); BENCH_QUICK=1 gives a smoke run of well under a minute.
  */
+import { MAX_ARCHIVE_LINES } from '../../lib/documents/bulk-request.ts';
 
-export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk'] as const;
+export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk', 'bulk-lambda'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface BenchConfig {
@@ -32,6 +33,8 @@ export interface BenchConfig {
   readonly rssIntervalMs: number;
   /** Longest wait, before each phase, for other work on the machine to calm down (0: only measure it). */
   readonly waitQuietSeconds: number;
+  /** Lines of the bulk job the bulk-lambda phase runs at each account concurrency. */
+  readonly bulkLambdaLines: number;
 }
 
 function int(name: string, fallback: number, { min = 1, max = Number.MAX_SAFE_INTEGER } = {}): number {
@@ -67,6 +70,8 @@ export function readConfig(): BenchConfig {
     cliRuns: int('BENCH_CLI_RUNS', quick ? 2 : 5),
     rssIntervalMs: int('BENCH_RSS_INTERVAL_MS', 100, { min: 10 }),
     waitQuietSeconds: int('BENCH_WAIT_QUIET_S', 0, { min: 0 }),
+    // The job asks for the archive, which larger jobs may not.
+    bulkLambdaLines: int('BENCH_BULK_LAMBDA_LINES', quick ? 100 : 2_000, { max: MAX_ARCHIVE_LINES }),
   };
 }
 
@@ -87,4 +92,5 @@ export const KNOB_NAMES = [
   'BENCH_WAIT_QUIET_S',
   'BENCH_LAMBDA_CDK_OUT',
   'BENCH_BULK_SIZES',
+  'BENCH_BULK_LAMBDA_LINES',
 ] as const;

@@ -107,6 +107,14 @@ export interface FreezingResult {
  */
 const FREEZING_GAPS_MS = [1_000, 6_000];
 
+/**
+ * Most environments of one function the emulation starts in the phases that load it (burst,
+ * bulk-lambda): Lambda would start one per concurrent invocation, but this machine's two cores
+ * cannot hold more Chromiums; past them, invocations wait for one, holding their concurrent
+ * execution meanwhile.
+ */
+export const ENVIRONMENTS_PER_FUNCTION = 10;
+
 let assembly: Promise<string> | undefined;
 
 /** The synthesized assembly the emulation's phases run (these two and burst), made once (or BENCH_LAMBDA_CDK_OUT), removed at exit. */

@@ -8,6 +8,7 @@ import type { FreezingResult, LambdaResult } from './lambda.ts';
 import type { LimitsResults } from './limits.ts';
 import type { BurstResults } from './burst.ts';
 import type { BulkResults } from './bulk.ts';
+import type { BulkLambdaResults } from './bulk-lambda.ts';
 import type { DecompressResult } from './decompress.ts';
 import type { FloorResult } from './floor.ts';
 import type { NaiveResult } from './naive.ts';
@@ -28,6 +29,8 @@ export interface BenchResults {
   readonly burst?: BurstResults;
   /** Phase `bulk`: bulk jobs of 500 and 2,000 lines through the local stack, time and every process's peak memory (bench/lib/bulk.ts). */
   readonly bulk?: BulkResults;
+  /** Phase `bulk-lambda`: a bulk job in the Lambda emulation at account concurrency 10 and 1000, exact (bench/lib/bulk-lambda.ts). */
+  readonly bulkLambda?: BulkLambdaResults;
 }
 
 export type Status = 'PASS' | 'MISS' | 'n/a' | '';
@@ -249,6 +252,22 @@ export function buildRows(results: BenchResults): Row[] {
       `local stack: bulk job of ${run.lines.toLocaleString('en-US')} lines: peak RSS, tree / stack process / largest Chromium process`,
       `${run.treePeakMiB} / ${run.processes['stack (node)']?.peakMiB ?? 'n/a'} / ${Math.max(...chromium.map(([, peak]) => peak.peakMiB))} MiB`,
       chromium.map(([kind, peak]) => `${kind.replace('Chromium ', '')} ${peak.peakMiB} MiB ×${peak.most}`).join(', '),
+    );
+  }
+  for (const run of results.bulkLambda?.runs ?? []) {
+    const where = `Lambda emulation: bulk job of ${run.lines.toLocaleString('en-US')} lines at account concurrency ${run.accountConcurrency} (≤ ${results.bulkLambda!.environmentsCap} environments per function)`;
+    add(
+      `${where}: submission to end`,
+      `${run.seconds} s = ${run.linesPerSecond} lines/s`,
+      `${run.status}, ${run.succeeded} stored, ${run.failed} failed (${run.invalid} invalid skipped, ${run.templateLines} template lines, archive); submission ${ms(run.submitMs)}; ` +
+        `exact (quota == listed == downloadable == manifest == ZIP, manifest in order): ${run.exact}; ` +
+        `valid lines failed: ${run.failedValidLines ? counts(run.failedValidCodes) : 'none'}`,
+    );
+    add(
+      `${where}: throttles / environments started`,
+      `${Object.values(run.throttles).reduce((sum, count) => sum + count, 0)} / ${Object.values(run.environmentsStarted).reduce((sum, count) => sum + count, 0)}`,
+      `throttled: ${counts(run.throttles) || 'none'}; 503s to the client ${run.busyAnswers}; started: ${counts(run.environmentsStarted)}; ` +
+        `${run.workerInvocations} worker invocations; at most ${run.peakConcurrency} concurrent executions; failed invocations: ${counts(run.functionErrors) || 'none'}`,
     );
   }
   return rows;
