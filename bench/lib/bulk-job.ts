@@ -1,8 +1,9 @@
 /**
- * A bulk job as the bench sends one (issue #32), shared by the phases `bulk` (the local stack) and
- * `bulk-lambda` (the Lambda emulation): the customer's input (a JSON Lines upload of invoices, every
- * fourth line a template line, every hundredth invalid and skipped, `archive: true`), its submission
- * and the wait for its end, and, outside the timed part, the checks that it was exact.
+ * A bulk job as the bench sends one (issue #32), shared by the phases `bulk` (the local stack),
+ * `bulk-lambda` (the Lambda emulation), `bulk-crash` and `bulk-fairness`: the customer's input (a
+ * JSON Lines upload of invoices, every fourth line a template line, every hundredth invalid and
+ * skipped, `archive: true`), its submission and the wait for its end (or, for a phase that does other
+ * things meanwhile, its polls), and, outside the timed part, the checks that it was exact.
  *
  * Every call through the API is tried again while it answers 503 (after its Retry-After): a
  * customer's client does that, and at a small account concurrency the gateway answers 503 whenever
@@ -135,13 +136,55 @@ export function jobFigures(lines: number, finished: FinishedJob): BulkJobFigures
   };
 }
 
+export interface SubmittedJob {
+  readonly jobId: string;
+  /** performance.now() just before POST /v1/pdf/bulk. */
+  readonly startedAt: number;
+  /** POST /v1/pdf/bulk's answer: every line read and checked, the quota reserved, the chunks queued. */
+  readonly submitMs: number;
+}
+
+/** POST /v1/pdf/bulk of an upload (skip_invalid, archive), `extra` added to the body (a webhook_url); timed. */
+export async function submitBulk(client: BulkClient, uploadId: string, extra: Record<string, unknown> = {}): Promise<SubmittedJob> {
+  const startedAt = performance.now();
+  const accepted = await client.call('POST', '/v1/pdf/bulk', { upload_id: uploadId, skip_invalid: true, archive: true, ...extra });
+  if (accepted.status !== 202) throw new Error(`bulk: ${accepted.status} ${JSON.stringify(accepted.body)}`);
+  return { jobId: accepted.body.job_id as string, startedAt, submitMs: performance.now() - startedAt };
+}
+
+/** The job as GET /v1/jobs/{id} shows it; undefined while nothing answers (a stack restarting). */
+export async function jobNow(client: BulkClient, jobId: string): Promise<any> {
+  const answer = await client.call('GET', `/v1/jobs/${jobId}`).catch(() => undefined);
+  if (answer && answer.status !== 200) throw new Error(`GET /v1/jobs/${jobId}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return answer?.body;
+}
+
+/** Lines done (succeeded + failed; lines refused at submission count as failed from the start). */
+export const linesDone = (job: any): number => (job.succeeded as number) + (job.failed as number);
+
+/** A job whose progress has not moved for this long is taken for stuck, and the phase fails rather than wait for ever. */
+const STALLED_MS = 10 * 60_000;
+
+/** Tells a stuck job: `see` every poll of it, and it throws once the job has not moved for STALLED_MS. */
+export class StallWatch {
+  #progress = '';
+  #movedAt = performance.now();
+  readonly #what: string;
+
+  constructor(what: string) {
+    this.#what = what;
+  }
+
+  see(job: any): void {
+    const now = job ? `${job.status} ${job.succeeded} ${job.failed}` : this.#progress;
+    if (now !== this.#progress) [this.#progress, this.#movedAt] = [now, performance.now()];
+    else if (performance.now() - this.#movedAt > STALLED_MS) throw new Error(`${this.#what} has not moved for ${STALLED_MS / 60_000} minutes: ${JSON.stringify(job)}`);
+  }
+}
+
 /** Timed: the job submitted (skip_invalid, archive) and polled once a second until it has ended; progress logged every 30 s. */
 export async function submitAndWait(client: BulkClient, uploadId: string, lines: number, log: (line: string) => void): Promise<FinishedJob> {
-  const started = performance.now();
-  const accepted = await client.call('POST', '/v1/pdf/bulk', { upload_id: uploadId, skip_invalid: true, archive: true });
-  const submitMs = performance.now() - started;
-  if (accepted.status !== 202) throw new Error(`bulk: ${accepted.status} ${JSON.stringify(accepted.body)}`);
-  const jobId = accepted.body.job_id as string;
+  const { jobId, startedAt: started, submitMs } = await submitBulk(client, uploadId);
   let job: any;
   for (let lastLog = performance.now(); ; await sleep(1_000)) {
     const polled = await client.call('GET', `/v1/jobs/${jobId}`);
@@ -154,6 +197,19 @@ export async function submitAndWait(client: BulkClient, uploadId: string, lines:
     }
   }
   return { jobId, job, seconds: (performance.now() - started) / 1000, submitMs };
+}
+
+/** Every PDF id the key's PDF list shows, page by page. */
+export async function listedPdfIds(client: BulkClient): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.call('GET', `/v1/pdf?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    if (page.status !== 200) throw new Error(`GET /v1/pdf: ${page.status} ${JSON.stringify(page.body)}`);
+    ids.push(...(page.body.data as { id: string }[]).map((record) => record.id));
+    cursor = page.body.next_cursor ?? undefined;
+  } while (cursor);
+  return ids;
 }
 
 /** Entries of a ZIP, from its end of central directory record (no comment; below 65,535 entries). */
@@ -206,14 +262,7 @@ export async function checkBulkJob(client: BulkClient, finished: FinishedJob, li
     .split('\n')
     .map((line) => JSON.parse(line) as { line: number; success: boolean; pdf_id?: string; download_url?: string; error?: { code: string; message: string } });
   const successes = manifestLines.filter((line) => line.success);
-  const listed = new Set<string>();
-  let cursor: string | undefined;
-  do {
-    const page = await client.call('GET', `/v1/pdf?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-    if (page.status !== 200) throw new Error(`GET /v1/pdf: ${page.status} ${JSON.stringify(page.body)}`);
-    for (const record of page.body.data as { id: string }[]) listed.add(record.id);
-    cursor = page.body.next_cursor ?? undefined;
-  } while (cursor);
+  const listed = new Set(await listedPdfIds(client));
   const usage = await client.call('GET', '/v1/usage');
   if (usage.status !== 200) throw new Error(`GET /v1/usage: ${usage.status} ${JSON.stringify(usage.body)}`);
   const quotaUsed = usage.body.quota_used as number;
@@ -239,6 +288,9 @@ export async function checkBulkJob(client: BulkClient, finished: FinishedJob, li
   if (!manifestInOrder) problems.push(`the manifest has ${manifestLines.length} lines for ${lines}, or not in input order`);
   const unlisted = successes.filter((line) => !listed.has(line.pdf_id!)).length;
   if (unlisted) problems.push(`${unlisted} manifest successes not listed`);
+  // Every PDF id once: with quota used == listed == successes, no PDF was charged twice.
+  const repeated = successes.length - new Set(successes.map((line) => line.pdf_id)).size;
+  if (repeated) problems.push(`${repeated} manifest successes name a PDF id another line names too`);
   if (!Object.values(counts).every((count) => count === successes.length)) problems.push(`counts differ: ${JSON.stringify(counts)}`);
   if (notDownloaded.length) problems.push(`not downloadable through its link: ${notDownloaded.slice(0, 5).join('; ')}`);
   if (successes.length !== job.succeeded) problems.push(`the job says ${job.succeeded} succeeded, the manifest ${successes.length}`);
