@@ -21,6 +21,8 @@ import { runLimits } from './lib/limits.ts';
 import { runBurst } from './lib/burst.ts';
 import { runBulk } from './lib/bulk.ts';
 import { assertBulkLambdaExact, runBulkLambda } from './lib/bulk-lambda.ts';
+import { assertBulkCrashExact, runBulkCrash } from './lib/bulk-crash.ts';
+import { assertBulkFair, runBulkFairness } from './lib/bulk-fairness.ts';
 import { runNaive } from './lib/naive.ts';
 import { buildRows, renderMarkdown, renderText, type BenchResults } from './lib/report.ts';
 import { TreeRssSampler } from './lib/rss.ts';
@@ -136,6 +138,16 @@ await phase('bulk', async (log) => {
 await phase('bulk-lambda', async (log) => {
   results.bulkLambda = await runBulkLambda(config, log);
   assertBulkLambdaExact(results.bulkLambda);
+});
+
+await phase('bulk-crash', async (log) => {
+  results.bulkCrash = await runBulkCrash(config, log);
+  assertBulkCrashExact(results.bulkCrash);
+});
+
+await phase('bulk-fairness', async (log) => {
+  results.bulkFairness = await runBulkFairness(config, log);
+  assertBulkFair(results.bulkFairness);
 });
 
 const durationSeconds = round((performance.now() - started) / 1000);

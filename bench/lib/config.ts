@@ -4,7 +4,7 @@
  */
 import { MAX_ARCHIVE_LINES } from '../../lib/documents/bulk-request.ts';
 
-export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk', 'bulk-lambda'] as const;
+export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk', 'bulk-lambda', 'bulk-crash', 'bulk-fairness'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface BenchConfig {
@@ -35,6 +35,11 @@ export interface BenchConfig {
   readonly waitQuietSeconds: number;
   /** Lines of the bulk job the bulk-lambda phase runs at each account concurrency. */
   readonly bulkLambdaLines: number;
+  /** Lines of the bulk job the bulk-crash phase kills the whole stack under, three times. */
+  readonly bulkCrashLines: number;
+  /** Lines of the bulk-fairness phase's large job (one key) and of its small job (another key, sent right after). */
+  readonly bulkFairnessLines: number;
+  readonly bulkFairnessSmallLines: number;
 }
 
 function int(name: string, fallback: number, { min = 1, max = Number.MAX_SAFE_INTEGER } = {}): number {
@@ -72,6 +77,13 @@ export function readConfig(): BenchConfig {
     waitQuietSeconds: int('BENCH_WAIT_QUIET_S', 0, { min: 0 }),
     // The job asks for the archive, which larger jobs may not.
     bulkLambdaLines: int('BENCH_BULK_LAMBDA_LINES', quick ? 100 : 2_000, { max: MAX_ARCHIVE_LINES }),
+    // Kills at 25, 50 and 75 % with a chunk (10 lines) done between them want 40 lines at least.
+    bulkCrashLines: int('BENCH_BULK_CRASH_LINES', quick ? 100 : 2_000, { min: 40, max: MAX_ARCHIVE_LINES }),
+    // A large job of few chunks (10 lines each) is done in a few rounds of the bulk workers, too few
+    // for the small job, which waits a chunk's time for a worker and then shares the renderers, to
+    // end long before it: 200 lines at least.
+    bulkFairnessLines: int('BENCH_BULK_FAIRNESS_LINES', quick ? 200 : 2_000, { min: 200, max: MAX_ARCHIVE_LINES }),
+    bulkFairnessSmallLines: int('BENCH_BULK_FAIRNESS_SMALL_LINES', quick ? 10 : 20, { max: MAX_ARCHIVE_LINES }),
   };
 }
 
@@ -93,4 +105,7 @@ export const KNOB_NAMES = [
   'BENCH_LAMBDA_CDK_OUT',
   'BENCH_BULK_SIZES',
   'BENCH_BULK_LAMBDA_LINES',
+  'BENCH_BULK_CRASH_LINES',
+  'BENCH_BULK_FAIRNESS_LINES',
+  'BENCH_BULK_FAIRNESS_SMALL_LINES',
 ] as const;

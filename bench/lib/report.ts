@@ -9,6 +9,8 @@ import type { LimitsResults } from './limits.ts';
 import type { BurstResults } from './burst.ts';
 import type { BulkResults } from './bulk.ts';
 import type { BulkLambdaResults } from './bulk-lambda.ts';
+import type { BulkCrashResult } from './bulk-crash.ts';
+import type { BulkFairnessResult } from './bulk-fairness.ts';
 import type { DecompressResult } from './decompress.ts';
 import type { FloorResult } from './floor.ts';
 import type { NaiveResult } from './naive.ts';
@@ -31,6 +33,10 @@ export interface BenchResults {
   readonly bulk?: BulkResults;
   /** Phase `bulk-lambda`: a bulk job in the Lambda emulation at account concurrency 10 and 1000, exact (bench/lib/bulk-lambda.ts). */
   readonly bulkLambda?: BulkLambdaResults;
+  /** Phase `bulk-crash`: a bulk job through the local stack killed -9 three times, exact at the end (bench/lib/bulk-crash.ts). */
+  readonly bulkCrash?: BulkCrashResult;
+  /** Phase `bulk-fairness`: a large bulk job of one key and a small one of another sent right after (bench/lib/bulk-fairness.ts). */
+  readonly bulkFairness?: BulkFairnessResult;
 }
 
 export type Status = 'PASS' | 'MISS' | 'n/a' | '';
@@ -268,6 +274,30 @@ export function buildRows(results: BenchResults): Row[] {
       `${Object.values(run.throttles).reduce((sum, count) => sum + count, 0)} / ${Object.values(run.environmentsStarted).reduce((sum, count) => sum + count, 0)}`,
       `throttled: ${counts(run.throttles) || 'none'}; 503s to the client ${run.busyAnswers}; started: ${counts(run.environmentsStarted)}; ` +
         `${run.workerInvocations} worker invocations; at most ${run.peakConcurrency} concurrent executions; failed invocations: ${counts(run.functionErrors) || 'none'}`,
+    );
+  }
+  const crash = results.bulkCrash;
+  if (crash) {
+    add(
+      `local stack: bulk job of ${crash.lines.toLocaleString('en-US')} lines (as the bulk phase's, with a webhook), the whole stack killed -9 at 25, 50 and 75 % and started again: submission to end, restarts included`,
+      `${crash.seconds} s`,
+      `killed at ${crash.kills.map((kill) => `${kill.atPercent} % (${kill.counted} counted, ${kill.stored} stored; ready again in ${ms(kill.restartMs)})`).join(', ')}; ` +
+        `${crash.status}, ${crash.succeeded} stored, ${crash.failed} failed; quota ${crash.counts.quotaUsed} == listed ${crash.counts.listed} == downloadable ${crash.counts.downloadable} == manifest ${crash.counts.manifestSuccesses} == ZIP ${crash.counts.archiveEntries}; ` +
+        `${crash.webhooks} webhook(s)` +
+        (crash.failedValidLines ? `; valid lines failed: ${counts(crash.failedValidCodes)}` : ''),
+      'exact, each PDF once, one webhook',
+      status(crash.exact),
+    );
+  }
+  const fair = results.bulkFairness;
+  if (fair) {
+    add(
+      `local stack: fairness, a bulk job of ${fair.large.lines.toLocaleString('en-US')} lines (one key) and one of ${fair.small.lines} sent right after (another key): each submission to end`,
+      `${fair.small.seconds} s / ${fair.large.seconds} s`,
+      `the ${fair.small.lines}-line job alone: ${fair.smallAloneSeconds} s; it ended when the large one had ${fair.largeDoneWhenSmallEnded} of ${fair.large.lines.toLocaleString('en-US')} lines done; both exact: ${fair.large.exact && fair.small.exact}` +
+        [fair.large, fair.small].map((job) => (job.failedValidLines ? `; valid lines failed of ${job.lines}: ${counts(job.failedValidCodes)}` : '')).join(''),
+      'small ends before the large is half done',
+      status(fair.largeDoneWhenSmallEnded <= fair.large.lines / 2),
     );
   }
   return rows;

@@ -36,8 +36,8 @@ export interface StackProcess {
 }
 
 /** The stack's environment: the caller's, without settings that would change what is measured. */
-function stackEnvironment(dataDir: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', DATA_DIR: dataDir };
+function stackEnvironment(dataDir: string, extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', ...extra, DATA_DIR: dataDir };
   // Defaults for the render limit; the stack picks its own table, bucket, endpoints and base URL.
   for (const name of ['RENDER_TIMEOUT_MS', 'TABLE_NAME', 'IDEMPOTENCY_TABLE_NAME', 'BUCKET_NAME', 'PUBLIC_BASE_URL']) delete env[name];
   return env;
@@ -61,16 +61,18 @@ function killTree(root: number): void {
 
 /**
  * Spawns the stack and resolves once stack.json is written. `onSpawn` runs right after spawn, so
- * the memory sampler can follow the process from its first instant.
+ * the memory sampler can follow the process from its first instant; `env` adds to the caller's
+ * environment (e.g. PDF_ALLOW_PRIVATE_HOSTS for a webhook receiver on loopback, or the PORT of a
+ * stack started again, which is any free one otherwise).
  */
-export async function startStackProcess(dataDir: string, onSpawn?: (pid: number) => void): Promise<StackProcess> {
+export async function startStackProcess(dataDir: string, onSpawn?: (pid: number) => void, env: NodeJS.ProcessEnv = {}): Promise<StackProcess> {
   const infoPath = join(dataDir, 'stack.json');
   rmSync(infoPath, { force: true });
   const output: string[] = [];
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, ['lib/local/start.ts'], {
     cwd: REPO_ROOT,
-    env: stackEnvironment(dataDir),
+    env: stackEnvironment(dataDir, env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
