@@ -182,15 +182,17 @@ export class StallWatch {
   }
 }
 
-/** Timed: the job submitted (skip_invalid, archive) and polled once a second until it has ended; progress logged every 30 s. */
+/** Timed: the job submitted (skip_invalid, archive) and polled once a second until it has ended (or stalled); progress logged every 30 s. */
 export async function submitAndWait(client: BulkClient, uploadId: string, lines: number, log: (line: string) => void): Promise<FinishedJob> {
   const { jobId, startedAt: started, submitMs } = await submitBulk(client, uploadId);
+  const stall = new StallWatch(`the job of ${lines} lines`);
   let job: any;
   for (let lastLog = performance.now(); ; await sleep(1_000)) {
     const polled = await client.call('GET', `/v1/jobs/${jobId}`);
     if (polled.status !== 200) throw new Error(`GET /v1/jobs/${jobId}: ${polled.status} ${JSON.stringify(polled.body)}`);
     job = polled.body;
     if (job.completed_at) break;
+    stall.see(job);
     if (performance.now() - lastLog > 30_000) {
       lastLog = performance.now();
       log(`${lines} lines: ${job.succeeded + job.failed} of ${lines} done after ${Math.round((performance.now() - started) / 1000)} s`);
