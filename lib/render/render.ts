@@ -82,9 +82,10 @@ export interface RenderLimits {
 /** Renders one document in a fresh workspace of its own (lib/render/workspaces.ts). */
 export async function renderPdf(source: DocumentSource, options: RenderOptions, limits: RenderLimits, now = new Date()): Promise<RenderedPdf> {
   // The browser's part of the document holds a render slot (lib/render/capacity.ts); its time limit
-  // starts once it has one.
+  // starts once it has one, and its workspace: starting the browser (a cold start unpacks and
+  // launches Chromium, seconds when many environments start at once) is the service's time, not
+  // the document's, and bounded on its own (puppeteer's launch timeout, OPEN_TIMEOUT_MS).
   using _slot = await takeRenderSlot();
-  const budget = new Budget(limits.timeoutMs);
   // Readiness conditions are evaluated in the page, so a document given one gets scripting on.
   const needsScripts =
     !('html' in source) || source.scripted || options.waitForSelector !== undefined || options.waitForExpression !== undefined;
@@ -93,6 +94,7 @@ export async function renderPdf(source: DocumentSource, options: RenderOptions, 
       throw asDocumentError(error);
     },
   );
+  const budget = new Budget(limits.timeoutMs);
   let timer: NodeJS.Timeout | undefined;
   let printed: Printed;
   try {
