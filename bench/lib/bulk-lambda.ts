@@ -73,9 +73,16 @@ async function bulkAt(outdir: string, accountConcurrency: number, lines: number,
     const uploadId = await uploadBulkInput(client, lines);
     const from = { invocations: emulator.invocations.length, throttles: emulator.throttles.length, busy: client.busyAnswers };
     peakConcurrency = 0;
-    const finished = await submitAndWait(client, uploadId, lines, (line) => log(`at ${accountConcurrency}: ${line}`));
-    clearInterval(sampler);
     const name = (id: string) => FUNCTION_NAMES.get(id) ?? id;
+    const finished = await submitAndWait(client, uploadId, lines, (line) => log(`at ${accountConcurrency}: ${line}`)).catch((error: unknown) => {
+      // A job that stopped moving: what failed on the way says why (a failed invocation's chunk comes back only after the queue's visibility timeout).
+      const failed = emulator.invocations.slice(from.invocations).filter((invocation) => !invocation.outcome.ok);
+      log(`at ${accountConcurrency}: failed invocations ${JSON.stringify(countBy(failed, (invocation) => `${name(invocation.functionName)} ${invocation.outcome.ok ? '' : invocation.outcome.errorType}`))}`);
+      const worker = emulator.output(functionId('bulkWorker')).split('\n').filter((line) => /error|fail|timed out|took over/i.test(line));
+      log(`at ${accountConcurrency}: the bulk worker's last error lines:\n${worker.slice(-10).join('\n').slice(-4000)}`);
+      throw error;
+    });
+    clearInterval(sampler);
     const invocations = emulator.invocations.slice(from.invocations);
     const throttles = countBy(emulator.throttles.slice(from.throttles), (throttle) => name(throttle.functionName));
     const environmentsStarted = countBy(invocations.filter((invocation) => invocation.coldStart), (invocation) => name(invocation.functionName));
