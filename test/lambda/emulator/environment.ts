@@ -69,12 +69,7 @@ export type Isolation = 'mount-namespace' | 'mount-namespace-in-user-namespace' 
 /** Lambda's user and group for function code (`sbx_user1051`). */
 const LAMBDA_UID = 993;
 const LAMBDA_GID = 990;
-/**
- * Lambda's limit on an on-demand environment's init phase. Past it the invocation does not fail:
- * "Lambda retries the Init phase at the time of the first function invocation with the configured
- * function timeout" (AWS's execution environment lifecycle). The emulation lets the init under way
- * go on under the function's timeout: the same outcome, without the first 10 s done twice.
- */
+/** Lambda's limit on an on-demand environment's init phase. */
 const INIT_TIMEOUT_MS = 10_000;
 /** Longest a freeze waits for every process to have acted on its SIGSTOP. */
 const FREEZE_WAIT_MS = 2_000;
@@ -258,8 +253,7 @@ export class LambdaEnvironment {
     child.stdout!.on('data', (chunk: Buffer) => this.output.push(chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => this.output.push(chunk.toString()));
     child.once('exit', (code, signal) => this.onExit(code, signal));
-    const initLimitMs = Math.max(INIT_TIMEOUT_MS, this.spec.timeoutSeconds * 1000);
-    const initTimer = setTimeout(() => this.failInit(new Error(`init of ${this.spec.name} took over ${initLimitMs} ms (its function's timeout):\n${this.output.join('')}`)), initLimitMs);
+    const initTimer = setTimeout(() => this.failInit(new Error(`init of ${this.spec.name} took over ${INIT_TIMEOUT_MS} ms:\n${this.output.join('')}`)), INIT_TIMEOUT_MS);
     try {
       await this.ready;
     } finally {
