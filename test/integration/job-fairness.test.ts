@@ -8,41 +8,21 @@
  * render time limit of 15 s (JOB_RENDER_TIMEOUT_MS, the deployment's ceiling over the tiers' own
  * limits), so that never-ready documents end in seconds rather than the tiers' minutes.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getBrowser } from '#lib/render/browser.ts';
 import { request, runKeyTool, type ApiResponse } from '../support/api.ts';
 import { rendererPids, startPrivateStack, until, type PrivateStack } from '../support/private-stack.ts';
+import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const JOB_RENDER_TIMEOUT_MS = 15_000;
 const SLOTS = 4;
 
-/** Records the webhooks it receives, by path; answers 200. */
-class Receiver {
-  readonly received = new Map<string, { type: string; data: { job_id: string; status: string } }[]>();
-  server!: Server;
-  origin!: string;
-
-  async start(): Promise<void> {
-    this.server = createServer((incoming, response) => {
-      const chunks: Buffer[] = [];
-      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-      incoming.on('end', () => {
-        const path = incoming.url ?? '/';
-        this.received.set(path, [...(this.received.get(path) ?? []), JSON.parse(Buffer.concat(chunks).toString('utf8'))]);
-        response.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.origin = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('jobs that always end', () => {
-  const receiver = new Receiver();
+  const receiver = new WebhookReceiver();
+  /** The webhooks received at `path`, as their JSON bodies. */
+  const received = (path: string) => (receiver.deliveries.get(path) ?? []).map((delivery) => JSON.parse(delivery.body) as { type: string; data: { job_id: string; status: string } });
   let service: PrivateStack;
 
   const call = (method: string, path: string, apiKey: string, body?: unknown): Promise<ApiResponse> =>
@@ -72,7 +52,7 @@ describe('jobs that always end', () => {
       RENDER_CONCURRENCY: String(SLOTS),
       JOB_RENDER_TIMEOUT_MS: String(JOB_RENDER_TIMEOUT_MS),
       WEBHOOK_DISPATCH_INTERVAL_MS: '200',
-      PDF_ALLOW_PRIVATE_HOSTS: [process.env.PDF_ALLOW_PRIVATE_HOSTS, new URL(receiver.origin).host].filter(Boolean).join(','),
+      PDF_ALLOW_PRIVATE_HOSTS: [process.env.PDF_ALLOW_PRIVATE_HOSTS, receiver.host].filter(Boolean).join(','),
     });
   }, 120_000);
 
@@ -121,8 +101,8 @@ describe('jobs that always end', () => {
     expect(endedAfterMs).toBeLessThan(4 * (JOB_RENDER_TIMEOUT_MS + 5_000));
     expect(await service.quotaUsed(free)).toBe(0);
     expect(await listed(free)).toBe(0);
-    await until(() => never.every((_, i) => (receiver.received.get(`/never-${i}`)?.length ?? 0) >= 1), 20_000);
-    for (const [i] of never.entries()) expect(receiver.received.get(`/never-${i}`)).toEqual([expect.objectContaining({ type: 'pdf.job.failed' })]);
+    await until(() => never.every((_, i) => received(`/never-${i}`).length >= 1), 20_000);
+    for (const [i] of never.entries()) expect(received(`/never-${i}`)).toEqual([expect.objectContaining({ type: 'pdf.job.failed' })]);
   }, 240_000);
 
   it('sixteen jobs that each wait 10 s (wait_delay_ms: 10000) all end, every one stored and charged once', async () => {
@@ -167,8 +147,8 @@ describe('jobs that always end', () => {
     expect(job.result.error.code).toBe('render_failed');
     expect(job.result.error.message).toMatch(/tries/);
     expect(await service.quotaUsed(key)).toBe(0);
-    await until(() => (receiver.received.get('/crashed')?.length ?? 0) >= 1, 20_000);
-    expect(receiver.received.get('/crashed')).toEqual([expect.objectContaining({ type: 'pdf.job.failed', data: expect.objectContaining({ job_id: id, status: 'failed' }) })]);
+    await until(() => received('/crashed').length >= 1, 20_000);
+    expect(received('/crashed')).toEqual([expect.objectContaining({ type: 'pdf.job.failed', data: expect.objectContaining({ job_id: id, status: 'failed' }) })]);
   }, 120_000);
 
   it('a job of a key revoked before its next run fails unauthorized, uncharged, and says so in its webhook', async () => {
@@ -184,8 +164,8 @@ describe('jobs that always end', () => {
     for (const pid of rendererPids(browser.process()!.pid!)) process.kill(pid, 'SIGKILL');
 
     // Assess: the next run ends it without rendering (the revoked key can no longer read it: its webhook tells)
-    await until(() => (receiver.received.get('/revoked')?.length ?? 0) >= 1, 30_000);
-    const [delivery] = receiver.received.get('/revoked')!;
+    await until(() => received('/revoked').length >= 1, 30_000);
+    const [delivery] = received('/revoked');
     expect(delivery).toMatchObject({ type: 'pdf.job.failed', data: { job_id: id, status: 'failed', result: { error: { code: 'unauthorized' } } } });
     expect((await call('GET', `/v1/jobs/${id}`, key)).status).toBe(401);
   }, 60_000);
