@@ -221,12 +221,6 @@ const GROUP_ANSWER_MARGIN_MS = 1_500;
 /** First wait after a throttled invoke when no other invocation of the batch is under way; doubled each time, with jitter. */
 const THROTTLE_BACKOFF_MS = 100;
 const THROTTLE_BACKOFF_MAX_MS = 2_000;
-/**
- * Invocations that succeed in a row after a throttle before the fan-out widens again by one: every
- * one, since a probe costs only a 429 (cheap and uncharged) while a fan-out left narrow costs the
- * batch its seconds (a group takes seconds, so waiting for several in a row kept it narrow for most of them).
- */
-const SUCCESSES_BEFORE_WIDENING = 1;
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -317,7 +311,6 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
   const timeLeftMs = () => run.deadlineAt - Date.now();
   let running = 0;
   let throttled = false;
-  let successesInARow = 0;
   /** How long an item takes in this batch (a moving average over invocations, each its time over its items): how groups are sized. */
   let msPerItem: number | undefined;
   const timed = (ms: number) => void (msPerItem = msPerItem === undefined ? ms : 0.7 * msPerItem + 0.3 * ms);
@@ -326,8 +319,8 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
   /**
    * The widest it goes now. Once throttled, one below the width that was refused: the batch leaves
    * an execution of the account to everything else (a single generate, a download) rather than
-   * take every last one and have theirs throttled too. It widens by one after a few successes in a
-   * row, so a throttle that said little (an execution still finishing, another function's burst
+   * take every last one and have theirs throttled too. It widens by one after each success, so a
+   * throttle that said little (an execution still finishing, another function's burst
    * that ended) does not hold the batch narrow for the rest of its time.
    */
   let ceiling = widest;
@@ -394,8 +387,10 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
         const group = waiting.splice(0, size);
         if ((await invoke(group)) === 'done') {
           backoffMs = THROTTLE_BACKOFF_MS;
-          if (throttled && ++successesInARow >= SUCCESSES_BEFORE_WIDENING) {
-            successesInARow = 0;
+          // Once throttled, every success widens the fan-out by one: a probe costs only a 429 (cheap,
+          // uncharged), while a fan-out left narrow costs the batch its seconds (a group takes
+          // seconds, so waiting for several successes in a row kept it narrow for most of them).
+          if (throttled) {
             ceiling = Math.min(widest, ceiling + 1);
             if (running < ceiling && waiting.length > running) void worker();
           }
@@ -405,7 +400,6 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
         waiting.unshift(...group);
         throttled = true;
         ceiling = Math.max(1, Math.min(ceiling, running - 2));
-        successesInARow = 0;
         if (running > 1) return;
         await sleep(Math.random() * backoffMs, deadline);
         backoffMs = Math.min(THROTTLE_BACKOFF_MAX_MS, backoffMs * 2);
