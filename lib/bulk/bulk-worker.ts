@@ -26,9 +26,6 @@ import { readChunkLines } from './bulk-lines.ts';
 import { BULK_MAX_RUN_MS, CHUNK_LEASE_MS, markBulkJobRunning, releaseChunk, takeChunk, type LineResult } from './bulk-records.ts';
 import { bulkLineCheck } from './upload-lines.ts';
 
-/** Tries of one line within a run of its chunk when its render fails for a passing reason (a crashed renderer). */
-const LINE_TRIES = 2;
-
 /** The job's shared options, opened once per job in a worker's life. */
 const sharedOptions = new Map<string, Promise<Record<string, unknown> | undefined>>();
 export function optionsOf(job: Job): Promise<Record<string, unknown> | undefined> {
@@ -92,11 +89,8 @@ async function runChunkLines(job: Job, chunk: ChunkMessage, render: boolean): Pr
       results.push({ line: line.line, success: false, code: 'CANCELLED', message: 'The job was cancelled before this line started; nothing was charged for it', counted: true });
       continue;
     }
-    let outcome;
-    for (let attempt = 1; ; attempt++) {
-      outcome = await renderItem(store, { owner: job, reservationId: job.reservation.id, pdfId, renderTimeoutMs, item: withPinnedVersion(source, pinnedVersions) as RenderItem['item'] }, templates);
-      if (outcome.ok || outcome.code !== 'RENDER_FAILED' || attempt >= LINE_TRIES) break;
-    }
+    // A line whose render fails for a passing reason (a crashed renderer) is tried once more there.
+    const outcome = await renderItem(store, { owner: job, reservationId: job.reservation.id, pdfId, renderTimeoutMs, item: withPinnedVersion(source, pinnedVersions) as RenderItem['item'] }, templates);
     if (!outcome.ok) {
       results.push({ line: line.line, success: false, code: outcome.code, message: outcome.message, counted: true });
       continue;

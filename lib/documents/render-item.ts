@@ -45,23 +45,51 @@ export async function renderItems(store: PdfStore & TemplateStore, { items, answ
 }
 
 /**
+ * Tries of one item whose render failed for a passing reason: a renderer that crashed or could not
+ * start, a store that failed. That is the service's failure, not the document's (whose own failures,
+ * an invalid option, a timeout, a page limit, an unreachable url, are answered at once), and on a
+ * machine under load it comes and goes: the item is tried once more in a fresh workspace.
+ */
+const ITEM_TRIES = 2;
+
+/**
  * One item: html or url, or a stored template rendered with the item's data (read here, where the
- * document is made, so an item carries only its data however large a batch or bulk job is).
+ * document is made, so an item carries only its data however large a batch or bulk job is). An item
+ * that failed for a passing reason is tried again if its first try took less than half its render
+ * time limit: both tries then end within the time its caller gave it.
  */
 export async function renderItem(store: PdfStore & TemplateStore, invocation: RenderInvocation, templates?: TemplateReader): Promise<RenderOutcome> {
+  const startedAt = performance.now();
+  const limitMs = invocation.renderTimeoutMs ?? settings.renderTimeoutMs;
+  for (let attempt = 1; ; attempt++) {
+    const tried = await tryItem(store, invocation, () => (templates ??= templateReader(store, invocation.owner)));
+    const again = tried.passingFailure !== undefined && attempt < ITEM_TRIES && performance.now() - startedAt < limitMs / 2;
+    if (!again) {
+      if (!tried.outcome.ok) recordDocumentFailure(tried.failureCode);
+      if (tried.passingFailure !== undefined) logger.error('batch item failed', errorFields(tried.passingFailure));
+      return tried.outcome;
+    }
+    logger.warn('batch item failed for a passing reason; trying it once more', errorFields(tried.passingFailure));
+  }
+}
+
+/** One try of an item: its outcome, and the error when it failed for a passing reason (see ITEM_TRIES). */
+async function tryItem(
+  store: PdfStore & TemplateStore,
+  invocation: RenderInvocation,
+  templates: () => TemplateReader,
+): Promise<{ outcome: RenderOutcome; failureCode: string; passingFailure?: unknown }> {
   try {
     const { options, ...source } = invocation.item;
-    const request = await prepareRequestedDocument({ ...source, options }, () => (templates ??= templateReader(store, invocation.owner)));
+    const request = await prepareRequestedDocument({ ...source, options }, templates);
     const { reservationId, pdfId, renderTimeoutMs } = invocation;
     const making = { reservationId, ...(pdfId !== undefined && { pdfId }), ...(renderTimeoutMs !== undefined && { renderTimeoutMs }) };
-    return { ok: true, record: await renderToObject(store, invocation.owner, request, making) };
+    return { outcome: { ok: true, record: await renderToObject(store, invocation.owner, request, making) }, failureCode: '' };
   } catch (error) {
     if (error instanceof DocumentError) {
-      recordDocumentFailure(error.code);
-      return { ok: false, code: batchItemCode(error.code), message: error.message };
+      const outcome = { ok: false, code: batchItemCode(error.code), message: error.message } as const;
+      return { outcome, failureCode: error.code, ...(error.code === 'RENDER_FAILED' && { passingFailure: error }) };
     }
-    recordDocumentFailure('RENDER_FAILED');
-    logger.error('batch item failed', errorFields(error));
-    return { ok: false, code: 'RENDER_FAILED', message: 'The document could not be rendered' };
+    return { outcome: { ok: false, code: 'RENDER_FAILED', message: 'The document could not be rendered' }, failureCode: 'RENDER_FAILED', passingFailure: error };
   }
 }
