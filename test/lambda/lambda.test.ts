@@ -304,7 +304,12 @@ describe('Lambda’s limits, as the emulation holds them', () => {
       `import { spawn } from 'node:child_process';
        export const handler = async (event) => {
          globalThis.count = (globalThis.count ?? 0) + 1;
-         if (event.spawn && !globalThis.child) globalThis.child = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' }).pid;
+         if (event.spawn && !globalThis.child) {
+           const child = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' });
+           // A spawn that fails is reported, not thrown later as an uncaught 'error' that ends the runtime.
+           child.on('error', (error) => console.error('spawn failed', error));
+           globalThis.child = child.pid;
+         }
          if (event.tick && !globalThis.ticker) { globalThis.ticks = 0; globalThis.ticker = setInterval(() => globalThis.ticks++, 10); }
          if (event.holdMs) await new Promise((resolve) => setTimeout(resolve, event.holdMs));
          return { count: globalThis.count, child: globalThis.child ?? null, ticks: globalThis.ticks ?? null };
@@ -383,8 +388,14 @@ describe('Lambda’s limits, as the emulation holds them', () => {
 
   test('an environment is frozen from its answer to its next invocation: every process stopped, its timers idle, and it answers the next', async () => {
     // Prepare: the warm environment leaves a process of another session behind and starts a timer.
-    const first = JSON.parse((await invokeRaw('Holder', { spawn: true, tick: true })).body) as { count: number; child: number; ticks: number };
+    const answer = await invokeRaw('Holder', { spawn: true, tick: true });
     const [environment] = emulator.environments('Holder');
+    // What a failure shows: the answer and what the function printed (an environment gone is one whose runtime exited).
+    const shown = `${answer.status} ${answer.body}\n${emulator.output('Holder').slice(-4000)}`;
+    expect(answer.status, shown).toBe(200);
+    expect(environment, shown).toBeDefined();
+    const first = JSON.parse(answer.body) as { count: number; child: number; ticks: number };
+    expect(first.child, shown).toEqual(expect.any(Number));
     await environment!.whenFrozen();
     // Assess: the whole tree is stopped (state T), the runtime and its detached child alike.
     const processes = await environment!.processIds();

@@ -77,6 +77,9 @@ export async function expectChargedEqualsListedEqualsDownloadable(service: Servi
 /** Item outcomes of a batch answer: `OK` or the item's error code, in order. */
 const itemCodes = (answer: ApiResponse) => (answer.body.results as { success: boolean; error?: { code: string } }[]).map((r) => (r.success ? 'OK' : r.error!.code));
 
+/** The errors of a batch answer's failed items (code and message: what a failing test shows). */
+const itemFailures = (answer: ApiResponse) => (answer.body.results as { success: boolean; error?: { code: string; message: string } }[]).flatMap((r) => (r.success ? [] : [r.error!]));
+
 /** A batch of 100 invoices answers 100 successes, charged exactly (a key of `tier`). Answers how long the batch took, for the test's log. */
 export async function expectBatchOf100Succeeds(service: ServiceUnderTest, tier = 'pro'): Promise<string> {
   // Prepare
@@ -89,7 +92,7 @@ export async function expectBatchOf100Succeeds(service: ServiceUnderTest, tier =
 
   // Assess
   expect(response.status, response.text).toBe(200);
-  expect(itemCodes(response).filter((code) => code !== 'OK')).toEqual([]);
+  expect(itemFailures(response)).toEqual([]);
   expect(response.body.successful).toBe(100);
   expect(await expectChargedEqualsListedEqualsDownloadable(service, apiKey)).toBe(100);
   return `a batch of 100: 100 successes in ${(tookMs / 1000).toFixed(1)} s`;
@@ -124,7 +127,7 @@ export async function expectFiveBatchesAndANeighbour(service: ServiceUnderTest):
       continue;
     }
     expect(answer.status, answer.text).toBe(200);
-    expect(itemCodes(answer).filter((code) => code === 'RENDER_FAILED')).toEqual([]);
+    expect(itemFailures(answer).filter((error) => error.code === 'RENDER_FAILED')).toEqual([]);
     charged += answer.body.successful as number;
   }
   expect(answered.some((answer) => answer.status === 200)).toBe(true);

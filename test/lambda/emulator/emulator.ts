@@ -398,10 +398,16 @@ export class LambdaEmulator {
       this.throttles.push({ functionName: name, reason: started.throttled, invocationType });
       throw new TooManyRequestsException(name, started.throttled);
     }
+    const startedAt = performance.now();
     try {
       const record = await pool.invoke(event);
       this.invocations.push(record);
       return record;
+    } catch (error) {
+      // An environment that could not start: a failed invocation too, as Lambda reports its init error.
+      const errorMessage = (error as Error).message.split('\n')[0] ?? '';
+      this.invocations.push({ functionName: name, coldStart: true, durationMs: performance.now() - startedAt, outcome: { ok: false, errorType: 'Runtime.InitError', errorMessage } });
+      throw error;
     } finally {
       started.release();
     }

@@ -450,6 +450,8 @@ export class LambdaEnvironment {
 
   private onExit(code: number | null, signalName: NodeJS.Signals | null): void {
     const why = `the runtime of ${this.spec.name} exited (${signalName ?? `code ${code}`})`;
+    // In its logs, where a failing test looks: an environment gone without being stopped.
+    if (!this.stopped) this.output.push(`[emulator] ${why}\n`);
     this.failInit(new Error(`${why} before its init finished:\n${this.output.join('')}`));
     this.pending?.settle({ outcome: { ok: false, errorType: 'Runtime.ExitError', errorMessage: why }, durationMs: 0 });
     if (!this.stopped) void this.stop();
