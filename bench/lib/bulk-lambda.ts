@@ -74,12 +74,15 @@ async function bulkAt(outdir: string, accountConcurrency: number, lines: number,
     const from = { invocations: emulator.invocations.length, throttles: emulator.throttles.length, busy: client.busyAnswers };
     peakConcurrency = 0;
     const name = (id: string) => FUNCTION_NAMES.get(id) ?? id;
-    const finished = await submitAndWait(client, uploadId, lines, (line) => log(`at ${accountConcurrency}: ${line}`)).catch((error: unknown) => {
+    const finished = await submitAndWait(client, uploadId, lines, (line) => log(`at ${accountConcurrency}: ${line}`)).catch(async (error: unknown) => {
       // A job that stopped moving: what failed on the way says why (a failed invocation's chunk comes back only after the queue's visibility timeout).
       const failed = emulator.invocations.slice(from.invocations).filter((invocation) => !invocation.outcome.ok);
       log(`at ${accountConcurrency}: failed invocations ${JSON.stringify(countBy(failed, (invocation) => `${name(invocation.functionName)} ${invocation.outcome.ok ? '' : invocation.outcome.errorType}`))}`);
       const worker = emulator.output(functionId('bulkWorker')).split('\n').filter((line) => /error|fail|timed out|took over/i.test(line));
       log(`at ${accountConcurrency}: the bulk worker's last error lines:\n${worker.slice(-10).join('\n').slice(-4000)}`);
+      // Where the job's messages are: waiting, in flight (an invocation still running, or one left to come back), and why.
+      const queues = await stack.queueState().catch((reason: unknown) => `unreadable: ${String(reason)}`);
+      log(`at ${accountConcurrency}: queues ${JSON.stringify(queues)}; ${emulator.running} executions running now`);
       throw error;
     });
     clearInterval(sampler);

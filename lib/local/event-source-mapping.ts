@@ -30,6 +30,12 @@ export interface EventSourceMapping {
 export interface RunningMapping {
   /** Invocations under way now (tests, the bench). */
   readonly running: number;
+  /**
+   * Messages left to come back after their visibility timeout, by why (a function error, an invoke
+   * that failed, an answer that named them in batchItemFailures...): what a job that stops moving
+   * is waiting for.
+   */
+  readonly leftToComeBack: Readonly<Record<string, number>>;
   stop(): Promise<void>;
 }
 
@@ -86,6 +92,8 @@ export function startEventSourceMapping(
   let running = 0;
   let slotFreed: (() => void) | undefined;
   const stopping = new AbortController();
+  const leftToComeBack: Record<string, number> = {};
+  const leave = (count: number, why: string) => void (leftToComeBack[why] = (leftToComeBack[why] ?? 0) + count);
 
   const invoke = async (messages: readonly Message[]): Promise<void> => {
     const payload = Buffer.from(JSON.stringify(sqsEvent(mapping, messages)));
@@ -98,20 +106,22 @@ export function startEventSourceMapping(
           await sleep(backoffMs * (0.5 + Math.random() / 2));
           continue;
         }
-        return; // the invoke itself failed: the messages come back after their visibility timeout
+        // The invoke itself failed: the messages come back after their visibility timeout.
+        return leave(messages.length, `invoke failed (${(error as Error)?.name})`);
       }
-      if (response.FunctionError) return;
+      if (response.FunctionError) return leave(messages.length, 'function error');
       let answer: unknown = null;
       try {
         answer = JSON.parse(Buffer.from(response.Payload ?? []).toString('utf8') || 'null');
       } catch {
-        return;
+        return leave(messages.length, 'unreadable answer');
       }
       const done = deletable(mapping, messages, answer);
+      if (done.length < messages.length) leave(messages.length - done.length, 'named in batchItemFailures');
       if (done.length === 0) return;
       await sqs
         .send(new DeleteMessageBatchCommand({ QueueUrl: mapping.queueUrl, Entries: done.map((message, i) => ({ Id: String(i), ReceiptHandle: message.ReceiptHandle! })) }))
-        .catch(() => undefined); // not deleted: delivered again, which every consumer of SQS must bear
+        .catch(() => leave(done.length, 'delete failed')); // not deleted: delivered again, which every consumer of SQS must bear
       return;
     }
   };
@@ -157,6 +167,7 @@ export function startEventSourceMapping(
     get running() {
       return running;
     },
+    leftToComeBack,
     async stop() {
       stopped = true;
       stopping.abort();

@@ -43,6 +43,12 @@ export interface EmulatedStack {
   readonly stage: string;
   /** A new API key of this tier, and its id. */
   createKey(tier: TierName): Promise<{ apiKey: string; keyId: string }>;
+  /**
+   * Where the queues' messages are, by queue id: waiting, and in flight (received, not yet
+   * deleted), with why the event source mappings left messages to come back: what a job that stopped
+   * moving waits for.
+   */
+  queueState(): Promise<{ queues: Record<string, { waiting: number; inFlight: number }>; leftToComeBack: Record<string, number>[] }>;
   stop(): Promise<void>;
 }
 
@@ -118,6 +124,14 @@ export async function startEmulatedStack(
     createKey: async (tier) => {
       const { apiKey, key } = await createApiKey(keys, { tier });
       return { apiKey, keyId: key.keyId };
+    },
+    queueState: async () => {
+      const depths: Record<string, { waiting: number; inFlight: number }> = {};
+      for (const [id, queue] of queues) {
+        const { Attributes: attributes = {} } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queue.url, AttributeNames: ['All'] }));
+        depths[id] = { waiting: Number(attributes.ApproximateNumberOfMessages ?? 0), inFlight: Number(attributes.ApproximateNumberOfMessagesNotVisible ?? 0) };
+      }
+      return { queues: depths, leftToComeBack: mappings.map((mapping) => ({ ...mapping.leftToComeBack })) };
     },
     stop: async () => {
       await Promise.all(mappings.map((mapping) => mapping.stop()));
