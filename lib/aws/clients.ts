@@ -50,3 +50,13 @@ export const sqs = oncePerEndpoint('AWS_ENDPOINT_URL_SQS', () => new SQSClient({
 
 /** The key that seals job requests (lib/jobs/request-keys.ts); in AWS only: the local stack has no KMS. */
 export const kms = oncePerEndpoint('AWS_ENDPOINT_URL_KMS', () => new KMSClient({}));
+
+/**
+ * Whether a call failed because its connection was reset as the SDK reused it (ECONNRESET, EPIPE,
+ * which the SDK names TimeoutError): an idle connection the endpoint was closing. The request almost
+ * never reached the service; a client whose SDK retries are off tries it again itself.
+ */
+export function isConnectionReset(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
+}

