@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killStackProcess, startStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
-import { download, request, runKeyTool, type ApiResponse } from '../support/api.ts';
+import { createKeyIn, download, request, savedEnvironment, type ApiResponse } from '../support/api.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
 const LINES = 80;
@@ -27,7 +27,7 @@ const INVALID_LINE = 41;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a bulk job across kill -9', () => {
-  const savedEnv = { ...process.env };
+  const environment = savedEnvironment();
   const receiver = new WebhookReceiver();
   let dataDir: string;
   let stack: StackProcess | undefined;
@@ -61,18 +61,15 @@ describe('a bulk job across kill -9', () => {
   beforeAll(async () => {
     await receiver.start();
     dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-bulk-crash-'));
-    process.env.PDF_ALLOW_PRIVATE_HOSTS = [savedEnv.PDF_ALLOW_PRIVATE_HOSTS, receiver.host].filter(Boolean).join(',');
+    process.env.PDF_ALLOW_PRIVATE_HOSTS = [environment.saved.PDF_ALLOW_PRIVATE_HOSTS, receiver.host].filter(Boolean).join(',');
     process.env.WEBHOOK_DISPATCH_INTERVAL_MS = '200';
     stack = await startStackProcess(dataDir);
-    const created = await runKeyTool(['create', '--tier', 'pro', '--json'], { DATA_DIR: dataDir });
-    expect(created.code).toBe(0);
-    apiKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;
+    ({ apiKey } = await createKeyIn(dataDir, 'pro'));
   }, 90_000);
 
   afterAll(async () => {
     if (stack) await killStackProcess(stack);
-    for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
-    Object.assign(process.env, savedEnv);
+    environment.restore();
     receiver.close();
     await rm(dataDir, { recursive: true, force: true });
   });

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killStackProcess, startStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
-import { request, runKeyTool, type ApiResponse } from '../support/api.ts';
+import { createKeyIn, request, type ApiResponse } from '../support/api.ts';
 
 const ITEMS = 20;
 /** Item i waits (i + 1) * this before printing: the batch stores its PDFs over seconds. */
@@ -39,9 +39,7 @@ describe('Idempotency-Key after kill -9', () => {
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-idempotency-crash-'));
     stack = await startStackProcess(dataDir);
-    const created = await runKeyTool(['create', '--tier', 'pro', '--json'], { DATA_DIR: dataDir });
-    expect(created.code).toBe(0);
-    apiKey = (JSON.parse(created.stdout) as { api_key: string }).api_key;
+    ({ apiKey } = await createKeyIn(dataDir, 'pro'));
   }, 90_000);
 
   afterAll(async () => {

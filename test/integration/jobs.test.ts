@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { killStackProcess, startStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
-import { request, runKeyTool, type ApiResponse } from '../support/api.ts';
+import { createKeyIn, request, runKeyTool, savedEnvironment, type ApiResponse } from '../support/api.ts';
 import { normalizeText, readPdf } from '../support/pdf.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
@@ -37,7 +37,7 @@ const slowPage = (ms: number, title: string) =>
 
 describe('asynchronous jobs and webhooks', () => {
   const receiver = new WebhookReceiver();
-  const savedEnv = { ...process.env };
+  const environment = savedEnvironment();
   let dataDir: string;
   let stack: StackProcess;
   let apiUrl: string;
@@ -57,10 +57,8 @@ describe('asynchronous jobs and webhooks', () => {
       return job.body.status === 'succeeded' || job.body.status === 'failed' ? job.body : undefined;
     }, timeoutMs);
   const makeKey = async (tier: string, extra: string[] = []) => {
-    const created = await runKeyTool(['create', '--tier', tier, '--json', ...extra], { DATA_DIR: dataDir });
-    expect(created.code).toBe(0);
-    const parsed = JSON.parse(created.stdout) as { api_key: string; key_id: string; webhook_secret: string };
-    return { apiKey: parsed.api_key, keyId: parsed.key_id, secret: parsed.webhook_secret };
+    const { webhookSecret, ...key } = await createKeyIn(dataDir, tier, extra);
+    return { ...key, secret: webhookSecret };
   };
 
   beforeAll(async () => {
@@ -68,7 +66,7 @@ describe('asynchronous jobs and webhooks', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-jobs-'));
     // The stack inherits these: the receiver and the fixture site allowed, four tries of a webhook
     // (1 s, 1 s, then 15 s apart), due deliveries looked for five times a second.
-    process.env.PDF_ALLOW_PRIVATE_HOSTS = [savedEnv.PDF_ALLOW_PRIVATE_HOSTS, receiver.host].filter(Boolean).join(',');
+    process.env.PDF_ALLOW_PRIVATE_HOSTS = [environment.saved.PDF_ALLOW_PRIVATE_HOSTS, receiver.host].filter(Boolean).join(',');
     process.env.WEBHOOK_RETRY_SCHEDULE = '1,1,15';
     process.env.WEBHOOK_DISPATCH_INTERVAL_MS = '200';
     stack = await startStackProcess(dataDir);
@@ -78,8 +76,7 @@ describe('asynchronous jobs and webhooks', () => {
 
   afterAll(async () => {
     if (stack) await killStackProcess(stack);
-    for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
-    Object.assign(process.env, savedEnv);
+    environment.restore();
     receiver.close();
     await rm(dataDir, { recursive: true, force: true });
   });

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killStackProcess, startStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
-import { request, runKeyTool } from '../support/api.ts';
+import { createKeyIn, request, savedEnvironment } from '../support/api.ts';
 
 interface Arrival {
   readonly id: string;
@@ -77,15 +77,11 @@ async function until<T>(what: string, probe: () => T | undefined, timeoutMs: num
 
 describe('webhook deliveries between API keys', () => {
   const receivers = new Receivers();
-  const savedEnv = { ...process.env };
+  const environment = savedEnvironment();
   let dataDir: string;
   let stack: StackProcess;
 
-  const makeKey = async () => {
-    const created = await runKeyTool(['create', '--tier', 'pro', '--json'], { DATA_DIR: dataDir });
-    expect(created.code).toBe(0);
-    return (JSON.parse(created.stdout) as { api_key: string }).api_key;
-  };
+  const makeKey = async () => (await createKeyIn(dataDir, 'pro')).apiKey;
   const submit = async (apiKey: string, html: string, path: string) => {
     const submitted = await request('POST', `${stack.info.apiUrl}/v1/pdf/generate`, {
       apiKey,
@@ -98,7 +94,7 @@ describe('webhook deliveries between API keys', () => {
   beforeAll(async () => {
     await receivers.start();
     dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-webhook-fairness-'));
-    process.env.PDF_ALLOW_PRIVATE_HOSTS = [savedEnv.PDF_ALLOW_PRIVATE_HOSTS, new URL(receivers.origin).host].filter(Boolean).join(',');
+    process.env.PDF_ALLOW_PRIVATE_HOSTS = [environment.saved.PDF_ALLOW_PRIVATE_HOSTS, new URL(receivers.origin).host].filter(Boolean).join(',');
     process.env.WEBHOOK_RETRY_SCHEDULE = '5,300';
     process.env.WEBHOOK_DISPATCH_INTERVAL_MS = '200';
     for (const name of ['WEBHOOK_TIMEOUT_MS', 'WEBHOOK_CONCURRENCY', 'WEBHOOK_CONCURRENCY_PER_KEY']) delete process.env[name];
@@ -107,8 +103,7 @@ describe('webhook deliveries between API keys', () => {
 
   afterAll(async () => {
     if (stack) await killStackProcess(stack);
-    for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
-    Object.assign(process.env, savedEnv);
+    environment.restore();
     receivers.close();
     await rm(dataDir, { recursive: true, force: true });
   });

@@ -33,6 +33,29 @@ export async function runKeyTool(args: string[], env: Record<string, string> = {
   );
 }
 
+/** A key made with the key tool against a stack of the test's own (its data directory): its key, id and webhook secret. */
+export async function createKeyIn(dataDir: string, tier: string, extra: string[] = []): Promise<{ apiKey: string; keyId: string; webhookSecret: string }> {
+  const created = await runKeyTool(['create', '--tier', tier, '--json', ...extra], { DATA_DIR: dataDir });
+  expect(created.code, created.stderr).toBe(0);
+  const parsed = JSON.parse(created.stdout) as { api_key: string; key_id: string; webhook_secret: string };
+  return { apiKey: parsed.api_key, keyId: parsed.key_id, webhookSecret: parsed.webhook_secret };
+}
+
+/**
+ * This process's environment as it is now (`saved`), for a test that sets variables for a stack of
+ * its own; `restore()` puts it back, removing the variables set since.
+ */
+export function savedEnvironment(): { readonly saved: Readonly<NodeJS.ProcessEnv>; restore(): void } {
+  const saved = { ...process.env };
+  return {
+    saved,
+    restore() {
+      for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+      Object.assign(process.env, saved);
+    },
+  };
+}
+
 export async function post(path: string, body: unknown, apiKey?: string, init: RequestInit = {}) {
   const response = await fetch(apiUrl + path, {
     method: 'POST',

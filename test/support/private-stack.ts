@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { startLocalStack, type LocalStack } from '#lib/local/stack.ts';
 import { processTree } from '../../bench/lib/rss.ts';
-import { request, runKeyTool, type ApiResponse } from './api.ts';
+import { createKeyIn, request, savedEnvironment, type ApiResponse } from './api.ts';
 
 export interface PrivateStack {
   readonly stack: LocalStack;
@@ -30,7 +30,7 @@ export interface PrivateStack {
 
 /** Starts a stack with these settings (environment variables) on a throw-away data directory. */
 export async function startPrivateStack(settings: Record<string, string> = {}): Promise<PrivateStack> {
-  const savedEnv = { ...process.env };
+  const environment = savedEnvironment();
   const dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-private-'));
   // The shared stack's base URL is inherited from the vitest main process; this stack makes its own.
   delete process.env.PUBLIC_BASE_URL;
@@ -42,11 +42,7 @@ export async function startPrivateStack(settings: Record<string, string> = {}): 
     stack,
     apiUrl: stack.apiUrl,
     dataDir,
-    async createKey(tier, extra = []) {
-      const created = await runKeyTool(['create', '--tier', tier, '--json', ...extra], { DATA_DIR: dataDir });
-      expect(created.code, created.stderr).toBe(0);
-      return (JSON.parse(created.stdout) as { api_key: string }).api_key;
-    },
+    createKey: async (tier, extra = []) => (await createKeyIn(dataDir, tier, extra)).apiKey,
     generate: (apiKey, body) => post('/v1/pdf/generate', apiKey, body),
     batch: (apiKey, body) => post('/v1/pdf/batch', apiKey, body),
     async quotaUsed(apiKey) {
@@ -56,8 +52,7 @@ export async function startPrivateStack(settings: Record<string, string> = {}): 
     },
     async stop() {
       await stack.stop();
-      for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
-      Object.assign(process.env, savedEnv);
+      environment.restore();
       await rm(dataDir, { recursive: true, force: true });
     },
   };
