@@ -189,6 +189,12 @@ export async function submitAndWait(client: BulkClient, uploadId: string, lines:
   let job: any;
   for (let lastLog = performance.now(); ; await sleep(1_000)) {
     const polled = await client.call('GET', `/v1/jobs/${jobId}`);
+    // Still busy after the client's tries (the job's workers can hold every execution of a small
+    // account): no news, as a customer's poller takes it; the stall watch still ends a job that stops.
+    if (polled.status === 503) {
+      stall.see(undefined);
+      continue;
+    }
     if (polled.status !== 200) throw new Error(`GET /v1/jobs/${jobId}: ${polled.status} ${JSON.stringify(polled.body)}`);
     job = polled.body;
     if (job.completed_at) break;
