@@ -1,6 +1,7 @@
 import { ApiError, invalidRequest } from '#lib/api/errors.ts';
 import { json, publicBaseUrl } from '#lib/api/http.ts';
 import { byApiKey } from '#lib/api/authentication.ts';
+import { byIdempotencyKey } from '#lib/api/idempotency.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
 import { refuseMerge, submitBulkJob } from '#lib/bulk/bulk-submission.ts';
 import { bulkBodySchema } from '#lib/documents/bulk-request.ts';
@@ -11,9 +12,11 @@ import { checkWebhookUrl } from '#lib/webhooks/send.ts';
 
 /**
  * POST /v1/pdf/bulk: a bulk job from an upload (`upload_id`) or inline `items`, every line checked
- * and its quota reserved before anything runs (lib/bulk/bulk-submission.ts); 202 with the job.
+ * and its quota reserved before anything runs (lib/bulk/bulk-submission.ts); 202 with the job. With
+ * an `Idempotency-Key` (lib/api/idempotency.ts) a submission retried after a lost answer gets the
+ * first job (its status as it is now), not a second one charged for the same lines.
  */
-export const handler = apiHandler({ auth: byApiKey, body: true }, async ({ event, apiKey, body }) => {
+export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, apiKey, body }) => {
   if (body && typeof body === 'object' && 'merge' in body) throw refuseMerge();
   const parsed = bulkBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));

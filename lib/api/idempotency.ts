@@ -1,5 +1,6 @@
 /**
- * `Idempotency-Key` on `POST /v1/pdf/generate` and `POST /v1/pdf/batch` (shared/spec/beyond.md),
+ * `Idempotency-Key` on `POST /v1/pdf/generate` and `POST /v1/pdf/batch` (shared/spec/beyond.md), and
+ * on `POST /v1/pdf/bulk` (our own addition: a retried submission is not a second job),
  * done the way Stripe does it, on Powertools' idempotency utility and its DynamoDB persistence:
  *
  * - the key is scoped to the API key: the record's id hashes (key id, Idempotency-Key), so two

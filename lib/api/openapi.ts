@@ -395,7 +395,7 @@ const html = (description: string) => ({ description, content: { 'text/html': { 
  * The contract's version (`info.version`): the path's `v1`, then additions that break no client.
  * Raise the minor when an option, field or route is added; a breaking change is a new path prefix.
  */
-export const API_VERSION = '1.6.0';
+export const API_VERSION = '1.7.0';
 
 /**
  * The OpenAPI document, with `serverUrl` (where the caller reached the API) as its server.
@@ -617,10 +617,15 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
           description: `Checks every line first: invalid lines are named by number (400) unless \`skip_invalid\`; the quota for every valid line is reserved (402 \`quota_exceeded\` when it does not fit: nothing starts). The lines then render ten at a time on a queue, each key served fairly beside the others, and each PDF is charged once, only if stored. Follow the job at \`status_url\` (\`total\`, \`succeeded\`, \`failed\`); when it ends, \`result\` links the manifest and, with \`archive: true\` (at most ${MAX_ARCHIVE_LINES.toLocaleString('en-US')} lines), the ZIP.`,
           tags: ['Bulk jobs'],
           ...keyed,
+          requestParams: idempotencyParams,
           requestBody: { required: true, content: { 'application/json': { schema: bulkRequest } } },
           responses: {
-            202: json(bulkAcceptedSchema, 'The job was accepted and its quota reserved.', z.object({ Location: z.url().meta({ description: 'The job’s `status_url`.' }) })),
-            ...errorResponses([...WITH_BODY, 'url_not_allowed', ...KEYED, 'quota_exceeded'], { rateLimited: true }),
+            202: json(
+              bulkAcceptedSchema,
+              'The job was accepted and its quota reserved.',
+              replayedHeader.extend({ Location: z.url().meta({ description: 'The job’s `status_url`.' }) }),
+            ),
+            ...errorResponses([...WITH_BODY, 'url_not_allowed', ...KEYED, ...IDEMPOTENT, 'quota_exceeded'], { rateLimited: true }),
           },
         }),
       },

@@ -201,6 +201,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     jobRequests: ['PutObject'],
     jobRequestKey: ['Encrypt'],
     sendsBulkChunks: true,
+    idempotency: true,
     timeoutSeconds: 28,
     memoryMb: 1769,
   },

@@ -112,6 +112,32 @@ describe('bulk jobs', () => {
     await expectExact(key, manifest);
   }, 300_000);
 
+  it('with an Idempotency-Key, a submission sent again is the first job (replayed, its status as it is now), never a second one charged for the same lines; another body under the key is 422', async () => {
+    // Arrange
+    const key = await createKey('pro');
+    const items = Array.from({ length: 5 }, (_, i) => invoice(i + 1));
+    const submit = (body: unknown) =>
+      request('POST', '/v1/pdf/bulk', { apiKey: key.apiKey, body: JSON.stringify(body), headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'bulk-order-7' } });
+
+    // Act: the submission, a retry of it (its answer lost, say), another body under the same key, a retry once the job has ended
+    const first = await submit({ items });
+    const again = await submit({ items });
+    const other = await submit({ items: items.slice(1) });
+    const job = await waitForEnd(key, first.body.job_id);
+    const afterTheEnd = await submit({ items });
+
+    // Assess
+    expect(first.status).toBe(202);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.job_id).toBe(first.body.job_id);
+    expectApiError(other, 422, 'idempotency_key_reused');
+    expect(job).toMatchObject({ status: 'succeeded', total: 5, succeeded: 5, failed: 0 });
+    expect(afterTheEnd.body).toMatchObject({ job_id: first.body.job_id, status: 'succeeded' });
+    await expectExact(key, await manifestOf(key, first.body.job_id));
+  }, 300_000);
+
   it('402 when the valid lines do not fit the quota: nothing started, nothing charged', async () => {
     const key = await createKey('free');
     const used = await quotaUsed(key);

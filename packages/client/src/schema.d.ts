@@ -3213,7 +3213,9 @@ export interface operations {
     createBulkJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3232,6 +3234,8 @@ export interface operations {
                     "RateLimit-Remaining": string;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset": string;
+                    /** @description Present when this answer repeats the first response to the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description The job’s `status_url`. */
                     Location: string;
                     [name: string]: unknown;
@@ -3277,6 +3281,18 @@ export interface operations {
                     "application/json": components["schemas"]["QuotaExceededError"];
                 };
             };
+            /** @description `request_in_progress`: A request with the same `Idempotency-Key` is still running. Retry once it has answered: the retry gets its response. */
+            409: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestInProgressError"];
+                };
+            };
             /** @description `payload_too_large`: The request body is larger than 5 MB, or a template is larger than the key’s tier allows (the message gives both sizes). */
             413: {
                 headers: {
@@ -3287,6 +3303,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description `idempotency_key_reused`: This `Idempotency-Key` was used with another request (another path or body) in the last 24 hours. Nothing was run or charged. */
+            422: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"];
                 };
             };
             /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
