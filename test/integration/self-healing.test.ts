@@ -106,37 +106,6 @@ describe('self-healing renderers', () => {
     expect(await service.quotaUsed(apiKey)).toBe(usedBefore + 1);
   });
 
-  it("tries a batch item once more when its renderer crashes: the item is made and charged once, beside an item failing for its own reason", async () => {
-    // Prepare: a batch of one item that waits 2 s in its page (so its renderer can be killed while it
-    // renders) and one that names a page past its end (the document's own failure).
-    const usedBefore = await service.quotaUsed(apiKey);
-    const batch = timed(
-      service.batch(apiKey, {
-        pdfs: [
-          { ...document('rendered on its second try'), options: { wait_delay_ms: 2_000 } },
-          { ...document('one page'), options: { page_ranges: '5' } },
-        ],
-      }),
-    );
-    await until(() => renderCapacity().state.running > 0, 10_000);
-    await sleep(500);
-
-    // Act: every renderer of the browser killed once, while the first item waits in its page
-    const browser = await getBrowser();
-    const killed = rendererPids(browser.process()!.pid!);
-    for (const pid of killed) process.kill(pid, 'SIGKILL');
-    const answered = await batch;
-
-    // Assess: the first item made on its second try; the second failed as its own, at once; one PDF charged and listed
-    console.info(`batch with a renderer killed (${killed.length} renderers) answered in ${Math.round(answered.ms)} ms`);
-    expect(killed.length).toBeGreaterThan(0);
-    expect(answered.value.status).toBe(200);
-    const [made, ownFailure] = answered.value.body.results as { success: boolean; pages?: number; error?: { code: string } }[];
-    expect(made).toMatchObject({ success: true, pages: 1 });
-    expect(ownFailure).toMatchObject({ success: false, error: { code: 'INVALID_OPTIONS' } });
-    expect(await service.quotaUsed(apiKey)).toBe(usedBefore + 1);
-  });
-
   it('replaces a browser that was killed, and the next document renders', async () => {
     // Prepare
     const browser = await getBrowser();
@@ -268,5 +237,52 @@ describe('a browser frozen with its process, as Lambda freezes an environment', 
       child.stdin!.end();
       await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(undefined)));
     }
+  });
+});
+
+describe('a batch item whose renderer crashes', () => {
+  // No workspaces prepared: every renderer killed below is a document's own, as when one crashes.
+  // (With prepared ones, the kill also takes theirs, and the retry can be handed one whose death
+  // has not been reported yet: a crash of every renderer at once, which this is not about.)
+  let service: PrivateStack;
+  const document = (text: string) => ({ html: `<!doctype html><p>${text}</p>` });
+
+  beforeAll(async () => {
+    service = await startPrivateStack({ RENDER_TIMEOUT_MS: String(RENDER_TIMEOUT_MS), PREPARED_WORKSPACES: '0' });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+  });
+
+  it("tries a batch item once more when its renderer crashes: the item is made and charged once, beside an item failing for its own reason", async () => {
+    // Prepare: a batch of one item that waits 2 s in its page (so its renderer can be killed while it
+    // renders) and one that names a page past its end (the document's own failure).
+    const apiKey = await service.createKey('pro');
+    const batch = timed(
+      service.batch(apiKey, {
+        pdfs: [
+          { ...document('rendered on its second try'), options: { wait_delay_ms: 2_000 } },
+          { ...document('one page'), options: { page_ranges: '5' } },
+        ],
+      }),
+    );
+    await until(() => renderCapacity().state.running > 0, 10_000);
+    await sleep(500);
+
+    // Act: every renderer of the browser killed once, while the first item waits in its page
+    const browser = await getBrowser();
+    const killed = rendererPids(browser.process()!.pid!);
+    for (const pid of killed) process.kill(pid, 'SIGKILL');
+    const answered = await batch;
+
+    // Assess: the first item made on its second try; the second failed as its own, at once; one PDF charged and listed
+    console.info(`batch with a renderer killed (${killed.length} renderers) answered in ${Math.round(answered.ms)} ms`);
+    expect(killed.length).toBeGreaterThan(0);
+    expect(answered.value.status).toBe(200);
+    const [made, ownFailure] = answered.value.body.results as { success: boolean; pages?: number; error?: { code: string } }[];
+    expect(made, JSON.stringify(made)).toMatchObject({ success: true, pages: 1 });
+    expect(ownFailure).toMatchObject({ success: false, error: { code: 'INVALID_OPTIONS' } });
+    expect(await service.quotaUsed(apiKey)).toBe(1);
   });
 });
