@@ -65,7 +65,7 @@ export async function renderItem(store: PdfStore & TemplateStore, invocation: Re
     const tried = await tryItem(store, invocation, () => (templates ??= templateReader(store, invocation.owner)));
     const again = tried.passingFailure !== undefined && attempt < ITEM_TRIES && performance.now() - startedAt < limitMs / 2;
     if (!again) {
-      if (!tried.outcome.ok) recordDocumentFailure(tried.failureCode);
+      if (tried.failureCode !== undefined) recordDocumentFailure(tried.failureCode);
       if (tried.passingFailure !== undefined) logger.error('batch item failed', errorFields(tried.passingFailure));
       return tried.outcome;
     }
@@ -73,18 +73,18 @@ export async function renderItem(store: PdfStore & TemplateStore, invocation: Re
   }
 }
 
-/** One try of an item: its outcome, and the error when it failed for a passing reason (see ITEM_TRIES). */
+/** One try of an item: its outcome; when it failed, its failure's code (before batchItemCode), and the error if the reason was a passing one (see ITEM_TRIES). */
 async function tryItem(
   store: PdfStore & TemplateStore,
   invocation: RenderInvocation,
   templates: () => TemplateReader,
-): Promise<{ outcome: RenderOutcome; failureCode: string; passingFailure?: unknown }> {
+): Promise<{ outcome: RenderOutcome; failureCode?: string; passingFailure?: unknown }> {
   try {
     const { options, ...source } = invocation.item;
     const request = await prepareRequestedDocument({ ...source, options }, templates);
     const { reservationId, pdfId, renderTimeoutMs } = invocation;
     const making = { reservationId, ...(pdfId !== undefined && { pdfId }), ...(renderTimeoutMs !== undefined && { renderTimeoutMs }) };
-    return { outcome: { ok: true, record: await renderToObject(store, invocation.owner, request, making) }, failureCode: '' };
+    return { outcome: { ok: true, record: await renderToObject(store, invocation.owner, request, making) } };
   } catch (error) {
     if (error instanceof DocumentError) {
       const outcome = { ok: false, code: batchItemCode(error.code), message: error.message } as const;

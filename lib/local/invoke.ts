@@ -51,8 +51,8 @@ function renderTurnOf(payload: unknown): { keyId: string; share: KeyShare } {
  * of closing them after 5 s idle. A client on a loaded event loop (the local stack runs in one
  * process) reuses a connection just as the server closes it, and its invoke fails ECONNRESET (the
  * AWS SDK's TimeoutError) without having run: measured with the AWS SDK's Lambda client and an event
- * loop lagging up to 1.5 s, 13 invokes reset in 100 s with a keep-alive timeout, none without. That
- * was a batch item failed RENDER_FAILED, and a bulk chunk left to come back after its visibility timeout.
+ * loop lagging up to 1.5 s, 13 invokes reset in 100 s with a keep-alive timeout, none without. Such a
+ * reset fails a batch item RENDER_FAILED, or leaves a bulk chunk to come back after its visibility timeout.
  */
 export function keepIdleConnections<T extends Server>(server: T): T {
   server.keepAliveTimeout = 0;
