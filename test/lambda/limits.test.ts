@@ -36,7 +36,7 @@ describe('at an account concurrency of 10, the functions of cdk.out behind API G
       batch: (apiKey, body) => post('/v1/pdf/batch', apiKey, body),
       quotaUsed: async (apiKey) => {
         const usage = await request('GET', `${api.apiUrl}/v1/usage`, { apiKey });
-        expect(usage.status, usage.text).toBe(200);
+        expect(usage.status, `${usage.text}\n${api.failures.join('\n')}`).toBe(200);
         return usage.body.quota_used as number;
       },
     };

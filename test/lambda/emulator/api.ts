@@ -12,12 +12,15 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { API_FUNCTIONS, type FunctionName } from '#lib/api/routes.ts';
 import { createGateway, type ProxyHandler } from '#lib/local/gateway.ts';
+import { FunctionThrottledError } from '#lib/local/lambda-concurrency.ts';
 import { functionId } from '../../../cdk/constructs/service-function.ts';
 import type { LambdaEmulator } from './emulator.ts';
 
 export interface EmulatedApi {
   /** The API's base URL (download links point here too). */
   readonly apiUrl: string;
+  /** Each request whose function failed (answered 502), with what it printed: what a failing test shows. */
+  readonly failures: readonly string[];
   close(): Promise<void>;
 }
 
@@ -29,13 +32,24 @@ const forwarded = (event: APIGatewayProxyEvent): APIGatewayProxyEvent => ({
 });
 
 export async function startEmulatedApi(emulator: LambdaEmulator): Promise<EmulatedApi> {
+  const failures: string[] = [];
   const handlers = Object.fromEntries(
     API_FUNCTIONS.map((name): [FunctionName, ProxyHandler] => [
       name,
       async (event) => {
         // A throttled invoke throws TooManyRequestsException, which the gateway answers 503.
-        const { outcome } = await emulator.invokeByName(functionId(name), forwarded(event));
-        if (!outcome.ok) throw new Error(`${name} failed: ${outcome.errorType}: ${outcome.errorMessage}`);
+        let outcome;
+        try {
+          ({ outcome } = await emulator.invokeByName(functionId(name), forwarded(event)));
+        } catch (error) {
+          if (!(error instanceof FunctionThrottledError)) failures.push(`${event.httpMethod} ${event.path}: ${name} could not start: ${(error as Error).message.slice(0, 4000)}`);
+          throw error;
+        }
+        if (!outcome.ok) {
+          const why = `${name} failed: ${outcome.errorType}: ${outcome.errorMessage}`;
+          failures.push(`${event.httpMethod} ${event.path}: ${why}\n${emulator.output(functionId(name)).slice(-4000)}`);
+          throw new Error(why);
+        }
         return outcome.payload as APIGatewayProxyResult;
       },
     ]),
@@ -46,6 +60,7 @@ export async function startEmulatedApi(emulator: LambdaEmulator): Promise<Emulat
   await once(server, 'listening');
   return {
     apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    failures,
     close: () => {
       server.closeAllConnections();
       return new Promise((resolve) => server.close(() => resolve()));

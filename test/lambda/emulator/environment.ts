@@ -285,7 +285,7 @@ export class LambdaEnvironment {
         },
       };
       const timer = setTimeout(() => {
-        pending.settle({ outcome: { ok: false, errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${this.spec.timeoutSeconds} seconds` }, durationMs: this.spec.timeoutSeconds * 1000 });
+        pending.settle({ outcome: { ok: false, errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${this.spec.timeoutSeconds} seconds${pending.sentAt === undefined ? ' (the runtime never asked for the event)' : ''}` }, durationMs: this.spec.timeoutSeconds * 1000 });
         void this.stop();
       }, this.spec.timeoutSeconds * 1000);
       this.pending = pending;
@@ -455,7 +455,9 @@ export class LambdaEnvironment {
     // In its logs, where a failing test looks: an environment gone without being stopped.
     if (!this.stopped) this.output.push(`[emulator] ${why}\n`);
     this.failInit(new Error(`${why} before its init finished:\n${this.output.join('')}`));
-    this.pending?.settle({ outcome: { ok: false, errorType: 'Runtime.ExitError', errorMessage: why }, durationMs: 0 });
+    // Whether the runtime had asked for the event tells a crash in the handler from one on the way to it.
+    const when = this.pending?.sentAt === undefined ? ', before it asked for the event' : ', while handling the event';
+    this.pending?.settle({ outcome: { ok: false, errorType: 'Runtime.ExitError', errorMessage: why + when }, durationMs: 0 });
     if (!this.stopped) void this.stop();
   }
 }
