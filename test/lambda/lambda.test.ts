@@ -386,7 +386,7 @@ describe('Lambda’s limits, as the emulation holds them', () => {
     expect(emulator.givenUp).toEqual([]);
   });
 
-  test('an environment is frozen from its answer to its next invocation: every process stopped, its timers idle, and it answers the next', async () => {
+  test('an environment is frozen from its answer (once its runtime asks for the next event) to its next invocation: every process stopped, its timers idle, and it answers the next', async () => {
     // Prepare: the warm environment leaves a process of another session behind and starts a timer.
     const answer = await invokeRaw('Holder', { spawn: true, tick: true });
     const [environment] = emulator.environments('Holder');
@@ -397,7 +397,9 @@ describe('Lambda’s limits, as the emulation holds them', () => {
     const first = JSON.parse(answer.body) as { count: number; child: number; ticks: number };
     expect(first.child, shown).toEqual(expect.any(Number));
     await environment!.whenFrozen();
-    // Assess: the whole tree is stopped (state T), the runtime and its detached child alike.
+    // Assess: frozen once the runtime asked for its next event, as Lambda freezes (never between
+    // its answer and that request); the whole tree is stopped (state T), the runtime and its detached child alike.
+    expect(environment!.frozeWithRuntimeWaiting).toBe(true);
     const processes = await environment!.processIds();
     expect(processes).toContain(first.child);
     expect(processes.map((pid) => processState(pid)).filter((state) => state !== undefined && state !== 'T')).toEqual([]);

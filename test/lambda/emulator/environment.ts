@@ -14,10 +14,13 @@
  * neither is allowed, the closest honest emulation runs instead (same process layout, no
  * read-only mounts, no private /tmp, the caller's uid) and `isolation` says so.
  *
- * Between invocations the environment is frozen, as Lambda freezes one: from the moment its answer
- * is posted to the Runtime API until it is handed its next event, every process it started
- * (Chromium's included, which puts itself in a process group of its own) is stopped with SIGSTOP,
- * so work left running at the answer resumes only inside the next invocation.
+ * Between invocations the environment is frozen, as Lambda freezes one: from the moment the runtime,
+ * its answer posted to the Runtime API, asks for its next event (the Next request that ends Lambda's
+ * invoke phase) until it is handed that event, every process it started (Chromium's included, which
+ * puts itself in a process group of its own) is stopped with SIGSTOP, so work left running at the
+ * answer resumes only inside the next invocation. Freezing at the answer itself would stop the
+ * runtime between its answer and its Next request, which Lambda never does: the runtime client's
+ * connection timers (curl's, a second to connect) would run across the freeze.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -70,7 +73,12 @@ export type Isolation = 'mount-namespace' | 'mount-namespace-in-user-namespace' 
 /** Lambda's user and group for function code (`sbx_user1051`). */
 const LAMBDA_UID = 993;
 const LAMBDA_GID = 990;
-/** Lambda's limit on an on-demand environment's init phase. */
+/**
+ * Lambda's limit on an on-demand environment's init phase. An init that outlasts it is not an
+ * error: Lambda runs the init again within the first invocation, under the function's timeout.
+ * Here the init goes on instead of starting over (on these shared cores a second start would
+ * only be slower), and its time past the limit is taken from the first invocation's timeout.
+ */
 const INIT_TIMEOUT_MS = 10_000;
 /** Longest a freeze waits for every process to have acted on its SIGSTOP. */
 const FREEZE_WAIT_MS = 2_000;
@@ -184,6 +192,8 @@ export class LambdaEnvironment {
   readonly spec: FunctionSpec;
   /** Spawn to the runtime's first request for an event: Lambda's init duration. */
   initMs: number | undefined;
+  /** The init's time past Lambda's limit, taken from the first invocation's timeout (INIT_TIMEOUT_MS). */
+  private initOverrunMs = 0;
   busy = false;
   private readonly stage: string;
   private readonly cpus: string | undefined;
@@ -195,7 +205,8 @@ export class LambdaEnvironment {
    * Whether a freeze first waits for the work left running at the answer to end (the environment's
    * processes quiet), and records how long that took in `lastTailMs`: what a function that answers
    * first and finishes that work before its handler returns would be billed beyond its answer (the
-   * bench weighs that against freezing at the answer). Off by default: Lambda freezes at the answer.
+   * bench weighs that against freezing at the answer). Off by default: Lambda freezes at the answer (once
+   * the runtime asks for its next event, right after it).
    */
   freezeAfterTail = false;
   /** Answer to quiet, at the last freeze that waited for it. */
@@ -204,6 +215,9 @@ export class LambdaEnvironment {
   private lastFrozen: number[] = [];
   /** The freeze under way, from the answer until every process has stopped. */
   private freezing: Promise<void> | undefined;
+  /** Resolves the wait of a freeze for the runtime's Next request after its answer. */
+  private askedForNext: (() => void) | undefined;
+  private lastFreezeFoundRuntimeWaiting = false;
   private server!: Server;
   private child: ChildProcess | undefined;
   private waiting: ServerResponse | undefined;
@@ -255,7 +269,8 @@ export class LambdaEnvironment {
     child.stdout!.on('data', (chunk: Buffer) => this.output.push(chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => this.output.push(chunk.toString()));
     child.once('exit', (code, signal) => this.onExit(code, signal));
-    const initTimer = setTimeout(() => this.failInit(new Error(`init of ${this.spec.name} took over ${INIT_TIMEOUT_MS} ms:\n${this.output.join('')}`)), INIT_TIMEOUT_MS);
+    const initLimitMs = INIT_TIMEOUT_MS + this.spec.timeoutSeconds * 1000;
+    const initTimer = setTimeout(() => this.failInit(new Error(`init of ${this.spec.name} took over ${initLimitMs} ms:\n${this.output.join('')}`)), initLimitMs);
     try {
       await this.ready;
     } finally {
@@ -270,8 +285,10 @@ export class LambdaEnvironment {
     // A freeze still under way (the previous answer was just sent) ends before the thaw.
     await this.freezing;
     this.thaw();
+    const timeoutMs = this.spec.timeoutSeconds * 1000 - this.initOverrunMs;
+    this.initOverrunMs = 0;
     return new Promise<Invocation>((resolve) => {
-      const deadline = Date.now() + this.spec.timeoutSeconds * 1000;
+      const deadline = Date.now() + timeoutMs;
       const pending: Pending = {
         id: randomUUID(),
         event,
@@ -285,9 +302,9 @@ export class LambdaEnvironment {
         },
       };
       const timer = setTimeout(() => {
-        pending.settle({ outcome: { ok: false, errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${this.spec.timeoutSeconds} seconds${pending.sentAt === undefined ? ' (the runtime never asked for the event)' : ''}` }, durationMs: this.spec.timeoutSeconds * 1000 });
+        pending.settle({ outcome: { ok: false, errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${this.spec.timeoutSeconds} seconds${pending.sentAt === undefined ? ' (the runtime never asked for the event)' : ''}` }, durationMs: timeoutMs });
         void this.stop();
-      }, this.spec.timeoutSeconds * 1000);
+      }, timeoutMs);
       this.pending = pending;
       this.handOut();
     });
@@ -296,6 +313,7 @@ export class LambdaEnvironment {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.nextAsked();
     this.waiting?.destroy();
     if (this.child?.pid !== undefined) {
       const exited = this.child.exitCode === null && this.child.signalCode === null ? new Promise((resolve) => this.child!.once('exit', resolve)) : undefined;
@@ -324,6 +342,11 @@ export class LambdaEnvironment {
     return this.frozen.length > 0;
   }
 
+  /** Whether its runtime was waiting for its next event (its Next request held) when its last freeze began. */
+  get frozeWithRuntimeWaiting(): boolean {
+    return this.lastFreezeFoundRuntimeWaiting;
+  }
+
   /** Resolves once a freeze under way (after an answer) has stopped every process. */
   async whenFrozen(): Promise<void> {
     await this.freezing;
@@ -343,6 +366,7 @@ export class LambdaEnvironment {
   private async freeze(): Promise<void> {
     const root = this.child?.pid;
     if (!this.freezes || this.stopped || root === undefined || this.frozen.length > 0) return;
+    this.lastFreezeFoundRuntimeWaiting = this.waiting !== undefined;
     // At once, the processes it had at its last freeze (most of them, a warm environment's tree
     // changes little); then the tree is walked again until no process is new: one forked between
     // a walk and its parent's stop is found by the next walk (its parent, stopped now, forks no more).
@@ -412,8 +436,10 @@ export class LambdaEnvironment {
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
     if (request.method === 'GET' && path === '/2018-06-01/runtime/invocation/next') {
+      this.nextAsked();
       if (this.initMs === undefined) {
         this.initMs = performance.now() - this.spawnedAt;
+        this.initOverrunMs = Math.max(0, this.initMs - INIT_TIMEOUT_MS);
         this.markReady();
       }
       this.waiting = response;
@@ -426,11 +452,13 @@ export class LambdaEnvironment {
       const pending = this.pending;
       if (!pending || pending.id !== decodeURIComponent(answered[1]!) || pending.sentAt === undefined) return;
       const durationMs = performance.now() - pending.startedAt;
-      // The answer is sent: Lambda freezes the environment until its next invocation. The caller
-      // has its answer meanwhile; the next invocation waits for the freeze to end (whenFrozen).
+      // The answer is sent: once the runtime asks for its next event, Lambda freezes the environment
+      // until its next invocation. The caller has its answer meanwhile; the next invocation waits
+      // for the freeze to end (whenFrozen).
       const answeredAt = performance.now();
       const tail = this.freezes && this.freezeAfterTail ? this.untilQuiet(answeredAt).then((ms) => void (this.lastTailMs = ms)) : Promise.resolve();
-      const freezing = tail.then(() => this.freeze()).finally(() => {
+      const askedForNext = new Promise<void>((resolve) => (this.askedForNext = resolve));
+      const freezing = Promise.all([tail, askedForNext]).then(() => this.freeze()).finally(() => {
         if (this.freezing === freezing) this.freezing = undefined;
       });
       this.freezing = freezing;
@@ -450,10 +478,17 @@ export class LambdaEnvironment {
     response.writeHead(404).end();
   }
 
+  /** The runtime asked for its next event: a freeze waiting for that goes on (and one for a runtime gone, which freezes nothing). */
+  private nextAsked(): void {
+    this.askedForNext?.();
+    this.askedForNext = undefined;
+  }
+
   private onExit(code: number | null, signalName: NodeJS.Signals | null): void {
     const why = `the runtime of ${this.spec.name} exited (${signalName ?? `code ${code}`})`;
     // In its logs, where a failing test looks: an environment gone without being stopped.
     if (!this.stopped) this.output.push(`[emulator] ${why}\n`);
+    this.nextAsked();
     this.failInit(new Error(`${why} before its init finished:\n${this.output.join('')}`));
     // Whether the runtime had asked for the event tells a crash in the handler from one on the way to it.
     const when = this.pending?.sentAt === undefined ? ', before it asked for the event' : ', while handling the event';
