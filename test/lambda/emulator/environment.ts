@@ -457,7 +457,12 @@ export class LambdaEnvironment {
       // for the freeze to end (whenFrozen).
       const answeredAt = performance.now();
       const tail = this.freezes && this.freezeAfterTail ? this.untilQuiet(answeredAt).then((ms) => void (this.lastTailMs = ms)) : Promise.resolve();
-      const askedForNext = new Promise<void>((resolve) => (this.askedForNext = resolve));
+      // A runtime that never asks (hung after its answer) is frozen anyway once its timeout has
+      // passed, so its next invocation is not held forever: it times out waiting for the runtime.
+      const askedForNext = new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.spec.timeoutSeconds * 1000);
+        this.askedForNext = () => (clearTimeout(timer), resolve());
+      });
       const freezing = Promise.all([tail, askedForNext]).then(() => this.freeze()).finally(() => {
         if (this.freezing === freezing) this.freezing = undefined;
       });
