@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { createKey, download, post, quotaUsed, type TestKey } from '../support/api.ts';
+import { createKey, download, post, quotaUsed, withinOneRateWindow, type TestKey } from '../support/api.ts';
 import { readPdf } from '../support/pdf.ts';
 
 const batch = (key: TestKey, body: unknown) => post('/v1/pdf/batch', body, key.apiKey);
@@ -172,6 +172,7 @@ describe('POST /v1/pdf/batch', () => {
   it('requires a valid key, and counts a batch as one request against the rate limit', async () => {
     // Prepare
     const key = await createKey('free', ['--rate-limit', '1']);
+    await withinOneRateWindow();
 
     // Act
     const unauthenticated = await post('/v1/pdf/batch', { pdfs: [{ html: '<p>x</p>' }] });

@@ -2,7 +2,7 @@
  * Rate limits (429), quotas (402), usage and the order of checks, over HTTP against the local stack.
  */
 import { describe, expect, it } from 'vitest';
-import { apiUrl, createKey, expectApiError, generate, quotaUsed, type TestKey } from '../support/api.ts';
+import { apiUrl, createKey, expectApiError, generate, quotaUsed, withinOneRateWindow, type TestKey } from '../support/api.ts';
 
 async function usage(key: TestKey) {
   const response = await fetch(`${apiUrl}/v1/usage`, { headers: { Authorization: `Bearer ${key.apiKey}` } });
@@ -18,6 +18,7 @@ describe('rate limit over HTTP', () => {
   it('counts down in RateLimit headers, then answers 429 with retry_after and Retry-After', async () => {
     // Prepare
     const key = await createKey('free', ['--rate-limit', '3']);
+    await withinOneRateWindow();
 
     // Act
     const answers = [];
@@ -40,6 +41,7 @@ describe('rate limit over HTTP', () => {
   it('admits exactly 10 of 50 simultaneous requests for a limit of 10', async () => {
     // Prepare
     const key = await createKey('free');
+    await withinOneRateWindow();
 
     // Act
     const statuses = await Promise.all(Array.from({ length: 50 }, () => usage(key).then((a) => a.status)));
@@ -52,6 +54,7 @@ describe('rate limit over HTTP', () => {
   it('is checked after authentication and before validation; an invalid request still counts', async () => {
     // Prepare
     const key = await createKey('free', ['--rate-limit', '2']);
+    await withinOneRateWindow();
 
     // Act
     const invalid = await generate(key.apiKey, { format: 'A9', html: '<p>x</p>' });

@@ -5,7 +5,7 @@
  */
 import { validate } from '@readme/openapi-parser';
 import { beforeAll, describe, expect, inject, test } from 'vitest';
-import { apiUrl, createKey, download, post, quotaUsed, request, type TestKey } from '../support/api.ts';
+import { apiUrl, createKey, download, post, quotaUsed, request, withinOneRateWindow, type TestKey } from '../support/api.ts';
 import { responseChecker } from '../support/openapi.ts';
 import { readPdf } from '../support/pdf.ts';
 
@@ -160,6 +160,7 @@ describe('answers are the documented ones', () => {
     expect(await quotaUsed(small)).toBe(0);
 
     const slow = await createKey('pro', ['--rate-limit', '1']);
+    await withinOneRateWindow();
     expectDocumented('getUsage', await request('GET', '/v1/usage', { apiKey: slow.apiKey }));
     const limited = await request('GET', '/v1/usage', { apiKey: slow.apiKey });
     expect(limited.status).toBe(429);

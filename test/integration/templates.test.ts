@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TEMPLATE_LIMITS } from '#lib/accounts/tiers.ts';
-import { apiUrl, createKey, download, expectApiError, generate, quotaUsed, request, type ApiResponse, type TestKey } from '../support/api.ts';
+import { apiUrl, createKey, download, expectApiError, generate, quotaUsed, request, withinOneRateWindow, type ApiResponse, type TestKey } from '../support/api.ts';
 import { readPdf } from '../support/pdf.ts';
 
 const json = (method: string, path: string, apiKey: string, body?: unknown): Promise<ApiResponse> =>
@@ -274,6 +274,7 @@ describe('previews', () => {
     // Prepare: a free key's previews, spent by requests refused for their body (they count, and render nothing).
     const free = await createKey('free');
     const id = await createTemplate(free.apiKey, { name: 'Budget', html: '<p>{{ x }}</p>' });
+    await withinOneRateWindow();
     for (let i = 0; i < TEMPLATE_LIMITS.free.previewsPerMinute; i++) {
       expect((await json('POST', `/v1/templates/${id}/preview`, free.apiKey, { version: 'not a number' })).status).toBe(400);
     }

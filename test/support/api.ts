@@ -4,6 +4,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect, inject } from 'vitest';
+import { RATE_WINDOW_SECONDS } from '#lib/accounts/rate-limit.ts';
 import { REQUEST_LOG_PATH } from './fixture-server.ts';
 
 export const apiUrl = inject('apiUrl');
@@ -157,4 +158,15 @@ export function expectApiError(
 export async function requestsReceivedBy(siteOrigin: string): Promise<string[]> {
   const response = await fetch(siteOrigin + REQUEST_LOG_PATH);
   return (await response.json()) as string[];
+}
+
+/**
+ * Waits, if need be, for the next rate window, so that at least `neededMs` of the current one are
+ * left. The limits count in fixed one-minute windows (lib/accounts/rate-limit.ts): a test counting
+ * what a limit admits must not straddle two of them, where twice the limit is admitted by design.
+ */
+export async function withinOneRateWindow(neededMs = 15_000): Promise<void> {
+  const windowMs = RATE_WINDOW_SECONDS * 1000;
+  const left = windowMs - (Date.now() % windowMs);
+  if (left < neededMs) await new Promise((resolve) => setTimeout(resolve, left + 100));
 }
