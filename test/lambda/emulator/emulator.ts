@@ -30,7 +30,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { functionNameOf, INVOKE_PATH, keepIdleConnections } from '#lib/local/invoke.ts';
 import { FunctionThrottledError, LambdaConcurrency, throttledInvokeAnswer, type ThrottleReason } from '#lib/local/lambda-concurrency.ts';
-import { LambdaEnvironment, type FunctionSpec, type InvokeOutcome } from './environment.ts';
+import { EnvironmentGoneError, LambdaEnvironment, type FunctionSpec, type InvokeOutcome } from './environment.ts';
 
 type Intrinsic = string | { Ref: string } | { 'Fn::GetAtt': [string, string] } | Record<string, unknown>;
 
@@ -149,7 +149,15 @@ class FunctionPool {
   async invoke(event: unknown): Promise<InvocationRecord> {
     for (;;) {
       const idle = this.environments.find((environment) => !environment.busy && !environment.isStopped);
-      if (idle) return this.run(idle, event, false);
+      if (idle) {
+        try {
+          return await this.run(idle, event, false);
+        } catch (error) {
+          // Its runtime ended before taking the event: another environment runs it.
+          if (error instanceof EnvironmentGoneError) continue;
+          throw error;
+        }
+      }
       const alive = this.environments.filter((environment) => !environment.isStopped);
       if (alive.length < this.options.max) {
         const environment = new LambdaEnvironment(this.spec, { stage: this.options.stage, freeze: this.options.freeze, ...(this.options.cpus && { cpus: this.options.cpus }) });

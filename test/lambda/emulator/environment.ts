@@ -187,6 +187,13 @@ interface Pending {
   readonly settle: (invocation: Invocation) => void;
 }
 
+/** An environment picked for an event whose runtime ended before it was handed the event. */
+export class EnvironmentGoneError extends Error {
+  constructor(functionName: string) {
+    super(`the runtime of ${functionName} ended before it was handed its event`);
+  }
+}
+
 /** One execution environment: started cold, then invoked one event at a time until it is stopped. */
 export class LambdaEnvironment {
   readonly spec: FunctionSpec;
@@ -284,8 +291,15 @@ export class LambdaEnvironment {
     this.busy = true;
     // A freeze still under way (the previous answer was just sent) ends before the thaw.
     await this.freezing;
+    // Its runtime ended meanwhile (before asking for its next event): the event was never its;
+    // the pool runs it in another environment, as Lambda would.
+    if (this.stopped) {
+      this.busy = false;
+      throw new EnvironmentGoneError(this.spec.name);
+    }
     this.thaw();
-    const timeoutMs = this.spec.timeoutSeconds * 1000 - this.initOverrunMs;
+    // At least a millisecond: an init that used up the whole timeout leaves the event none to run in.
+    const timeoutMs = Math.max(1, this.spec.timeoutSeconds * 1000 - this.initOverrunMs);
     this.initOverrunMs = 0;
     return new Promise<Invocation>((resolve) => {
       const deadline = Date.now() + timeoutMs;
@@ -315,6 +329,7 @@ export class LambdaEnvironment {
     this.stopped = true;
     this.nextAsked();
     this.waiting?.destroy();
+    this.waiting = undefined;
     if (this.child?.pid !== undefined) {
       const exited = this.child.exitCode === null && this.child.signalCode === null ? new Promise((resolve) => this.child!.once('exit', resolve)) : undefined;
       // Its whole tree, frozen or not: Chromium has a process group of its own, and a stopped
@@ -456,9 +471,11 @@ export class LambdaEnvironment {
       // until its next invocation. The caller has its answer meanwhile; the next invocation waits
       // for the freeze to end (whenFrozen).
       const answeredAt = performance.now();
+      this.lastFreezeFoundRuntimeWaiting = false;
       const tail = this.freezes && this.freezeAfterTail ? this.untilQuiet(answeredAt).then((ms) => void (this.lastTailMs = ms)) : Promise.resolve();
       // A runtime that never asks (hung after its answer) is frozen anyway once its timeout has
-      // passed, so its next invocation is not held forever: it times out waiting for the runtime.
+      // passed, so its next invocation is not held forever: it waits that long, then its own
+      // timeout for the runtime (twice the timeout in all; a hung runtime is not worth more care).
       const askedForNext = new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.spec.timeoutSeconds * 1000);
         this.askedForNext = () => (clearTimeout(timer), resolve());
