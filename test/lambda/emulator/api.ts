@@ -46,9 +46,8 @@ export async function startEmulatedApi(emulator: LambdaEmulator): Promise<Emulat
           throw error;
         }
         if (!outcome.ok) {
-          const why = `${name} failed: ${outcome.errorType}: ${outcome.errorMessage}`;
-          failures.push(`${event.httpMethod} ${event.path}: ${why}\n${emulator.output(functionId(name)).slice(-4000)}`);
-          throw new Error(why);
+          failures.push(`${event.httpMethod} ${event.path}: ${emulator.describeFailure(functionId(name), outcome)}`);
+          throw new Error(`${name} failed: ${outcome.errorType}: ${outcome.errorMessage}`);
         }
         return outcome.payload as APIGatewayProxyResult;
       },

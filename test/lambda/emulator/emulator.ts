@@ -424,7 +424,7 @@ export class LambdaEmulator {
   /** A synchronous invoke that must succeed: its record and payload, or an error carrying the function's logs. */
   async invokeOk(name: string, event: unknown): Promise<{ record: InvocationRecord; payload: unknown }> {
     const record = await this.invokeByName(name, event);
-    if (!record.outcome.ok) throw new Error(`${name} failed: ${record.outcome.errorType}: ${record.outcome.errorMessage}\n${this.output(name).slice(-4000)}`);
+    if (!record.outcome.ok) throw new Error(this.describeFailure(name, record.outcome));
     return { record, payload: record.outcome.payload };
   }
 
@@ -549,6 +549,11 @@ export class LambdaEmulator {
   /** Stops every environment of the function: its next invocation is a cold start. */
   retire(name: string): Promise<void> {
     return this.pool(name).retire();
+  }
+
+  /** A failed invocation as a failing test shows it: the function, Lambda's error and the function's last output. */
+  describeFailure(name: string, outcome: Extract<InvokeOutcome, { ok: false }>): string {
+    return `${name} failed: ${outcome.errorType}: ${outcome.errorMessage}\n${this.output(name).slice(-4000)}`;
   }
 
   /** What a function printed (its logs), for a failing test's message. */
