@@ -224,7 +224,8 @@ export class LambdaEnvironment {
   private freezing: Promise<void> | undefined;
   /** Resolves the wait of a freeze for the runtime's Next request after its answer. */
   private askedForNext: (() => void) | undefined;
-  private lastFreezeFoundRuntimeWaiting = false;
+  /** Whether its runtime was waiting for its next event (its Next request held) when its last freeze began. */
+  frozeWithRuntimeWaiting = false;
   private server!: Server;
   private child: ChildProcess | undefined;
   private waiting: ServerResponse | undefined;
@@ -357,11 +358,6 @@ export class LambdaEnvironment {
     return this.frozen.length > 0;
   }
 
-  /** Whether its runtime was waiting for its next event (its Next request held) when its last freeze began. */
-  get frozeWithRuntimeWaiting(): boolean {
-    return this.lastFreezeFoundRuntimeWaiting;
-  }
-
   /** Resolves once a freeze under way (after an answer) has stopped every process. */
   async whenFrozen(): Promise<void> {
     await this.freezing;
@@ -381,7 +377,7 @@ export class LambdaEnvironment {
   private async freeze(): Promise<void> {
     const root = this.child?.pid;
     if (!this.freezes || this.stopped || root === undefined || this.frozen.length > 0) return;
-    this.lastFreezeFoundRuntimeWaiting = this.waiting !== undefined;
+    this.frozeWithRuntimeWaiting = this.waiting !== undefined;
     // At once, the processes it had at its last freeze (most of them, a warm environment's tree
     // changes little); then the tree is walked again until no process is new: one forked between
     // a walk and its parent's stop is found by the next walk (its parent, stopped now, forks no more).
@@ -471,7 +467,7 @@ export class LambdaEnvironment {
       // until its next invocation. The caller has its answer meanwhile; the next invocation waits
       // for the freeze to end (whenFrozen).
       const answeredAt = performance.now();
-      this.lastFreezeFoundRuntimeWaiting = false;
+      this.frozeWithRuntimeWaiting = false;
       const tail = this.freezes && this.freezeAfterTail ? this.untilQuiet(answeredAt).then((ms) => void (this.lastTailMs = ms)) : Promise.resolve();
       // A runtime that never asks (hung after its answer) is frozen anyway once its timeout has
       // passed, so its next invocation is not held forever: it waits that long, then its own
