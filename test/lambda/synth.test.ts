@@ -3,6 +3,9 @@
  * before `cdk deploy` or `sam local invoke`: cdk-nag and CloudFormation's validation pass, every
  * function is bundled by the local esbuild as an ES module, and the Chromium layer carries the
  * browser and everything @sparticuz/chromium needs to load.
+ *
+ * The assembly read here is the one the Lambda emulation runs (test/lambda/global-setup.ts
+ * synthesizes it once for the project): what these tests check is what the emulation starts.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -11,14 +14,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliDecompressSync, zstdDecompressSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, inject, test } from 'vitest';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
 import { PACKED_CHROMIUM_FILE } from '#lib/render/chromium-packing.ts';
 import { bundledFontFiles, FONT_BUNDLE_PATHS } from '#lib/render/fonts.ts';
 import { SITE_ASSETS, SITE_ASSETS_DIR } from '#lib/site/assets.ts';
 import { CREATE_REQUIRE_BANNER, functionId, SECRETS_MANAGER_CLIENT } from '../../cdk/constructs/service-function.ts';
 import { PROJECT_ROOT, STACK_NAME } from '../../cdk/stack.ts';
-import { synthesize } from '../support/synth.ts';
 
 const run = promisify(execFile);
 const ALL_FUNCTIONS = [...API_FUNCTIONS, ...INTERNAL_FUNCTIONS];
@@ -38,7 +40,6 @@ describe('npx cdk synth', () => {
   let template: {
     Resources: Record<string, { Type: string; Metadata?: Record<string, string>; Properties?: { Layers?: { Ref: string }[] } }>;
   };
-  let synthMs: number;
   /** The bundled asset directory of a resource, from the metadata SAM also reads. */
   const assetDir = (logicalId: string) => join(outdir, template.Resources[logicalId]!.Metadata!['aws:asset:path']!);
   const layerDir = () => {
@@ -46,19 +47,13 @@ describe('npx cdk synth', () => {
     return assetDir(id);
   };
 
-  beforeAll(async () => {
-    const started = performance.now();
-    outdir = await synthesize();
-    synthMs = performance.now() - started;
+  beforeAll(() => {
+    outdir = inject('lambdaCdkOut');
     template = JSON.parse(readFileSync(join(outdir, `${STACK_NAME}.template.json`), 'utf8'));
   });
 
-  afterAll(() => {
-    if (outdir) rmSync(outdir, { recursive: true, force: true });
-  });
-
   test('succeeds with cdk-nag and CloudFormation validation reporting nothing', () => {
-    console.info(`cdk synth with bundling took ${Math.round(synthMs)} ms`);
+    console.info(`cdk synth with bundling took ${inject('lambdaSynthMs')} ms`);
     const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as { pluginReports: { violations: unknown[] }[] };
     expect(report.pluginReports.flatMap((r) => r.violations)).toEqual([]);
   });
