@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { expect, inject } from 'vitest';
 import { RATE_WINDOW_SECONDS } from '#lib/accounts/rate-limit.ts';
-import { REQUEST_LOG_PATH } from './fixture-server.ts';
+import { GATHERINGS_PATH, REQUEST_LOG_PATH, type Gathering } from './fixture-server.ts';
 
 export const apiUrl = inject('apiUrl');
 const run = promisify(execFile);
@@ -158,6 +158,12 @@ export function expectApiError(
 export async function requestsReceivedBy(siteOrigin: string): Promise<string[]> {
   const response = await fetch(siteOrigin + REQUEST_LOG_PATH);
   return (await response.json()) as string[];
+}
+
+/** What a fixture site's gathering image saw of a group (test/support/fixture-server.ts). */
+export async function gatheringAt(siteOrigin: string, group: string): Promise<Gathering> {
+  const response = await fetch(`${siteOrigin}${GATHERINGS_PATH}?group=${encodeURIComponent(group)}`);
+  return (await response.json()) as Gathering;
 }
 
 /**

@@ -160,7 +160,6 @@ const pages: Record<string, (url: URL, request: IncomingMessage) => Page | 'hang
     delayMs: 300,
     headers: { 'Access-Control-Allow-Origin': '*' },
   }),
-  '/slow-image': () => ({ type: 'image/svg+xml', body: '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>', delayMs: 1500 }),
   '/not-found': () => ({ status: 404, body: '<h1>Nothing here</h1>' }),
   '/hang': () => 'hang',
   // Never ends: a style sheet that grows by a space every 100 ms for as long as the client stays.
@@ -196,6 +195,23 @@ const pages: Record<string, (url: URL, request: IncomingMessage) => Page | 'hang
 export const REQUEST_LOG_PATH = '/__requests';
 /** Path of the header log: every request the site received with its headers, oldest first. */
 export const HEADER_LOG_PATH = '/__headers';
+/**
+ * `GATHERING_IMAGE_PATH?group=G&of=N` is an image held until N requests of group G wait for it at
+ * once, then sent to them all: a document that shows it was being rendered while N-1 others were.
+ * It is sent anyway after GATHERING_GIVE_UP_MS, so that a document never waits for it forever;
+ * `GATHERINGS_PATH?group=G` then tells whether the group gathered. A test of parallel work waits
+ * for the event it is about instead of timing it against a bound a slower host would miss.
+ */
+export const GATHERING_IMAGE_PATH = '/gathering-image';
+export const GATHERINGS_PATH = '/__gatherings';
+const GATHERING_GIVE_UP_MS = 30_000;
+const GATHERING_IMAGE = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"/>';
+
+/** What a gathering group saw: how many requests it had at most at once, and whether all it waited for came together. */
+export interface Gathering {
+  readonly mostAtOnce: number;
+  readonly gathered: boolean;
+}
 
 export interface ReceivedRequest {
   /** Path plus query. */
@@ -214,6 +230,11 @@ export async function startFixtureServer(): Promise<FixtureServer> {
   const hanging = new Set<import('node:http').ServerResponse>();
   const received: string[] = [];
   const receivedWithHeaders: ReceivedRequest[] = [];
+  const gatherings = new Map<string, { waiting: import('node:http').ServerResponse[]; mostAtOnce: number; gathered: boolean }>();
+  const sendGatheringImage = (response: import('node:http').ServerResponse) => {
+    hanging.delete(response);
+    if (!response.headersSent && !response.destroyed) response.writeHead(200, { 'Content-Type': 'image/svg+xml', 'Cache-Control': 'no-store' }).end(GATHERING_IMAGE);
+  };
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://fixture');
     // Lets tests check from their own process that a site was (or was never) contacted.
@@ -225,8 +246,29 @@ export async function startFixtureServer(): Promise<FixtureServer> {
       response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(receivedWithHeaders));
       return;
     }
+    if (url.pathname === GATHERINGS_PATH) {
+      const { mostAtOnce = 0, gathered = false } = gatherings.get(url.searchParams.get('group') ?? '') ?? {};
+      response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ mostAtOnce, gathered } satisfies Gathering));
+      return;
+    }
     received.push(url.pathname + url.search);
     receivedWithHeaders.push({ path: url.pathname + url.search, headers: request.headers });
+    if (url.pathname === GATHERING_IMAGE_PATH) {
+      const name = url.searchParams.get('group') ?? '';
+      const group = gatherings.get(name) ?? { waiting: [], mostAtOnce: 0, gathered: false };
+      gatherings.set(name, group);
+      group.waiting.push(response);
+      hanging.add(response);
+      response.once('close', () => (group.waiting = group.waiting.filter((waiting) => waiting !== response)));
+      group.mostAtOnce = Math.max(group.mostAtOnce, group.waiting.length);
+      if (group.waiting.length >= Number(url.searchParams.get('of') ?? 1)) {
+        group.gathered = true;
+        for (const waiting of group.waiting.splice(0)) sendGatheringImage(waiting);
+      } else {
+        setTimeout(() => sendGatheringImage(response), GATHERING_GIVE_UP_MS).unref();
+      }
+      return;
+    }
     const page = pages[url.pathname]?.(url, request);
     if (!page) {
       response.writeHead(404).end();
