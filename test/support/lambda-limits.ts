@@ -3,7 +3,9 @@
  * HTTP, for any service under test: the local stack (test/integration/lambda-limits.test.ts) and the
  * functions of cdk.out in the Lambda emulation behind a gateway (test/lambda/limits.test.ts).
  *
- * - a batch of 100 invoices answers 100 successes;
+ * - a batch of 100 invoices answers every item a success, or refused uncharged because the batch ran
+ *   out of time while Lambda was busy (how many fit in its 27 s depends on the host: that figure is
+ *   the bench's `limits` phase, never an assertion here), and never RENDER_FAILED;
  * - five simultaneous batches of 100 from one key give only successes or a 503 service_busy with
  *   Retry-After before any charge, and another key's single requests meanwhile are 200 or 503 with
  *   Retry-After, never 500;
@@ -80,8 +82,18 @@ const itemCodes = (answer: ApiResponse) => (answer.body.results as { success: bo
 /** The errors of a batch answer's failed items (code and message: what a failing test shows). */
 const itemFailures = (answer: ApiResponse) => (answer.body.results as { success: boolean; error?: { code: string; message: string } }[]).flatMap((r) => (r.success ? [] : [r.error!]));
 
-/** A batch of 100 invoices answers 100 successes, charged exactly (a key of `tier`). Answers how long the batch took, for the test's log. */
-export async function expectBatchOf100Succeeds(service: ServiceUnderTest, tier = 'pro'): Promise<string> {
+/**
+ * Item codes of a batch that ran out of time, uncharged: an item that could not start while Lambda
+ * was busy (SERVICE_BUSY), or that was still at work when the batch's deadline came (RENDER_TIMEOUT).
+ */
+const OUT_OF_TIME = ['SERVICE_BUSY', 'RENDER_TIMEOUT'];
+
+/**
+ * A batch of 100 invoices (a key of `tier`): every item a success or out of time, uncharged (never
+ * RENDER_FAILED or any other failure), at least one success, and charged == listed == downloadable
+ * == the successes. Answers what happened, for the test's log.
+ */
+export async function expectBatchOf100(service: ServiceUnderTest, tier = 'pro'): Promise<string> {
   // Prepare
   const apiKey = await service.createKey(tier);
 
@@ -92,10 +104,13 @@ export async function expectBatchOf100Succeeds(service: ServiceUnderTest, tier =
 
   // Assess
   expect(response.status, response.text).toBe(200);
-  expect(itemFailures(response)).toEqual([]);
-  expect(response.body.successful).toBe(100);
-  expect(await expectChargedEqualsListedEqualsDownloadable(service, apiKey)).toBe(100);
-  return `a batch of 100: 100 successes in ${(tookMs / 1000).toFixed(1)} s`;
+  expect(itemFailures(response).filter((error) => !OUT_OF_TIME.includes(error.code))).toEqual([]);
+  const successful = response.body.successful as number;
+  expect(successful).toBeGreaterThan(0);
+  expect(await expectChargedEqualsListedEqualsDownloadable(service, apiKey)).toBe(successful);
+  const counts: Record<string, number> = {};
+  for (const code of itemCodes(response)) counts[code] = (counts[code] ?? 0) + 1;
+  return `a batch of 100: ${JSON.stringify(counts)} in ${(tookMs / 1000).toFixed(1)} s`;
 }
 
 /**
