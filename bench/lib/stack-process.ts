@@ -35,12 +35,15 @@ export interface StackProcess {
   readonly output: string[];
 }
 
-/** The stack's environment: the caller's, without settings that would change what is measured. */
+/**
+ * The stack's environment: the caller's, without settings that would change what is measured,
+ * plus `extra` (which may set the render limit on purpose).
+ */
 function stackEnvironment(dataDir: string, extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', ...extra, DATA_DIR: dataDir };
+  const inherited: NodeJS.ProcessEnv = { ...process.env };
   // Defaults for the render limit; the stack picks its own table, bucket, endpoints and base URL.
-  for (const name of ['RENDER_TIMEOUT_MS', 'TABLE_NAME', 'IDEMPOTENCY_TABLE_NAME', 'BUCKET_NAME', 'PUBLIC_BASE_URL']) delete env[name];
-  return env;
+  for (const name of ['RENDER_TIMEOUT_MS', 'TABLE_NAME', 'IDEMPOTENCY_TABLE_NAME', 'BUCKET_NAME', 'PUBLIC_BASE_URL']) delete inherited[name];
+  return { ...inherited, PORT: '0', ...extra, DATA_DIR: dataDir };
 }
 
 const children = new Set<ChildProcess>();
