@@ -1,14 +1,19 @@
 import { defineConfig } from 'vitest/config';
+import LongestFirstSequencer from './test/support/sequencer.ts';
 
 export default defineConfig({
   test: {
+    // On a clean clone (CI), the files known to take longest start first, so none is left running alone at the end.
+    sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
-          // Projects run one after another (fast first), so they never compete for the two cores.
+          // Groups run one after another (fast first); only integration and fidelity share theirs.
           sequence: { groupOrder: 0 },
+          // Pure logic, bound by the CPU: a worker per core (vitest's default is one fewer, one here).
+          maxWorkers: 2,
         },
       },
       {
@@ -36,8 +41,10 @@ export default defineConfig({
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          // Chromium does the heavy lifting; two cores are best shared by two test files at a time.
-          maxWorkers: 2,
+          // Three workers for this group (vitest's pool is per group: the same maxWorkers as fidelity's):
+          // the fidelity file holds one for its first minute and a half, two integration files share
+          // the rest; then three run at once. Their tests mostly wait (timeouts, receivers, restarts).
+          maxWorkers: 3,
         },
       },
       {
@@ -45,6 +52,8 @@ export default defineConfig({
           name: 'cdk',
           include: ['test/cdk/**/*.test.ts'],
           sequence: { groupOrder: 1 },
+          // Each file synthesizes the stack, bound by the CPU: a worker per core.
+          maxWorkers: 2,
           // Synthesizing the stack without bundling takes seconds; the real `cdk synth` (with bundling)
           // is synthesized once, by the lambda project, whose synth.test.ts checks that assembly.
           testTimeout: 60_000,
@@ -55,12 +64,17 @@ export default defineConfig({
         test: {
           name: 'fidelity',
           include: ['test/fidelity/**/*.test.ts'],
-          // Last: it prints the whole corpus twice (service and plain Chromium) and compares every page.
-          sequence: { groupOrder: 4 },
+          // Beside the integration tests, in a worker of its own: it prints the whole corpus twice
+          // (service and plain Chromium) and compares every page, mostly waiting (see maxConcurrency).
+          sequence: { groupOrder: 3 },
           // A local stack of its own, with production limits (test/fidelity/service.ts).
           globalSetup: ['test/fidelity/global-setup.ts'],
-          // Two cases at a time, each printed by both sides at once.
-          maxConcurrency: 2,
+          maxWorkers: 3,
+          // Four cases at a time, each printed by both sides at once: a case mostly waits (the
+          // reference leaves each page 3 s to finish drawing, as a person waits for print preview),
+          // and four is as many as the service's render slots on two cores (max(2, 2 x cores)), so
+          // no case's document waits in the service's line.
+          maxConcurrency: 4,
           testTimeout: 300_000,
           hookTimeout: 180_000,
         },
