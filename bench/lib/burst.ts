@@ -13,6 +13,11 @@
  * cores, an upper bound on what AWS's 100 environments would give. At account concurrency 10 (a
  * new account) the limit itself decides: 10 run, the rest are throttled, and the gateway answers
  * them 503 with Retry-After.
+ *
+ * And a batch of 100 invoices at account concurrency 10, its fan-out throttled by Lambda: how many
+ * of its items fit in the batch's 27 s on this host (the rest answer SERVICE_BUSY, uncharged). The
+ * tests assert only that every item is a success or out of time and the charge is exact
+ * (test/lambda/limits.test.ts); how many fit is this row's figure.
  */
 import { functionId } from '../../cdk/constructs/service-function.ts';
 import { startEmulatedApi } from '../../test/lambda/emulator/api.ts';
@@ -39,9 +44,53 @@ export interface BurstRow {
   readonly wallMs: number;
 }
 
+export interface BatchRow {
+  readonly accountConcurrency: number;
+  readonly items: number;
+  /** Items by outcome: OK or the item's error code. */
+  readonly outcomes: Record<string, number>;
+  readonly ms: number;
+  /** Quota used == the successes. */
+  readonly exact: boolean;
+}
+
 export interface BurstResults {
   readonly environmentsCap: number;
   readonly rows: readonly BurstRow[];
+  readonly batchOf100?: BatchRow;
+}
+
+const invoice = (n: number) =>
+  `<!doctype html><html lang="en"><h1>Invoice INV-${1000 + n}</h1><p>Billed to: Customer ${n}</p>` +
+  `<table><tr><th>Item</th><th>Qty</th><th>Price</th></tr><tr><td>Consulting</td><td>${(n % 7) + 1}</td><td>${((n % 7) + 1) * 120}.00</td></tr></table>`;
+
+/** A batch of 100 at this account concurrency, after a batch of 9 of another key has started the render environments. */
+async function batchAt(outdir: string, accountConcurrency: number): Promise<BatchRow> {
+  const stack = await startEmulatedStack(outdir, { accountConcurrency, maxEnvironmentsPerFunction: ENVIRONMENTS_PER_FUNCTION });
+  const api = await startEmulatedApi(stack.emulator);
+  const batch = async (apiKey: string, from: number, count: number) => {
+    const pdfs = Array.from({ length: count }, (_, i) => ({ html: invoice(from + i) }));
+    const response = await fetch(`${api.apiUrl}/v1/pdf/batch`, { method: 'POST', headers: { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ pdfs }) });
+    return { status: response.status, body: (await response.json()) as { results?: { success: boolean; error?: { code: string } }[] } };
+  };
+  try {
+    await batch((await stack.createKey('pro')).apiKey, 500, 9);
+    const { apiKey } = await stack.createKey('pro');
+    const started = performance.now();
+    const answer = await batch(apiKey, 0, 100);
+    const ms = Math.round(performance.now() - started);
+    const outcomes: Record<string, number> = {};
+    for (const result of answer.body.results ?? []) {
+      const code = result.success ? 'OK' : result.error!.code;
+      outcomes[code] = (outcomes[code] ?? 0) + 1;
+    }
+    if (answer.status !== 200) outcomes[`HTTP ${answer.status}`] = 100;
+    const usage = (await (await fetch(`${api.apiUrl}/v1/usage`, { headers: { Authorization: `Bearer ${apiKey}` } })).json()) as { quota_used: number };
+    return { accountConcurrency, items: 100, outcomes, ms, exact: usage.quota_used === (outcomes.OK ?? 0) };
+  } finally {
+    await api.close();
+    await stack.stop();
+  }
 }
 
 async function burstAt(outdir: string, accountConcurrency: number): Promise<BurstRow> {
@@ -95,7 +144,10 @@ export async function runBurst(log: (line: string) => void): Promise<BurstResult
     );
     rows.push(row);
   }
-  return { environmentsCap: ENVIRONMENTS_PER_FUNCTION, rows };
+  const batchOf100 = await batchAt(outdir, 10);
+  log(`a batch of 100 invoices at account concurrency 10: ${JSON.stringify(batchOf100.outcomes)} in ${batchOf100.ms} ms; charged == successes: ${batchOf100.exact}`);
+  if (!batchOf100.exact) throw new Error(`the batch of 100 was not charged exactly: ${JSON.stringify(batchOf100)}`);
+  return { environmentsCap: ENVIRONMENTS_PER_FUNCTION, rows, batchOf100 };
 }
 
 if (import.meta.main) {

@@ -247,6 +247,14 @@ export function buildRows(results: BenchResults): Row[] {
       `${counts(row.statuses)}; ${row.coldStarts} cold starts (median ${ms(row.coldStartMedianMs)}); all answered in ${ms(row.wallMs)}`,
     );
   }
+  const batchOf100 = results.burst?.batchOf100;
+  if (batchOf100) {
+    add(
+      `Lambda emulation: a batch of 100 invoices at account concurrency ${batchOf100.accountConcurrency} (render environments warm): items done in its 27 s`,
+      `${batchOf100.outcomes.OK ?? 0} of ${batchOf100.items} in ${ms(batchOf100.ms)}`,
+      `items ${counts(batchOf100.outcomes)}; charged == successes: ${batchOf100.exact}`,
+    );
+  }
   for (const run of results.bulk?.runs ?? []) {
     const chromium = Object.entries(run.processes).filter(([kind]) => kind.startsWith('Chromium'));
     add(
