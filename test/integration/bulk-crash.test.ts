@@ -1,6 +1,6 @@
 /**
  * A bulk job across kill -9 (issue #32): the whole local stack is killed with SIGKILL three times
- * while a bulk job of 80 lines runs, each time once the job has counted more lines since the last
+ * while a bulk job of 120 lines runs, each time once the job has counted more lines since the last
  * restart and while a chunk is half done (PDFs stored that no finished chunk counts yet), and
  * started again on the same data each time. The job resumes from the queue after every restart and ends with
  * exactly one manifest line per input line, quota used == PDFs listed == downloadable == manifest
@@ -17,7 +17,7 @@ import { killStackProcess, startStackProcess, type StackProcess } from '../../be
 import { createKeyIn, download, request, savedEnvironment, type ApiResponse } from '../support/api.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 
-const LINES = 80;
+const LINES = 120;
 const KILLS = 3;
 /** Lines the job's progress must have counted since the last kill (its run since the last restart) before the next. */
 const LINES_BETWEEN_KILLS = 10;
@@ -75,7 +75,7 @@ describe('a bulk job across kill -9', () => {
   });
 
   it('resumes after each of three kills and ends exact: one manifest line per input line, each PDF charged once, one webhook', async () => {
-    // Arrange: 80 small invoices (one line invalid, skipped), each taking a moment to print
+    // Arrange: 120 small invoices (one line invalid, skipped), each taking a moment to print
     const template = await call('POST', '/v1/templates', { name: 'Receipt', html: '<h1>Receipt {{ n }}</h1>' });
     expect(template.status).toBe(201);
     const items = Array.from({ length: LINES }, (_, i) => {

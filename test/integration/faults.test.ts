@@ -16,11 +16,11 @@ import { seededRandom } from '../fidelity/corpus/assets.ts';
 import { createBenchKey, killStackProcess, startStackProcess, type BenchKey, type StackProcess } from '../../bench/lib/stack-process.ts';
 
 /**
- * Kill instants: during batches, then during bursts of single requests: eleven crashes, each with
+ * Kill instants: during batches, then during bursts of single requests: eight crashes, each with
  * work in flight (FAULT_SEED=n draws other instants).
  */
-const BATCH_ROUNDS = 6;
-const SINGLE_ROUNDS = 5;
+const BATCH_ROUNDS = 4;
+const SINGLE_ROUNDS = 4;
 const BATCH_SIZE = 20;
 const SINGLES_PER_ROUND = 8;
 /** Instants are drawn from [0, MAX_INSTANT_MS) after the requests are sent, from a fixed seed. */

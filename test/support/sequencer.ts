@@ -26,6 +26,7 @@ export const LONGEST_FILES: readonly string[] = [
   'test/integration/self-healing.test.ts',
   'test/integration/batch.test.ts',
   'test/integration/bulk-crash.test.ts',
+  'test/integration/limits.test.ts',
 ];
 
 export default class LongestFirstSequencer extends BaseSequencer {
