@@ -172,12 +172,14 @@ describe('a browser that went away, with no workspaces prepared', () => {
     const killedAt = performance.now();
     process.kill(pid, 'SIGKILL');
     await gone;
+    // New browsers only: the killed one may still be in the process table while the kernel tears it
+    // down (seen with one core busy), which is not a second browser started.
     const counts: number[] = [];
     const replaced = await timed(
       until(() => {
-        const pids = browserPids();
-        counts.push(pids.length);
-        return pids.length === 1 && pids[0] !== pid;
+        const started = browserPids().filter((other) => other !== pid);
+        counts.push(started.length);
+        return started.length === 1;
       }, 5_000),
     );
     await sleep(Math.max(0, NEXT_REQUEST_PAUSE_MS - (performance.now() - killedAt)));
@@ -188,7 +190,7 @@ describe('a browser that went away, with no workspaces prepared', () => {
     expect(next.value.status).toBe(200);
     expect(Math.max(...counts)).toBeLessThanOrEqual(1);
     expect((await getBrowser()).process()?.pid).not.toBe(pid);
-    expect(browserPids()).toHaveLength(1);
+    expect(browserPids().filter((other) => other !== pid)).toHaveLength(1);
   });
 });
 
