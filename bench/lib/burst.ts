@@ -24,6 +24,7 @@ import { startEmulatedApi } from '../../test/lambda/emulator/api.ts';
 import { startEmulatedStack } from '../../test/lambda/emulator/stack.ts';
 import { corpusDocument, THROUGHPUT_DOCUMENT } from './corpus.ts';
 import { ENVIRONMENTS_PER_FUNCTION, synthesizedAssembly } from './lambda.ts';
+import { invoice } from './limits.ts';
 import { summarize, type LatencySummary } from './stats.ts';
 
 /** Requests in the burst. */
@@ -59,10 +60,6 @@ export interface BurstResults {
   readonly rows: readonly BurstRow[];
   readonly batchOf100?: BatchRow;
 }
-
-const invoice = (n: number) =>
-  `<!doctype html><html lang="en"><h1>Invoice INV-${1000 + n}</h1><p>Billed to: Customer ${n}</p>` +
-  `<table><tr><th>Item</th><th>Qty</th><th>Price</th></tr><tr><td>Consulting</td><td>${(n % 7) + 1}</td><td>${((n % 7) + 1) * 120}.00</td></tr></table>`;
 
 /** A batch of 100 at this account concurrency, after a batch of 9 of another key has started the render environments. */
 async function batchAt(outdir: string, accountConcurrency: number): Promise<BatchRow> {

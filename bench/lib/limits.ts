@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import { createBenchKey, startStackProcess, stopStackProcess } from './stack-process.ts';
 import { summarize, type LatencySummary } from './stats.ts';
 
-const invoice = (n: number) =>
+/** The bench's one-page invoice, numbered (also the Lambda emulation's batch in burst.ts). */
+export const invoice = (n: number) =>
   `<!doctype html><html lang="en"><h1>Invoice INV-${1000 + n}</h1><p>Billed to: Customer ${n}</p>` +
   `<table><tr><th>Item</th><th>Qty</th><th>Price</th></tr><tr><td>Consulting</td><td>${(n % 7) + 1}</td><td>${((n % 7) + 1) * 120}.00</td></tr></table>`;
 const pdfs = (count: number, from = 0) => Array.from({ length: count }, (_, i) => ({ html: invoice(from + i) }));
