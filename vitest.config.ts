@@ -20,11 +20,12 @@ export default defineConfig({
         test: {
           name: 'lambda',
           include: ['test/lambda/**/*.test.ts'],
-          // After the CDK tests (it synthesizes the stack too), before the integration tests' stack starts.
+          // After the CDK tests, before the integration tests' stack starts.
           sequence: { groupOrder: 2 },
           // Synthesizing with bundling (once, for every file: the real `cdk synth`, which synth.test.ts
-          // checks; 216 s was seen on two cores shared with other work), then every function started
-          // cold in a sandbox of its own.
+          // checks) starts in the global setup and runs beside the unit and CDK groups (each file
+          // awaits it: ./test/lambda/assembly.ts; 216 s was seen on two cores shared with other work,
+          // hence the hook timeout), then every function started cold in a sandbox of its own.
           globalSetup: ['test/lambda/global-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 300_000,

@@ -4,8 +4,8 @@
  *
  * This file kills and stops the browser of a local stack of its own (test/support/private-stack.ts),
  * found by process id in this worker's process tree, never the shared stack's. Its render timeout
- * is long (20 s), so a document handed a dead renderer would stand out; the timings asserted are
- * loose, as this machine is shared.
+ * is long (30 s), so a document handed a dead renderer stands out: it waits the whole limit, where
+ * a fresh workspace or browser takes about a second, a few on a slow or busy host.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -17,13 +17,13 @@ import { renderCapacity } from '#lib/render/capacity.ts';
 import { expectApiError } from '../support/api.ts';
 import { isRunning, rendererPids, startPrivateStack, until, type PrivateStack } from '../support/private-stack.ts';
 
-const RENDER_TIMEOUT_MS = 20_000;
+const RENDER_TIMEOUT_MS = 30_000;
 /**
- * Well below the render timeout, loose for a shared machine: a document handed a dead renderer
- * would take the whole timeout (and answer 504); a fresh workspace or browser takes well under 1 s
- * on an idle machine.
+ * Half the render timeout: a document handed a dead renderer waits the whole limit (then answers
+ * 504, or succeeds on a retry after it), so a document answered sooner was not handed one. Not a
+ * speed bound: a fresh workspace or browser takes about 1 s here, a few on a host half as fast.
  */
-const FAST_MS = 8_000;
+const FAST_MS = RENDER_TIMEOUT_MS / 2;
 
 /** The pause before the next request after a browser died: a customer's next request rarely comes sooner. */
 const NEXT_REQUEST_PAUSE_MS = 1_500;
@@ -99,8 +99,8 @@ describe('self-healing renderers', () => {
 
     // Assess
     console.info(`document whose renderer was killed answered ${crashed.value.status} ${Math.round(crashedAfterMs)} ms after the kill; next document ${Math.round(next.ms)} ms`);
+    // render_failed, not render_timeout: the crash was seen, not the deadline (renderPdf races the two).
     expectApiError(crashed.value, 500, 'render_failed');
-    expect(crashedAfterMs).toBeLessThan(RENDER_TIMEOUT_MS / 2);
     expect(next.value.status).toBe(200);
     expect(next.ms).toBeLessThan(FAST_MS);
     expect(await service.quotaUsed(apiKey)).toBe(usedBefore + 1);

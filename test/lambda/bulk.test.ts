@@ -8,7 +8,8 @@
  * skipped, completes with every valid line a PDF: the manifest line for line in input order, and
  * quota used == PDFs listed == downloadable == manifest successes.
  */
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { synthesizedAssembly } from './assembly.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
 import { request } from '../support/api.ts';
 import { expectChargedEqualsListedEqualsDownloadable, invoice, type ServiceUnderTest } from '../support/lambda-limits.ts';
@@ -25,7 +26,7 @@ describe('a bulk job in the Lambda emulation, at an account concurrency of 10', 
   let call: (apiKey: string, method: string, path: string, body?: unknown) => ReturnType<typeof request>;
 
   beforeAll(async () => {
-    stack = await startEmulatedStack(inject('lambdaCdkOut'), { accountConcurrency: 10, maxEnvironmentsPerFunction: 10 });
+    stack = await startEmulatedStack((await synthesizedAssembly()).outdir, { accountConcurrency: 10, maxEnvironmentsPerFunction: 10 });
     api = await startEmulatedApi(stack.emulator);
     call = async (apiKey, method, path, body) => {
       for (let attempt = 0; ; attempt++) {

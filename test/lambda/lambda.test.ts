@@ -17,7 +17,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { InvokeCommand, LambdaClient, TooManyRequestsException as SdkTooManyRequests } from '@aws-sdk/client-lambda';
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { synthesizedAssembly } from './assembly.ts';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
 import { normalizeText, readPdf } from '../support/pdf.ts';
@@ -36,7 +37,7 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
 
   beforeAll(async () => {
     // The stack synthesized as `cdk deploy` would (test/lambda/global-setup.ts).
-    stack = await startEmulatedStack(inject('lambdaCdkOut'));
+    stack = await startEmulatedStack((await synthesizedAssembly()).outdir);
     emulator = stack.emulator;
     ({ apiKey } = await stack.createKey('pro'));
     console.info(`Lambda emulation isolation: ${isolationAvailable()}`);

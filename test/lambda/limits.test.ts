@@ -10,7 +10,8 @@
  * failure destination, the job failures queue, whose event source mapping hands it to the reconcile
  * function: the job ends failed, uncharged, as it would in AWS.
  */
-import { afterAll, beforeAll, describe, expect, inject, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { synthesizedAssembly } from './assembly.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
 import { request } from '../support/api.ts';
 import { expectBatchOf100, expectFiveBatchesAndANeighbour, invoice, invoiceItems, type ServiceUnderTest } from '../support/lambda-limits.ts';
@@ -25,7 +26,7 @@ describe('at an account concurrency of 10, the functions of cdk.out behind API G
   beforeAll(async () => {
     // As many environments of a function as the account may run at once: Lambda starts one per
     // concurrent invocation, so the account's limit is the only one that holds.
-    stack = await startEmulatedStack(inject('lambdaCdkOut'), { accountConcurrency: 10, maxEnvironmentsPerFunction: 10 });
+    stack = await startEmulatedStack((await synthesizedAssembly()).outdir, { accountConcurrency: 10, maxEnvironmentsPerFunction: 10 });
     api = await startEmulatedApi(stack.emulator);
     const post = (path: string, apiKey: string, body: unknown) =>
       request('POST', api.apiUrl + path, { apiKey, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });

@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { brotliDecompressSync, zstdDecompressSync } from 'node:zlib';
-import { beforeAll, describe, expect, inject, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { synthesizedAssembly } from './assembly.ts';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
 import { PACKED_CHROMIUM_FILE } from '#lib/render/chromium-packing.ts';
 import { bundledFontFiles, FONT_BUNDLE_PATHS } from '#lib/render/fonts.ts';
@@ -47,13 +48,15 @@ describe('npx cdk synth', () => {
     return assetDir(id);
   };
 
-  beforeAll(() => {
-    outdir = inject('lambdaCdkOut');
+  let synthMs: number;
+
+  beforeAll(async () => {
+    ({ outdir, synthMs } = await synthesizedAssembly());
     template = JSON.parse(readFileSync(join(outdir, `${STACK_NAME}.template.json`), 'utf8'));
   });
 
   test('succeeds with cdk-nag and CloudFormation validation reporting nothing', () => {
-    console.info(`cdk synth with bundling took ${inject('lambdaSynthMs')} ms`);
+    console.info(`cdk synth with bundling took ${synthMs} ms`);
     const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as { pluginReports: { violations: unknown[] }[] };
     expect(report.pluginReports.flatMap((r) => r.violations)).toEqual([]);
   });

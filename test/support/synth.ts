@@ -12,8 +12,7 @@ import { PROJECT_ROOT } from '../../cdk/stack.ts';
 
 const run = promisify(execFile);
 
-export async function synthesize(prefix = 'pdf-api-cdk-out-'): Promise<string> {
-  const outdir = mkdtempSync(join(tmpdir(), prefix));
+export async function synthesize(outdir = mkdtempSync(join(tmpdir(), 'pdf-api-cdk-out-'))): Promise<string> {
   await run('npx', ['cdk', 'synth', '--quiet', '--output', outdir], {
     cwd: PROJECT_ROOT,
     env: { ...process.env, PATH: `${join(PROJECT_ROOT, 'node_modules', '.bin')}:${process.env.PATH}`, CDK_DISABLE_VERSION_CHECK: 'true' },
