@@ -75,6 +75,13 @@ function numeric(filter: string, value: unknown): number | `${number}` {
   throw new TemplateError(`${filter}: expects a number, got ${describeValue(value)}`);
 }
 
+/**
+ * How every number, currency and percentage is signed: a minus only for a value that is still
+ * negative once rounded, so -0.004 EUR prints €0.00 and never -€0.00 (Intl's default, 'auto', keeps
+ * the sign of negative zero).
+ */
+const SIGN: Pick<Intl.NumberFormatOptions, 'signDisplay'> = { signDisplay: 'negative' };
+
 function describeValue(value: unknown): string {
   if (typeof value === 'string') return `"${value.slice(0, 40)}${value.length > 40 ? '…' : ''}"`;
   if (Array.isArray(value)) return 'a list';
@@ -177,7 +184,7 @@ export function registerDocumentFilters(liquid: Liquid, locale: string, codes: C
     const { values, named } = splitArguments('number', args, 2, ['locale']);
     const digits = digitsArgument('number', values[0]);
     const override = localeArgument('number', named.get('locale') ?? values[1]);
-    const options: Intl.NumberFormatOptions = digits === undefined ? {} : { minimumFractionDigits: digits, maximumFractionDigits: digits };
+    const options: Intl.NumberFormatOptions = { ...SIGN, ...(digits === undefined ? {} : { minimumFractionDigits: digits, maximumFractionDigits: digits }) };
     return numberFormat(options, override).format(numeric('number', value));
   });
 
@@ -193,6 +200,7 @@ export function registerDocumentFilters(liquid: Liquid, locale: string, codes: C
     const override = localeArgument('currency', named.get('locale') ?? values[1]);
     const digits = digitsArgument('currency', named.get('decimals'));
     const options: Intl.NumberFormatOptions = {
+      ...SIGN,
       style: 'currency',
       currency: code.toUpperCase(),
       ...(digits === undefined ? {} : { minimumFractionDigits: digits, maximumFractionDigits: digits }),
@@ -207,7 +215,7 @@ export function registerDocumentFilters(liquid: Liquid, locale: string, codes: C
     const { values, named } = splitArguments('percent', args, 2, ['locale']);
     const digits = digitsArgument('percent', values[0]);
     const override = localeArgument('percent', named.get('locale') ?? values[1]);
-    const options: Intl.NumberFormatOptions = { style: 'percent', ...(digits === undefined ? {} : { minimumFractionDigits: digits, maximumFractionDigits: digits }) };
+    const options: Intl.NumberFormatOptions = { ...SIGN, style: 'percent', ...(digits === undefined ? {} : { minimumFractionDigits: digits, maximumFractionDigits: digits }) };
     return numberFormat(options, override).format(numeric('percent', value));
   });
 

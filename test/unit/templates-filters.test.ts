@@ -52,6 +52,14 @@ describe('number, currency, percent', () => {
     expect(await render('[{{ missing | currency: "EUR" }}{{ nil | number }}{{ "" | percent }}]', {})).toBe('[]');
   });
 
+  it('never prints a negative zero: what rounds to zero prints as zero', async () => {
+    const html = '{{ v | currency: "EUR" }}|{{ v | number: 2 }}|{{ v | percent }}|{{ "-0.004" | currency: "EUR" }}|{{ -0 | number }}';
+    expect(await render(html, { v: -0.004 })).toBe('€0.00|0.00|0%|€0.00|0');
+    expect(await render(html, { v: -0.004 }, 'de-DE')).toBe(`0,00${NBSP}€|0,00|0${NBSP}%|0,00${NBSP}€|0`);
+    // What does not round to zero keeps its sign.
+    expect(await render('{{ -0.005 | currency: "EUR" }}|{{ -0.4 | number: 0 }}|{{ -0.6 | number: 0 }}', {})).toBe('-€0.01|0|-1');
+  });
+
   it.each([
     ['{{ "12,50" | number }}', 'number: expects a number, got "12,50"'],
     ['{{ customer | currency: "EUR" }}', 'currency: expects a number, got an object'],
