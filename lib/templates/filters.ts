@@ -82,6 +82,12 @@ function numeric(filter: string, value: unknown): number | `${number}` {
  */
 const SIGN: Pick<Intl.NumberFormatOptions, 'signDisplay'> = { signDisplay: 'negative' };
 
+/**
+ * The ISO 4217 codes Intl knows. Intl formats any three letters, printing an unknown code as is
+ * (`XYZ 1.00`), so a typo would reach the document instead of failing the render.
+ */
+const CURRENCY_CODES: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
+
 function describeValue(value: unknown): string {
   if (typeof value === 'string') return `"${value.slice(0, 40)}${value.length > 40 ? '…' : ''}"`;
   if (Array.isArray(value)) return 'a list';
@@ -197,12 +203,14 @@ export function registerDocumentFilters(liquid: Liquid, locale: string, codes: C
     if (typeof code !== 'string' || !/^[A-Za-z]{3}$/.test(code)) {
       throw new TemplateError('currency: the first argument is the currency, a three-letter ISO 4217 code like "EUR" or "USD"');
     }
+    const currency = code.toUpperCase();
+    if (!CURRENCY_CODES.has(currency)) throw new TemplateError(`currency: "${currency}" is not an ISO 4217 currency code (like "EUR" or "USD")`);
     const override = localeArgument('currency', named.get('locale') ?? values[1]);
     const digits = digitsArgument('currency', named.get('decimals'));
     const options: Intl.NumberFormatOptions = {
       ...SIGN,
       style: 'currency',
-      currency: code.toUpperCase(),
+      currency,
       ...(digits === undefined ? {} : { minimumFractionDigits: digits, maximumFractionDigits: digits }),
     };
     return numberFormat(options, override).format(numeric('currency', value));

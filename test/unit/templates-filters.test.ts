@@ -65,6 +65,8 @@ describe('number, currency, percent', () => {
     ['{{ customer | currency: "EUR" }}', 'currency: expects a number, got an object'],
     ['{{ 1 | currency }}', 'currency: the first argument is the currency, a three-letter ISO 4217 code like "EUR" or "USD"'],
     ['{{ 1 | currency: "EURO" }}', 'currency: the first argument is the currency, a three-letter ISO 4217 code like "EUR" or "USD"'],
+    ['{{ 1 | currency: "XYZ" }}', 'currency: "XYZ" is not an ISO 4217 currency code (like "EUR" or "USD")'],
+    ['{{ 1 | currency: "eux" }}', 'currency: "EUX" is not an ISO 4217 currency code (like "EUR" or "USD")'],
     ['{{ 1 | number: 11 }}', 'number: the number of decimals must be a whole number from 0 to 10'],
     ['{{ 1 | number: 2, "xx_!" }}', 'number: "xx_!" is not a locale (a BCP 47 tag like "de-DE")'],
     ['{{ 1 | percent: 1, 2, 3 }}', 'percent: takes at most 2 arguments'],
