@@ -242,9 +242,12 @@ export function registerDocumentFilters(liquid: Liquid, locale: string, codes: C
         `date_format: ${describeValue(value)} is not a date (use ISO 8601, like 2024-03-05 or 2024-03-05T14:30:00Z, or a Unix timestamp in seconds)`,
       );
     }
-    // A calendar date is that day everywhere: printed in UTC, where it was read.
-    const zone = parsed.calendarDate && timeStyle === undefined ? 'UTC' : (timeZone ?? 'UTC');
-    return dateFormat({ dateStyle, ...(timeStyle === undefined ? {} : { timeStyle }), timeZone: zone }, override).format(parsed.date);
+    // A calendar date (2026-01-15) is that day everywhere, so it prints in UTC, where it was read:
+    // in New York's time zone its midnight would be the evening before. It has no time of day
+    // either, so a time style prints nothing rather than an invented midnight; a template written
+    // for date-times thus prints the day of a date-only value.
+    if (parsed.calendarDate) return dateFormat({ dateStyle, timeZone: 'UTC' }, override).format(parsed.date);
+    return dateFormat({ dateStyle, ...(timeStyle === undefined ? {} : { timeStyle }), timeZone: timeZone ?? 'UTC' }, override).format(parsed.date);
   });
 
   // <img src="{{ logo | image_data_url }}" alt="Logo">

@@ -93,8 +93,18 @@ describe('date_format', () => {
 
   it('prints a calendar date as that day in any time zone', async () => {
     expect(await render('{{ day | date_format: "long", timezone: "America/Los_Angeles" }}', data)).toBe('March 5, 2024');
+    expect(await render('{{ "2026-01-15" | date_format: "medium", timezone: "America/New_York" }}', data)).toBe('Jan 15, 2026');
+    expect(await render('{{ "2026-01-15" | date_format: "medium", timezone: "Pacific/Kiritimati" }}', data)).toBe('Jan 15, 2026');
     // A moment, though, is where it falls.
     expect(await render('{{ at | date_format: "long", timezone: "Asia/Tokyo" }}', data)).toBe('March 6, 2024');
+  });
+
+  it('prints a calendar date without a time, even when a time style is asked for: it has none', async () => {
+    // A template written for date-times prints the day of a date-only value, not an invented midnight.
+    expect(await render('{{ "2026-01-15" | date_format: "medium", time: "short", timezone: "America/New_York" }}', data)).toBe('Jan 15, 2026');
+    expect(await render('{{ "2026-01-15" | date_format: "long", time: "short" }}', data, 'de-DE')).toBe('15. Januar 2026');
+    // A date-time in the same data still prints its time.
+    expect(await render('{{ at | date_format: "medium", time: "short", timezone: "America/New_York" }}', data)).toBe('Mar 5, 2024, 6:30 PM');
   });
 
   it('reads Unix timestamps in seconds, as LiquidJS’s date does', async () => {
