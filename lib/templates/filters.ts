@@ -11,6 +11,7 @@ import { barcodeSvg, epcPayload, qrCodeSvg, sizeArgument, type QrOptions } from 
 import type BwipJs from 'bwip-js';
 import { TemplateError } from './errors.ts';
 import { canonicalLocale } from './locale.ts';
+import { registerCounterTags } from './counters.ts';
 
 /** The filters this module adds, for the docs and tests. */
 export const DOCUMENT_FILTERS = ['number', 'currency', 'percent', 'date_format', 'qr_code', 'epc_qr', 'barcode', 'image_data_url'] as const;
@@ -165,8 +166,14 @@ export interface CodeDrawing {
   drawing: <T>(draw: () => T) => T;
 }
 
-/** Registers the document filters on `liquid`, with `locale` as their default locale. */
+/**
+ * Registers the document filters on `liquid`, with `locale` as their default locale, and the
+ * counter tags that keep `increment` and `decrement` apart from the data (counters.ts).
+ */
 export function registerDocumentFilters(liquid: Liquid, locale: string, codes: CodeDrawing): void {
+  // Here because this is where the engine (createTemplateEngine) hands its Liquid over for our
+  // additions; registering them beside the engine's own tags there would say so more plainly.
+  registerCounterTags(liquid);
   // One formatter per distinct set of options in this render (a 5,000-line invoice asks for the
   // same few thousands of times); the engine is per render, so is this cache.
   const formatters = new Map<string, Intl.NumberFormat | Intl.DateTimeFormat>();

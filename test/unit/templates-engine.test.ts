@@ -87,6 +87,20 @@ describe('renderTemplate', () => {
     expect(data).toEqual(before);
   });
 
+  it('keeps increment and decrement counters apart from data and assigned variables, as Shopify does', async () => {
+    const data = { total: 5, customer: { name: 'Ada' } };
+    // A counter named like a data field starts at 0 and leaves the field as it is.
+    expect((await renderTemplate({ html: '{% increment total %}{% increment total %}|{{ total }}|{{ data.total }}' }, data)).html).toBe('01|5|5');
+    // ...also one named like the whole of the data, or an object of it.
+    expect((await renderTemplate({ html: '{% increment data %}{% decrement customer %}|{{ data.customer.name }} {{ customer.name }}' }, data)).html).toBe('0-1|Ada Ada');
+    // assign neither starts nor hides a counter (Shopify's own example).
+    expect((await renderTemplate({ html: '{% assign var = 10 %}{% increment var %}{% increment var %}{% increment var %}|{{ var }}' }, {})).html).toBe('012|10');
+    // One counter for both tags; readable as a variable where nothing else has its name.
+    expect((await renderTemplate({ html: '{% decrement c %}{% decrement c %}{% increment c %}|{{ c }}|{% liquid increment c %}' }, {})).html).toBe('-1-2-2|-1|-1');
+    // Each source counts on its own.
+    expect(await renderTemplate({ html: '{% increment n %}{% increment n %}', footer_html: '{% increment n %}' }, {})).toEqual({ html: '01', footer_html: '0' });
+  });
+
   it('keeps a data field called __proto__ a field', async () => {
     const data = JSON.parse('{"__proto__": {"polluted": "yes"}, "name": "n"}') as unknown;
     expect((await renderTemplate({ html: '{{ name }}|{{ polluted }}|{{ data.polluted }}|{{ data.__proto__.polluted }}' }, data)).html).toBe('n|||yes');
