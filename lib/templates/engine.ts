@@ -43,6 +43,7 @@ import { MAX_JSON_DEPTH } from '../json-depth.ts';
 import { CODE_FILTERS, loadBwip } from './codes.ts';
 import { TemplateError, type TemplateSourceName } from './errors.ts';
 import { registerDocumentFilters } from './filters.ts';
+import { htmlLang } from './html-lang.ts';
 import { canonicalLocale, DEFAULT_LOCALE } from './locale.ts';
 
 export { TemplateError, type TemplateSourceName } from './errors.ts';
@@ -531,14 +532,18 @@ function scopeFor(data: unknown, extra: Readonly<Record<string, string>> = {}): 
 // ---------------------------------------------------------------------------------------------
 // Locale
 
-/** The locale of a render: the option, else the html's `<html lang>` (when a valid tag), else en-US. */
+/**
+ * The locale of a render: the option, else the lang of the html's `<html>` element as a browser
+ * reads it (html-lang.ts; a commented-out `<html lang>` is not the element), when a valid tag,
+ * else en-US.
+ */
 function resolveLocale(option: string | undefined, html: string): string {
   if (option !== undefined) {
     const locale = canonicalLocale(option);
     if (locale === undefined) throw new TemplateError(`locale "${option.slice(0, 50)}" is not a BCP 47 language tag (like "en-US" or "de-DE")`);
     return locale;
   }
-  const lang = /<html\b[^>]*?\slang\s*=\s*["']?([A-Za-z0-9-]{2,35})["'\s>]/i.exec(html.slice(0, 10_000))?.[1];
+  const lang = htmlLang(html);
   return (lang !== undefined ? canonicalLocale(lang) : undefined) ?? DEFAULT_LOCALE;
 }
 

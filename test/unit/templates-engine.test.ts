@@ -123,6 +123,17 @@ describe('renderTemplate', () => {
     expect(error.message).toBe('locale "not a locale!" is not a BCP 47 language tag (like "en-US" or "de-DE")');
   });
 
+  it('reads <html lang> from the html element, as a browser does, not from comments or scripts', async () => {
+    const number = '{{ 1234.5 | number: 2 }}';
+    const locale = async (html: string) => (await renderTemplate({ html: html + number }, {})).html.slice(-8);
+    expect(await locale('<!-- <html lang="de-DE"> --><html lang="fr-FR">')).toBe('1\u202f234,50');
+    expect(await locale('<!DOCTYPE html><!-- <html lang="de-DE"> --><html>')).toBe('1,234.50');
+    expect(await locale('<script>document.write(\'<html lang="de-DE">\')</script>')).toBe('1,234.50');
+    expect(await locale('<!doctype html>\n<HTML\n  class="x" LANG=de-DE>')).toBe('1.234,50');
+    // A Liquid preamble comes before the html tag: its lang is still the element's, as in a browser.
+    expect(await locale('{% liquid\n  assign title = "Rechnung"\n%}\n<!DOCTYPE html>\n<html lang="de-DE">')).toBe('1.234,50');
+  });
+
   it('names the source, line and column of an error', async () => {
     const error = await failure({ html: 'ok', header_html: 'line one\n  {{ 1 | currency: "EURO" }}' });
     expect(error.source).toBe('header_html');
