@@ -363,6 +363,16 @@ export class PdfApiStack extends Stack {
           }),
         );
       }
+      if (profile.listsTemplateBodies) {
+        // The bucket's listing under the template bodies' prefix only: a deleted template's bodies, found to be removed.
+        fn.addToRolePolicy(
+          new PolicyStatement({
+            actions: ['s3:ListBucket'],
+            resources: [bucket.bucketArn],
+            conditions: { StringLike: { 's3:prefix': `${TEMPLATE_BODY_PREFIX}*` } },
+          }),
+        );
+      }
       if (profile.templateReads) {
         // The templates' items only, by their partition key: a renderer reads no key, counter or record.
         fn.addToRolePolicy(

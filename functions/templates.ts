@@ -85,7 +85,7 @@ export const handler = apiHandler({ auth: byApiKey, body: false }, async ({ even
     return json(200, templateView(saved.head, saved.version));
   }
   if (event.httpMethod === 'DELETE') {
-    await deleteTemplate(store, head, { now, versionsKept: limits.versionsKept });
+    await deleteTemplate(store, head, { now });
     return { statusCode: 204, headers: { 'Cache-Control': 'no-store' }, body: '' };
   }
   const asked = event.queryStringParameters?.version;

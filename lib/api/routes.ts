@@ -99,6 +99,11 @@ export interface FunctionProfile {
    */
   readonly templateBodies?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
   /**
+   * Lists the bucket under the template bodies' prefix only (s3:ListBucket, conditioned on
+   * `s3:prefix`): deleting a template removes every body it stored, those no record names included.
+   */
+  readonly listsTemplateBodies?: boolean;
+  /**
    * Reads stored templates and nothing else of the table: GetItem on the items whose partition key
    * is a template's (lib/storage/templates.ts TEMPLATE_KEY_PREFIX), for a function that otherwise
    * has no use for the table.
@@ -254,12 +259,14 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   pdfs: { table: ['GetItem', 'UpdateItem'], index: ['Query'], objects: ['DeleteObject'], linkSecret: true },
   usage: { table: ['GetItem', 'UpdateItem'] },
   // The template store: a template's slot of its key's count, head and versions (Put, Update, Delete
-  // when pruned or deleted), the listing through the index, large bodies in the bucket, and list
-  // cursors signed with the link secret (lib/api/list-cursors.ts).
+  // when pruned or deleted; Query to find the versions to prune or delete), the listing through the
+  // index, large bodies in the bucket (listed under their prefix when a template is deleted), and
+  // list cursors signed with the link secret (lib/api/list-cursors.ts).
   templates: {
-    table: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+    table: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'Query'],
     index: ['Query'],
     templateBodies: ['GetObject', 'PutObject', 'DeleteObject'],
+    listsTemplateBodies: true,
     linkSecret: true,
   },
   // Renders a template with data and answers the PDF; stores nothing. Takes the key's share of

@@ -4,23 +4,28 @@
  * options, data schema, sample data: JSON text, opaque here) inline in its record when small, in
  * the bucket under TEMPLATE_BODY_PREFIX when not.
  *
- *   TEMPLATE#<template id>  / TEMPLATE       the head: owner, name, latest version, times; listed in
- *                                            the entity index under TEMPLATE#<key id> by creation time
+ *   TEMPLATE#<template id>  / TEMPLATE       the head: owner, name, latest version, the version numbers
+ *                                            handed out, times; listed in the entity index under
+ *                                            TEMPLATE#<key id> by creation time
  *   TEMPLATE#<template id>  / V#<version>    a version (zero-padded, so versions sort), never changed
  *   TEMPLATES#<key id>      / SLOTS          the key's live templates, for its tier's count limit
  *
  * Nothing is ever half-written for a caller: a version's body is stored before the record that
- * points to it, and a version record before the head that names it as latest. A crash in between
- * leaves something nobody can reach (an object, a version no head names), never a record pointing
- * at nothing. Deleting marks the head deleted first (no new renders from then on), takes it out of
- * the listing, then removes its versions and bodies.
+ * points to it, and a version record before the head that names it as latest. A save that fails
+ * removes what it wrote; a crash in between leaves something nobody can reach (an object, a version
+ * no head names), never a record pointing at nothing. Deleting marks the head deleted first (no new
+ * renders from then on), takes it out of the listing, then removes every version record and every
+ * body under the template's prefix, whatever left them there.
+ *
+ * Saves never wait for each other: each takes its version number with one atomic update of the
+ * head's counter, so any number of them at once each get a number of their own (addTemplateVersion).
  *
  * The count limit holds under concurrency: a template takes a slot in its key's SLOTS item (an
  * atomic conditional write, `size(live) < max`) before anything else is written, and gives it back
  * when deleted. A slot whose create died before its head was written is recognised by its age and
  * its missing head, and freed by the next create that finds the key full.
  */
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomBase62 } from '#lib/random.ts';
@@ -45,8 +50,6 @@ export const MAX_INLINE_BODY_BYTES = 64 * 1024;
 const ABANDONED_SLOT_MS = 5 * 60_000;
 /** A deleted template's head stays this long (a tombstone: its id is never reused), then expires. */
 const DELETED_HEAD_DAYS = 30;
-/** Rounds of "take the next version number, or help the one who took it finish" before giving up. */
-const MAX_VERSION_ROUNDS = 8;
 
 /** The partition key prefix of every template's head and versions: what a renderer may read of the table (cdk/stack.ts). */
 export const TEMPLATE_KEY_PREFIX = 'TEMPLATE#';
@@ -108,110 +111,171 @@ export async function createTemplate(
   const taken = await takeSlot(store, input.keyId, input.id, input.maxTemplates, input.now);
   if (taken !== true) return taken;
   const createdAt = input.now.toISOString();
-  const version: TemplateVersion = { templateId: input.id, keyId: input.keyId, version: 1, name: input.name, createdAt, body: input.body };
+  let bodyKey: string | undefined;
   try {
-    await putVersion(store, version);
+    bodyKey = await putBodyIfLarge(store, input.keyId, input.id, input.body);
+    await putVersionRecord(store, storedVersion(input, 1, createdAt, bodyKey));
     const head: TemplateHead = { id: input.id, keyId: input.keyId, name: input.name, latestVersion: 1, createdAt, updatedAt: createdAt };
     await store.dynamo.send(
       new PutCommand({
         TableName: store.tableName,
-        Item: { ...headKey(head.id), [ENTITY_INDEX.partitionKey]: ownerPartition(head.keyId), [ENTITY_INDEX.sortKey]: `${createdAt}#${head.id}`, ...head },
+        Item: { ...headKey(head.id), [ENTITY_INDEX.partitionKey]: ownerPartition(head.keyId), [ENTITY_INDEX.sortKey]: `${createdAt}#${head.id}`, ...head, [VERSIONS_TAKEN]: 1 },
         ConditionExpression: 'attribute_not_exists(pk)',
       }),
     );
-    return { head, version };
+    return { head, version: { templateId: input.id, keyId: input.keyId, version: 1, name: input.name, createdAt, body: input.body } };
   } catch (error) {
-    // Not created: the slot goes back at once (a crash leaves it to the repair in takeSlot).
-    await freeSlot(store, input.keyId, input.id).catch(() => undefined);
+    // Not created, unless the head's write went through and only its answer was lost (a retried
+    // put then finds its own head): then the template is whole and stays.
+    if (!(await getTemplateHead(store, input.id).catch(() => undefined))) {
+      await removeVersion(store, input.id, 1, bodyKey).catch(() => undefined);
+      // The slot goes back at once (a crash leaves it to the repair in takeSlot).
+      await freeSlot(store, input.keyId, input.id).catch(() => undefined);
+    }
     throw error;
   }
 }
 
 /**
- * Saves a new version of a template and makes it the latest, then drops the version that falls
+ * Saves a new version of a template and makes it the latest, then drops the versions that fall
  * out of the `versionsKept` newest. Answers the head and the version saved; undefined when the
- * template does not exist (or was deleted meanwhile). Two saves at once each get a version of
- * their own, one after the other.
+ * template does not exist, is another key's, or was deleted meanwhile.
+ *
+ * However many saves race, each gets a number of its own in one atomic write (an update of the
+ * head's counter, conditional on the template being the caller's and not deleted), so none waits
+ * for another or gives up: the numbers follow one another, with a gap only where a save failed
+ * after taking its number. The head names the highest version whose record is written, so it
+ * never names one that is not there. A save that fails removes what it wrote.
  */
 export async function addTemplateVersion(
   store: TemplateStore,
   input: { id: string; keyId: string; name: string; body: string; now: Date; versionsKept: number },
 ): Promise<{ head: TemplateHead; version: TemplateVersion } | undefined> {
-  // Stored once, under a name of its own: whichever version number this save ends up with.
+  // Stored before the number is taken, under a name of its own: written before the record that
+  // points to it, and there before a delete that begins after the number was taken lists the prefix.
   const bodyKey = await putBodyIfLarge(store, input.keyId, input.id, input.body);
-  for (let round = 0; round < MAX_VERSION_ROUNDS; round++) {
-    const head = await getTemplateHead(store, input.id);
-    if (!head || head.keyId !== input.keyId) return undefined;
-    const version = head.latestVersion + 1;
-    const stored: StoredVersion = {
-      templateId: input.id,
-      keyId: input.keyId,
-      version,
-      name: input.name,
-      createdAt: input.now.toISOString(),
-      size: Buffer.byteLength(input.body, 'utf8'),
-      ...(bodyKey ? { bodyKey } : { body: input.body }),
-    };
-    try {
-      await store.dynamo.send(
-        new PutCommand({ TableName: store.tableName, Item: { ...versionKey(input.id, version), ...stored }, ConditionExpression: 'attribute_not_exists(pk)' }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      // Another save took this number (or died having taken it): its version is whole, so the head
-      // may name it; help it there, then take the next number.
-      const taken = await readStoredVersion(store, input.id, version);
-      if (taken) await advanceHead(store, head, taken);
-      continue;
+  let version: number | undefined;
+  // How far the save got: what a failure must undo.
+  let reached: 'body' | 'record' | 'head' = 'body';
+  try {
+    version = await takeVersionNumber(store, input.id, input.keyId);
+    if (version === undefined) {
+      await removeBody(store, bodyKey);
+      return undefined;
     }
-    const advanced = await advanceHead(store, head, stored);
-    if (!advanced) return undefined; // deleted meanwhile: the version is left where nobody reaches it
-    await dropVersion(store, input.id, version - input.versionsKept).catch(() => undefined);
-    const { bodyKey: _bodyKey, body: _body, size: _size, ...fields } = stored;
-    return { head: advanced, version: { ...fields, body: input.body } };
+    const stored = storedVersion(input, version, input.now.toISOString(), bodyKey);
+    reached = 'record';
+    await putVersionRecord(store, stored);
+    reached = 'head';
+    const head = await advanceHead(store, input.id, stored);
+    if (!head) {
+      // Deleted since the number was taken: the delete may have looked for versions before this one
+      // was written, so this save removes its own.
+      await removeVersion(store, input.id, version, bodyKey);
+      return undefined;
+    }
+    await dropVersionsBefore(store, input.id, version - input.versionsKept + 1).catch(() => undefined);
+    return { head, version: { templateId: input.id, keyId: input.keyId, version, name: input.name, createdAt: stored.createdAt, body: input.body } };
+  } catch (error) {
+    // Not saved: what it wrote goes. A record that may have been written goes before its body (a
+    // later save's head may come to name its number, and must not find it pointing at nothing).
+    // Once the head may be naming it (an error there leaves that unknown), the version is whole
+    // and stays; deleting the template removes it.
+    if (reached === 'body') await removeBody(store, bodyKey).catch(() => undefined);
+    if (reached === 'record') await removeVersion(store, input.id, version!, bodyKey).catch(() => undefined);
+    throw error;
   }
-  throw new Error(`template ${input.id}: no version number could be taken in ${MAX_VERSION_ROUNDS} rounds`);
+}
+
+/** The head's counter of version numbers handed out (the latest version is the highest one written). */
+const VERSIONS_TAKEN = 'versionsTaken';
+
+/**
+ * Takes the template's next version number: one conditional update, atomic however many saves
+ * race. Undefined when the template does not exist, is not `keyId`'s, or was deleted.
+ */
+async function takeVersionNumber(store: TemplateStore, templateId: string, keyId: string): Promise<number | undefined> {
+  try {
+    const { Attributes } = await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: headKey(templateId),
+        // A head written before the counter existed starts it from its latest version.
+        UpdateExpression: 'SET #taken = if_not_exists(#taken, latestVersion) + :one',
+        ConditionExpression: 'attribute_exists(pk) AND keyId = :keyId AND attribute_not_exists(deletedAt)',
+        ExpressionAttributeNames: { '#taken': VERSIONS_TAKEN },
+        ExpressionAttributeValues: { ':one': 1, ':keyId': keyId },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Attributes?.[VERSIONS_TAKEN] as number;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
 }
 
 /**
- * Names `version` as the head's latest, if the head still names the one before it and is not
- * deleted. Answers the head as it is then (already there counts), undefined when deleted.
+ * Names `version` as the head's latest, unless a higher one is named already (saves finish in any
+ * order) or the template was deleted. Answers the head as it is then, undefined when deleted.
  */
-async function advanceHead(store: TemplateStore, head: TemplateHead, version: StoredVersion): Promise<TemplateHead | undefined> {
-  if (version.version !== head.latestVersion + 1) return head;
+async function advanceHead(store: TemplateStore, templateId: string, version: StoredVersion): Promise<TemplateHead | undefined> {
   try {
-    await store.dynamo.send(
+    const { Attributes } = await store.dynamo.send(
       new UpdateCommand({
         TableName: store.tableName,
-        Key: headKey(head.id),
+        Key: headKey(templateId),
         UpdateExpression: 'SET latestVersion = :version, #name = :name, updatedAt = :at',
-        ConditionExpression: 'latestVersion = :previous AND attribute_not_exists(deletedAt)',
+        ConditionExpression: 'latestVersion < :version AND attribute_not_exists(deletedAt)',
         ExpressionAttributeNames: { '#name': 'name' },
-        ExpressionAttributeValues: { ':version': version.version, ':name': version.name, ':at': version.createdAt, ':previous': head.latestVersion },
+        ExpressionAttributeValues: { ':version': version.version, ':name': version.name, ':at': version.createdAt },
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    return { ...head, latestVersion: version.version, name: version.name, updatedAt: version.createdAt };
+    return asHead(Attributes!);
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const now = await getTemplateHead(store, head.id);
-    return now && now.latestVersion >= version.version ? now : undefined;
+    // A later version is the latest already (this one stays readable by number), or it was deleted.
+    return getTemplateHead(store, templateId);
   }
+}
+
+function storedVersion(input: { id: string; keyId: string; name: string; body: string }, version: number, createdAt: string, bodyKey: string | undefined): StoredVersion {
+  return {
+    templateId: input.id,
+    keyId: input.keyId,
+    version,
+    name: input.name,
+    createdAt,
+    size: Buffer.byteLength(input.body, 'utf8'),
+    ...(bodyKey ? { bodyKey } : { body: input.body }),
+  };
+}
+
+async function putVersionRecord(store: TemplateStore, stored: StoredVersion): Promise<void> {
+  await store.dynamo.send(
+    new PutCommand({ TableName: store.tableName, Item: { ...versionKey(stored.templateId, stored.version), ...stored }, ConditionExpression: 'attribute_not_exists(pk)' }),
+  );
 }
 
 async function putBodyIfLarge(store: TemplateStore, keyId: string, templateId: string, body: string): Promise<string | undefined> {
   if (Buffer.byteLength(body, 'utf8') <= MAX_INLINE_BODY_BYTES) return undefined;
-  const bodyKey = `${TEMPLATE_BODY_PREFIX}${keyId}/${templateId}/${randomBase62(16)}.json`;
+  const bodyKey = `${bodyPrefix(keyId, templateId)}${randomBase62(16)}.json`;
   await store.s3.send(new PutObjectCommand({ Bucket: store.bucketName, Key: bodyKey, Body: body, ContentType: 'application/json' }));
   return bodyKey;
 }
 
-async function putVersion(store: TemplateStore, version: TemplateVersion): Promise<void> {
-  const bodyKey = await putBodyIfLarge(store, version.keyId, version.templateId, version.body);
-  const { body, ...fields } = version;
-  const stored: StoredVersion = { ...fields, size: Buffer.byteLength(body, 'utf8'), ...(bodyKey ? { bodyKey } : { body }) };
-  await store.dynamo.send(
-    new PutCommand({ TableName: store.tableName, Item: { ...versionKey(version.templateId, version.version), ...stored }, ConditionExpression: 'attribute_not_exists(pk)' }),
-  );
+/** Where one template's large bodies are kept, every one of them (what a delete empties). */
+const bodyPrefix = (keyId: string, templateId: string) => `${TEMPLATE_BODY_PREFIX}${keyId}/${templateId}/`;
+
+async function removeBody(store: TemplateStore, bodyKey: string | undefined): Promise<void> {
+  if (bodyKey) await store.s3.send(new DeleteObjectCommand({ Bucket: store.bucketName, Key: bodyKey }));
+}
+
+/** A version's record, then its body (never a record left pointing at a body that is gone). */
+async function removeVersion(store: TemplateStore, templateId: string, version: number, bodyKey: string | undefined): Promise<void> {
+  await store.dynamo.send(new DeleteCommand({ TableName: store.tableName, Key: versionKey(templateId, version) }));
+  await removeBody(store, bodyKey);
 }
 
 async function readStoredVersion(store: TemplateStore, templateId: string, version: number): Promise<StoredVersion | undefined> {
@@ -244,20 +308,61 @@ export async function getTemplateVersion(store: TemplateStore, templateId: strin
   return { ...fields, body: await Body.transformToString('utf8') };
 }
 
-/** Removes a version that fell out of the kept ones (and its body); nothing when there is none. */
-async function dropVersion(store: TemplateStore, templateId: string, version: number): Promise<void> {
-  if (version < 1) return;
-  const { Attributes } = await store.dynamo.send(new DeleteCommand({ TableName: store.tableName, Key: versionKey(templateId, version), ReturnValues: 'ALL_OLD' }));
-  const bodyKey = (Attributes as StoredVersion | undefined)?.bodyKey;
-  if (bodyKey) await store.s3.send(new DeleteObjectCommand({ Bucket: store.bucketName, Key: bodyKey }));
+/** A version record's key and where its body is, when in the bucket: what removing it takes. */
+type VersionRef = { readonly sk: string; readonly bodyKey?: string };
+
+/**
+ * The template's version records, from the first up to and including `upTo` (all when absent), a
+ * page at a time. Only their keys and body keys are read back (a read still costs their size).
+ */
+async function* versionRecords(store: TemplateStore, templateId: string, upTo?: number): AsyncGenerator<VersionRef[]> {
+  const { pk } = versionKey(templateId, 0);
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await store.dynamo.send(
+      new QueryCommand({
+        TableName: store.tableName,
+        KeyConditionExpression: upTo === undefined ? 'pk = :pk AND begins_with(sk, :versions)' : 'pk = :pk AND sk BETWEEN :first AND :last',
+        ProjectionExpression: 'sk, bodyKey',
+        ExpressionAttributeValues:
+          upTo === undefined ? { ':pk': pk, ':versions': 'V#' } : { ':pk': pk, ':first': versionKey(templateId, 0).sk, ':last': versionKey(templateId, upTo).sk },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    yield (page.Items ?? []) as VersionRef[];
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+}
+
+/** Removes versions and their bodies, some at a time: the table and the bucket take them in parallel. */
+async function removeVersions(store: TemplateStore, templateId: string, versions: readonly VersionRef[]): Promise<void> {
+  for (let i = 0; i < versions.length; i += 25) {
+    await Promise.all(
+      versions.slice(i, i + 25).map(async ({ sk, bodyKey }) => {
+        await store.dynamo.send(new DeleteCommand({ TableName: store.tableName, Key: { pk: versionKey(templateId, 0).pk, sk } }));
+        await removeBody(store, bodyKey);
+      }),
+    );
+  }
+}
+
+/**
+ * Removes every version numbered below `first` (and its body). Every one, not just the one that fell
+ * out last: saves finish in any order, a save that died never removed its own oldest, and a key
+ * whose tier keeps fewer versions than before has more than one to drop.
+ */
+async function dropVersionsBefore(store: TemplateStore, templateId: string, first: number): Promise<void> {
+  if (first <= 1) return;
+  for await (const page of versionRecords(store, templateId, first - 1)) await removeVersions(store, templateId, page);
 }
 
 /**
  * Deletes a template: its head is marked deleted and leaves the listing at once (no render finds it
- * from then on), its slot is given back, and its versions (the `versionsKept` newest, all there
- * are) and their bodies are removed. PDFs made from it are not touched.
+ * from then on), its slot is given back, then every version record it has and every body under its
+ * prefix of the bucket are removed (what is left of saves that died included). A save still under
+ * way when the head is marked removes its own (addTemplateVersion). PDFs made from it are not touched.
  */
-export async function deleteTemplate(store: TemplateStore, head: TemplateHead, { now, versionsKept }: { now: Date; versionsKept: number }): Promise<void> {
+export async function deleteTemplate(store: TemplateStore, head: TemplateHead, { now }: { now: Date }): Promise<void> {
   await store.dynamo.send(
     new UpdateCommand({
       TableName: store.tableName,
@@ -268,10 +373,15 @@ export async function deleteTemplate(store: TemplateStore, head: TemplateHead, {
     }),
   );
   await freeSlot(store, head.keyId, head.id);
-  const versions: number[] = [];
-  for (let version = head.latestVersion; version >= 1 && version > head.latestVersion - versionsKept; version--) versions.push(version);
-  // A few at a time: a template may have hundreds of versions, and the table takes them in parallel.
-  for (let i = 0; i < versions.length; i += 25) await Promise.all(versions.slice(i, i + 25).map((version) => dropVersion(store, head.id, version)));
+  for await (const page of versionRecords(store, head.id)) await removeVersions(store, head.id, page);
+  // Bodies no record points to: of saves that died between writing the body and the record.
+  let continuationToken: string | undefined;
+  do {
+    const page = await store.s3.send(new ListObjectsV2Command({ Bucket: store.bucketName, Prefix: bodyPrefix(head.keyId, head.id), ContinuationToken: continuationToken }));
+    const keys = (page.Contents ?? []).flatMap(({ Key }) => (Key ? [Key] : []));
+    for (let i = 0; i < keys.length; i += 25) await Promise.all(keys.slice(i, i + 25).map((key) => removeBody(store, key)));
+    continuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (continuationToken);
 }
 
 /** Where a listing continues: the last template of the previous page. */

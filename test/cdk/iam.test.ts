@@ -111,7 +111,7 @@ describe('IAM', () => {
     expect(granted.sort()).toEqual(wanted.sort());
   });
 
-  test.each(ALL_FUNCTIONS)('%s: health probes only if it checks health (the probe key and the empty probe prefix), template reads only if it renders batch items (the templates’ keys), nothing else conditional', (name) => {
+  test.each(ALL_FUNCTIONS)('%s: health probes only if it checks health (the probe key and the empty probe prefix), template bodies listed only if it deletes templates (their prefix), template reads only if it renders batch items (the templates’ keys), nothing else conditional', (name) => {
     const conditional = statementsOf(name)
       .filter((s) => s.Condition !== undefined)
       .map((s) => ({ actions: asArray(s.Action), resources: asArray(s.Resource), condition: s.Condition }));
@@ -132,7 +132,16 @@ describe('IAM', () => {
       resources: [{ 'Fn::GetAtt': [idOf('AWS::DynamoDB::Table', 'StorageTable'), 'Arn'] }],
       condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${TEMPLATE_KEY_PREFIX}*`] } },
     };
-    expect(conditional).toEqual([...(FUNCTION_PROFILES[name].healthProbes ? probes : []), ...(FUNCTION_PROFILES[name].templateReads ? [templateReads] : [])]);
+    const templateBodyListing = {
+      actions: ['s3:ListBucket'],
+      resources: [{ 'Fn::GetAtt': [idOf('AWS::S3::Bucket', 'StoragePdfs'), 'Arn'] }],
+      condition: { StringLike: { 's3:prefix': `${TEMPLATE_BODY_PREFIX}*` } },
+    };
+    expect(conditional).toEqual([
+      ...(FUNCTION_PROFILES[name].healthProbes ? probes : []),
+      ...(FUNCTION_PROFILES[name].listsTemplateBodies ? [templateBodyListing] : []),
+      ...(FUNCTION_PROFILES[name].templateReads ? [templateReads] : []),
+    ]);
   });
 
   test('the render function reads stored templates and nothing else of the table', () => {

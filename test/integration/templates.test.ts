@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { TEMPLATE_LIMITS } from '#lib/accounts/tiers.ts';
 import { apiUrl, createKey, download, expectApiError, generate, quotaUsed, request, withinOneRateWindow, type ApiResponse, type TestKey } from '../support/api.ts';
 import { readPdf } from '../support/pdf.ts';
+import { storedTemplate } from '../support/stored-pdfs.ts';
 
 const json = (method: string, path: string, apiKey: string, body?: unknown): Promise<ApiResponse> =>
   request(method, path, { apiKey, ...(body !== undefined && { body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }) });
@@ -29,6 +30,9 @@ let refusals: Promise<TestKey> | undefined;
 beforeAll(async () => {
   key = await createKey('pro');
 });
+
+/** A template over 64 KB as JSON, whose versions keep their bodies in the bucket; `n` tells the versions apart. */
+const largeTemplate = (n: number) => ({ name: `Large ${n}`, html: `<!doctype html><html><body><p>Version ${n}</p><!-- ${'x'.repeat(70_000)} --></body></html>` });
 
 async function createTemplate(apiKey: string, body: Record<string, unknown> = GREETING): Promise<string> {
   const created = await json('POST', '/v1/templates', apiKey, body);
@@ -73,6 +77,69 @@ describe('the template store', () => {
     expect(first.body).toMatchObject({ version: 1, latest_version: 2, name: 'Greeting', html: GREETING.html });
     expect(expectApiError(never, 404, 'not_found')).toContain('no version 3');
     expect(expectApiError(notANumber, 400, 'invalid_request')).toContain('version');
+  });
+
+  it('gives each of 100 simultaneous saves a version of its own: every one 200, versions 2 to 101 with none lost, each read back as saved', async () => {
+    // Prepare: an enterprise key keeps 500 versions, so every one stays readable
+    const saver = await createKey('enterprise');
+    const id = await createTemplate(saver.apiKey, { name: 'Race 0', html: '<p>save 0</p>' });
+
+    // Act
+    const saves = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => json('PUT', `/v1/templates/${id}`, saver.apiKey, { name: `Race ${i + 1}`, html: `<p>save ${i + 1}</p>` })),
+    );
+
+    // Assess
+    expect(saves.map((save) => save.status)).toEqual(Array(100).fill(200));
+    expect(saves.map((save) => save.body.version as number).sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i + 2));
+    const latest = await json('GET', `/v1/templates/${id}`, saver.apiKey);
+    expect(latest.body).toMatchObject({ version: 101, latest_version: 101, html: saves.find((save) => save.body.version === 101)!.body.html });
+    const readBack = await Promise.all(saves.map((save) => json('GET', `/v1/templates/${id}?version=${save.body.version}`, saver.apiKey)));
+    readBack.forEach((read, i) => expect(read.body).toMatchObject({ version: saves[i]!.body.version, name: saves[i]!.body.name, html: saves[i]!.body.html }));
+    expect(new Set(readBack.map((read) => read.body.html)).size).toBe(100);
+  });
+
+  it('keeps exactly the tier’s newest versions however many large saves race, and a delete leaves none of their records or bodies', async () => {
+    // Prepare: a pro key keeps 100 versions; each version is over 64 KB, so its body is an object in the bucket
+    const keeper = await createKey('pro');
+    const { versionsKept } = TEMPLATE_LIMITS.pro;
+    const id = await createTemplate(keeper.apiKey, largeTemplate(1));
+    expect(await storedTemplate(keeper.keyId, id)).toMatchObject({ objects: [expect.any(String)], versions: [1] });
+
+    // Act: versions 2 to 111 at once
+    const saves = await Promise.all(Array.from({ length: 110 }, (_, i) => json('PUT', `/v1/templates/${id}`, keeper.apiKey, largeTemplate(i + 2))));
+    const kept = await storedTemplate(keeper.keyId, id);
+    const oldestKept = await json('GET', `/v1/templates/${id}?version=12`, keeper.apiKey);
+    const dropped = await json('GET', `/v1/templates/${id}?version=11`, keeper.apiKey);
+    const deleted = await json('DELETE', `/v1/templates/${id}`, keeper.apiKey);
+    const afterDelete = await storedTemplate(keeper.keyId, id);
+
+    // Assess
+    expect(saves.map((save) => save.status)).toEqual(Array(110).fill(200));
+    expect(kept.versions).toEqual(Array.from({ length: versionsKept }, (_, i) => i + 12));
+    expect(kept.objects).toHaveLength(versionsKept);
+    expect(oldestKept.status).toBe(200);
+    expect(oldestKept.body.html).toBe(saves.find((save) => save.body.version === 12)!.body.html);
+    expectApiError(dropped, 404, 'not_found');
+    expect(deleted.status).toBe(204);
+    expect(afterDelete).toEqual({ objects: [], versions: [] });
+  });
+
+  it('leaves nothing of a large template whose saves race its delete: a save the delete overtook removes what it wrote', async () => {
+    // Prepare
+    const id = await createTemplate(key.apiKey, largeTemplate(1));
+
+    // Act
+    const [deleted, ...saves] = await Promise.all([
+      json('DELETE', `/v1/templates/${id}`, key.apiKey),
+      ...Array.from({ length: 10 }, (_, i) => json('PUT', `/v1/templates/${id}`, key.apiKey, largeTemplate(i + 2))),
+    ]);
+
+    // Assess: each save either came first (and the delete removed it) or found the template gone
+    expect(deleted!.status).toBe(204);
+    for (const save of saves) expect([200, 404], save.text).toContain(save.status);
+    expect(await storedTemplate(key.keyId, id)).toEqual({ objects: [], versions: [] });
+    expectApiError(await json('GET', `/v1/templates/${id}`, key.apiKey), 404, 'not_found');
   });
 
   it('lists page by page with signed cursors; a cursor of the PDF listing or another key is refused', async () => {
