@@ -12,9 +12,9 @@ import { describeIssue } from '#lib/render/options.ts';
 
 /**
  * POST /v1/templates/{template_id}/preview: the template rendered with `data` (or its `sample_data`),
- * answered as the PDF itself, for editors. Nothing is stored, listed or charged; previews spend a
- * per-minute budget of their own (lib/accounts/tiers.ts TEMPLATE_LIMITS) and, like any render, the
- * key's share of renderers (503 when it is taken).
+ * answered as the PDF itself, for editors, marked PREVIEW on every page (renderPreview). Nothing is
+ * stored, listed or charged; previews spend a per-minute budget of their own (lib/accounts/tiers.ts
+ * TEMPLATE_LIMITS) and, like any render, the key's share of renderers (503 when it is taken).
  */
 export const handler = apiHandler({ auth: byApiKeyPreviewing, body: true }, async ({ event, context, apiKey, body }) => {
   const id = event.pathParameters?.template_id ?? '';

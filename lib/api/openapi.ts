@@ -691,14 +691,14 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
         post: operation({
           operationId: 'previewTemplate',
           summary: 'Preview a template',
-          description: `Renders the template with \`data\` (its \`sample_data\` when absent) exactly as generate would, and answers the PDF itself (at most ${MAX_PREVIEW_PDF_BYTES} bytes; a larger one is 422 \`pdf_too_large\`: generate it instead). Nothing is stored, listed or charged. Previews spend a per-minute budget of their own, not the key’s requests’ (${TIER_NAMES.map((tier) => `${tier} ${TEMPLATE_LIMITS[tier].previewsPerMinute}`).join(', ')}): the \`RateLimit-*\` headers here are that budget’s.`,
+          description: `Renders the template with \`data\` (its \`sample_data\` when absent) exactly as generate would, and answers the PDF itself (at most ${MAX_PREVIEW_PDF_BYTES} bytes; a larger one is 422 \`pdf_too_large\`: generate it instead). Nothing is stored, listed or charged, so every page carries a diagonal “PREVIEW”, drawn as the \`watermark\` option draws \`{ "text": "PREVIEW" }\` (in place of a watermark the template’s options give): a preview is no substitute for the document. Previews spend a per-minute budget of their own, not the key’s requests’ (${TIER_NAMES.map((tier) => `${tier} ${TEMPLATE_LIMITS[tier].previewsPerMinute}`).join(', ')}): the \`RateLimit-*\` headers here are that budget’s.`,
           tags: ['Templates'],
           ...keyed,
           requestParams: { path: templateIdPath },
           requestBody: { required: true, content: { 'application/json': { schema: previewRequest } } },
           responses: {
             200: {
-              description: 'The PDF.',
+              description: 'The PDF, marked “PREVIEW” on every page.',
               content: { 'application/pdf': { schema: z.string().meta({ format: 'binary' }) } },
               headers: rateLimitHeaders.extend({
                 'X-Template-Version': z.string().meta({ description: 'The version rendered.', example: '3' }),

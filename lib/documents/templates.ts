@@ -18,6 +18,7 @@ import { compileDataSchema, type DataValidator } from '#lib/templates/template-d
 import { MAX_PREVIEW_PDF_BYTES, templateIdSchema, templateVersionSchema } from './document-options.ts';
 import { sourcesOf, type TemplateContent } from './template-records.ts';
 import { prepareDocument, renderLimits, type DocumentRequest } from './produce-pdf.ts';
+import { markedAsPreview } from './preview-mark.ts';
 import { renderPdf } from '#lib/render/render.ts';
 import { sourceProblem } from './source.ts';
 
@@ -187,8 +188,13 @@ export async function preparePreview(reference: { id: string; version?: number; 
   );
 }
 
-/** A preview's PDF: rendered under the same limits as any document (the size to MAX_PREVIEW_PDF_BYTES), and stored nowhere. */
+/**
+ * A preview's PDF: rendered under the same limits as any document (the size to MAX_PREVIEW_PDF_BYTES),
+ * stored nowhere, and marked PREVIEW on every page (preview-mark.ts: uncharged, it must be no
+ * substitute for a document).
+ */
 export async function renderPreview(request: DocumentRequest): Promise<{ bytes: Uint8Array; pages: number }> {
   const limits = renderLimits();
-  return renderPdf(request.source, request.options, { ...limits, maxPdfBytes: Math.min(limits.maxPdfBytes, MAX_PREVIEW_PDF_BYTES) });
+  const marked = markedAsPreview(request);
+  return renderPdf(marked.source, marked.options, { ...limits, maxPdfBytes: Math.min(limits.maxPdfBytes, MAX_PREVIEW_PDF_BYTES) });
 }

@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TEMPLATE_LIMITS } from '#lib/accounts/tiers.ts';
 import { apiUrl, createKey, download, expectApiError, generate, quotaUsed, request, withinOneRateWindow, type ApiResponse, type TestKey } from '../support/api.ts';
-import { readPdf } from '../support/pdf.ts';
+import { findItem, readPdf } from '../support/pdf.ts';
 import { storedTemplate } from '../support/stored-pdfs.ts';
 
 const json = (method: string, path: string, apiKey: string, body?: unknown): Promise<ApiResponse> =>
@@ -321,6 +321,65 @@ describe('previews', () => {
     expect(Math.round(givenPdf.pages[0]!.width)).toBe(420);
     expect(await quotaUsed(previewer)).toBe(usedBefore);
     expect((await json('GET', '/v1/pdf?limit=100', previewer.apiKey)).body.data).toEqual([]);
+  });
+
+  it('are no free documents: a free key past its quota (402 on generate) previews 30 pages, each marked PREVIEW, uncharged and unlisted', async () => {
+    // Prepare: a free key whose month allows one PDF, spent
+    const free = await createKey('free', ['--monthly-quota', '1']);
+    const id = await createTemplate(free.apiKey, {
+      name: 'Report',
+      html: '<!doctype html><html><body>{% for i in (1..30) %}<section{% unless forloop.first %} style="break-before: page"{% endunless %}>Report page {{ i }}</section>{% endfor %}</body></html>',
+    });
+    expect((await generate(free.apiKey, { template_id: id })).status).toBe(200);
+    expectApiError(await generate(free.apiKey, { template_id: id }), 402, 'quota_exceeded');
+    const usedBefore = await quotaUsed(free);
+
+    // Act
+    const preview = await fetch(`${apiUrl}/v1/templates/${id}/preview`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${free.apiKey}`, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    const pdf = await readPdf(new Uint8Array(await preview.arrayBuffer()));
+
+    // Assess
+    expect(preview.status).toBe(200);
+    expect(preview.headers.get('x-pdf-pages')).toBe('30');
+    expect(pdf.pageCount).toBe(30);
+    pdf.pages.forEach((page, i) => {
+      expect(page.text).toContain(`Report page ${i + 1}`);
+      expect(page.text).toContain('PREVIEW');
+    });
+    expect(await quotaUsed(free)).toBe(usedBefore);
+    expect((await json('GET', '/v1/pdf?limit=100', free.apiKey)).body.data).toHaveLength(1);
+  });
+
+  it('draw their mark as the watermark option draws "PREVIEW", in place of the template’s own watermark, which generate still draws', async () => {
+    // Prepare: a template whose options carry a faint watermark of its own
+    const id = await createTemplate(key.apiKey, { name: 'Draft', html: '<!doctype html><html><body><p>Quarterly numbers</p></body></html>', options: { watermark: { text: 'DRAFT', opacity: 0.05 } } });
+
+    // Act
+    const preview = await fetch(`${apiUrl}/v1/templates/${id}/preview`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${key.apiKey}`, 'Content-Type': 'application/json' },
+      body: '{}',
+    });
+    const previewed = (await readPdf(new Uint8Array(await preview.arrayBuffer()))).pages[0]!;
+    const asOption = (await readPdf(await download((await generate(key.apiKey, { template_id: id, watermark: { text: 'PREVIEW' } })).body.url))).pages[0]!;
+    const generated = (await readPdf(await download((await generate(key.apiKey, { template_id: id })).body.url))).pages[0]!;
+
+    // Assess: the same text at the same place, size and angle as the option's stamp
+    expect(preview.status).toBe(200);
+    expect(previewed.text).toContain('Quarterly numbers');
+    expect(previewed.text).not.toContain('DRAFT');
+    const mark = findItem(previewed, 'PREVIEW');
+    const option = findItem(asOption, 'PREVIEW');
+    expect(mark.fontSize).toBeCloseTo(option.fontSize, 1);
+    expect(mark.x).toBeCloseTo(option.x, 1);
+    expect(mark.y).toBeCloseTo(option.y, 1);
+    expect(mark.width).toBeCloseTo(option.width, 1);
+    expect(generated.text).toContain('DRAFT');
+    expect(generated.text).not.toContain('PREVIEW');
   });
 
   it('refuse data that does not match the schema (400 naming the path) and a template the engine cannot render (422), uncharged', async () => {

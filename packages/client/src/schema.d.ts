@@ -275,7 +275,7 @@ export type paths = {
         put?: never;
         /**
          * Preview a template
-         * @description Renders the template with `data` (its `sample_data` when absent) exactly as generate would, and answers the PDF itself (at most 4194304 bytes; a larger one is 422 `pdf_too_large`: generate it instead). Nothing is stored, listed or charged. Previews spend a per-minute budget of their own, not the key’s requests’ (free 10, starter 30, pro 60, enterprise 120): the `RateLimit-*` headers here are that budget’s.
+         * @description Renders the template with `data` (its `sample_data` when absent) exactly as generate would, and answers the PDF itself (at most 4194304 bytes; a larger one is 422 `pdf_too_large`: generate it instead). Nothing is stored, listed or charged, so every page carries a diagonal “PREVIEW”, drawn as the `watermark` option draws `{ "text": "PREVIEW" }` (in place of a watermark the template’s options give): a preview is no substitute for the document. Previews spend a per-minute budget of their own, not the key’s requests’ (free 10, starter 30, pro 60, enterprise 120): the `RateLimit-*` headers here are that budget’s.
          */
         post: operations["previewTemplate"];
         delete?: never;
@@ -3811,7 +3811,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The PDF. */
+            /** @description The PDF, marked “PREVIEW” on every page. */
             200: {
                 headers: {
                     /** @description Requests allowed per minute for this key. */
