@@ -9,6 +9,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { BINARY_MEDIA_TYPES, FALLBACK_HANDLER, matchRoute, type FunctionName } from '#lib/api/routes.ts';
 import { ServiceBusyError, whileCallerWaits } from '#lib/render/capacity.ts';
 import { THROTTLED_FUNCTION } from '#lib/api/errors.ts';
+import { runInvocation } from './invocations.ts';
 import { FunctionThrottledError, type LambdaConcurrency } from './lambda-concurrency.ts';
 
 /** API Gateway refuses larger payloads before any function runs. */
@@ -205,7 +206,10 @@ export function createGateway(
       });
       let result: APIGatewayProxyResult;
       try {
-        result = await whileCallerWaits(callerLeft.signal, () => handlers[handler](event, lambdaContext(handler, options.timeoutMs)));
+        result = await whileCallerWaits(callerLeft.signal, () => {
+          const context = lambdaContext(handler, options.timeoutMs);
+          return runInvocation(context, () => handlers[handler](event, context));
+        });
       } catch (error) {
         // Lambda behind the handler (the emulation's) refused to run the function: the same answer.
         if (error instanceof FunctionThrottledError) return writeThrottled(response, event.requestContext.requestId);

@@ -22,6 +22,7 @@ import type { GivenUpInvocation } from '#lib/jobs/job-endings.ts';
 import { isTierName, TIERS } from '#lib/accounts/tiers.ts';
 import { asBatchItem, type KeyShare } from '#lib/render/capacity.ts';
 import { lambdaContext } from './gateway.ts';
+import { runInvocation } from './invocations.ts';
 import { throttledInvokeAnswer, type LambdaConcurrency } from './lambda-concurrency.ts';
 
 export type InvokeHandler = (event: never, context: Context) => Promise<unknown>;
@@ -100,7 +101,10 @@ export function createInvokeEndpoint(handlers: Readonly<Record<InternalFunctionN
       return;
     }
     void Promise.resolve()
-      .then(() => handler(payload as never, lambdaContext(name, options.timeoutMs(name))))
+      .then(() => {
+        const context = lambdaContext(name, options.timeoutMs(name));
+        return runInvocation(context, () => handler(payload as never, context));
+      })
       .finally(started.release)
       .catch((error: unknown) => {
         if (closed) return;
@@ -157,7 +161,10 @@ export function createInvokeEndpoint(handlers: Readonly<Record<InternalFunctionN
     response.once('close', () => {
       if (!response.writableFinished) callerGone.abort(new Error('the caller closed the connection'));
     });
-    const invoke = () => handler(payload as never, lambdaContext(name, options.timeoutMs(name as InternalFunctionName)));
+    const invoke = () => {
+      const context = lambdaContext(name, options.timeoutMs(name as InternalFunctionName));
+      return runInvocation(context, () => handler(payload as never, context));
+    };
     const turn = name === 'render' ? renderTurnOf(payload) : undefined;
     const outcome = await (turn ? asBatchItem(turn.keyId, callerGone.signal, invoke, turn.share) : invoke()).then(
       (result) => ({ ok: true as const, result }),

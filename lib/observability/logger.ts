@@ -1,7 +1,9 @@
 /**
  * The process's structured JSON logger (Powertools): one line per event, with the Lambda request
- * id attached by the handler middleware (`function_request_id`, from `injectLambdaContext`). Never
- * log request bodies, keys or credentials.
+ * id attached by the handler middleware (`function_request_id`, from `injectLambdaContext`), and
+ * the keys a request appends (`key_id`, `job_id`) for that request's lines only, also where several
+ * run at once in one process (the local stack: lib/local/invocations.ts). Never log request bodies,
+ * keys or credentials.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 
@@ -11,7 +13,8 @@ export const logger = new Logger({ serviceName });
 
 /**
  * A logger for work that belongs to no request (the local stack's own machinery): its lines carry
- * `component` instead of the Lambda context, which `logger` keeps from the last request it served.
+ * `component`. (`logger` outside a request: in AWS, the Lambda context of the last request its
+ * environment served; in the local stack, none, see lib/local/invocations.ts.)
  */
 export const componentLogger = (component: string) => new Logger({ serviceName, persistentKeys: { component } });
 

@@ -90,3 +90,53 @@ describe('checkHealth', () => {
     expect(aborted).toBeInstanceOf(Error);
   });
 });
+
+describe('log lines of concurrent invocations in the local stack', () => {
+  it('carry their own request’s id and keys, never another’s', async () => {
+    // Act: a process serving two overlapping requests through the local API adapter, each handled
+    // by the standard middleware chain; the first logs again only after the second has logged.
+    const { stdout } = await run(process.execPath, [
+      '--input-type=module',
+      '-e',
+      `const { createGateway } = await import('#lib/local/gateway.ts');
+       const { apiHandler } = await import('#lib/api/middlewares.ts');
+       const { json } = await import('#lib/api/http.ts');
+       const { logger } = await import('#lib/observability/logger.ts');
+       let firstStarted, secondLogged;
+       const firstHasStarted = new Promise((resolve) => (firstStarted = resolve));
+       const secondHasLogged = new Promise((resolve) => (secondLogged = resolve));
+       const handler = apiHandler({ body: false }, async ({ event, context }) => {
+         const caller = event.headers['x-caller'];
+         logger.appendKeys({ caller });
+         logger.info('started');
+         if (caller === 'first') { firstStarted(); await secondHasLogged; } else secondLogged();
+         logger.info('finished');
+         return json(200, { request_id: context.awsRequestId });
+       });
+       const server = createGateway(new Proxy({}, { get: () => handler }), { timeoutMs: 10_000 });
+       await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+       const url = 'http://127.0.0.1:' + server.address().port + '/health';
+       const ask = (caller) => fetch(url, { headers: { 'x-caller': caller } }).then((response) => response.json());
+       const first = ask('first');
+       await firstHasStarted;
+       const answers = await Promise.all([first, ask('second')]);
+       logger.info('both answered');
+       console.log(JSON.stringify({ answers: answers.map((answer) => answer.request_id) }));
+       server.close();`,
+    ], { env: { ...process.env, POWERTOOLS_LOG_LEVEL: 'INFO', POWERTOOLS_METRICS_DISABLED: 'true' } });
+
+    // Assess
+    const lines = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const [first, second] = (lines.find((line) => 'answers' in line)!.answers as string[]);
+    const logged = lines.filter((line) => 'message' in line).map(({ message, caller, function_request_id }) => ({ message, caller, function_request_id }));
+    expect(logged).toEqual([
+      { message: 'started', caller: 'first', function_request_id: first },
+      { message: 'started', caller: 'second', function_request_id: second },
+      { message: 'finished', caller: 'second', function_request_id: second },
+      { message: 'finished', caller: 'first', function_request_id: first },
+      // A line of no request carries none.
+      { message: 'both answered', caller: undefined, function_request_id: undefined },
+    ]);
+    expect(first).not.toBe(second);
+  });
+});
