@@ -4,6 +4,8 @@
  * and makes no link annotation of it; relative and #fragment links stay, and nothing else in the
  * document changes.
  */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import fc from 'fast-check';
 import { html as html5, parse, serialize, type DefaultTreeAdapterTypes } from 'parse5';
 import { describe, expect, it } from 'vitest';
@@ -137,6 +139,26 @@ describe('withoutUnsafeLinks', () => {
   it('leaves what only looks like a link alone: comments, scripts, text', () => {
     const html = '<!-- <a href="javascript:x"> --><script>var a = \'<a href="javascript:x">\';</script><p>write href="javascript:x" to break things</p><textarea><a href=javascript:x></textarea>';
     expect(withoutUnsafeLinks(html)).toBe(html);
+  });
+
+  it('takes the link off the largest document a template renders within the heap of the worker it renders in', async () => {
+    // Act: 10,000,000 characters (the engine's output limit) of an invoice's rows, each with a
+    // link, one of them to javascript:, in a process with a render worker's 256 MB heap.
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      '--max-old-space-size=256',
+      '--input-type=module',
+      '-e',
+      `const { withoutUnsafeLinks } = await import('#lib/templates/links.ts');
+       const row = '<tr><td><a href="https://example.com/items/1">Item</a></td><td>1,234.50 €</td></tr>\\n';
+       const html = ('<!DOCTYPE html><table>' + row.repeat(Math.floor(10_000_000 / row.length) - 1)).replace('https://example.com/items/1', 'javascript:alert(1)');
+       const out = withoutUnsafeLinks(html);
+       console.log(JSON.stringify({ length: html.length, removed: html.length - out.length, unsafe: out.includes('javascript:') }));`,
+    ]);
+
+    // Assess
+    const result = JSON.parse(stdout) as { length: number; removed: number; unsafe: boolean };
+    expect(result.length).toBeGreaterThan(9_900_000);
+    expect(result).toMatchObject({ removed: 'href="javascript:alert(1)"'.length - 1, unsafe: false });
   });
 
   it('keeps the meaning of any document, links taken off aside', () => {
