@@ -114,6 +114,15 @@ export const healthSchema = z
         description:
           'Where one process renders for everyone (the local stack): `saturated` when every slot is taken and documents wait. New documents then wait their key’s turn or get 503 `service_busy`; the service is still up. Absent in AWS, where Lambda adds instances.',
       }),
+    event_loop: z
+      .object({
+        delay_p99_ms: z.int().meta({ description: '99th percentile of the event loop’s delay, in ms.' }),
+        delay_max_ms: z.int().meta({ description: 'Longest delay of the event loop, in ms.' }),
+      })
+      .meta({
+        description:
+          'How long the answering process’s event loop was held lately (the last 10 s window and the current one): every request that process serves waits that long. Customer code (templates, data schemas) runs in worker threads, so it stays small.',
+      }),
   })
   .meta({ id: 'Health' });
 

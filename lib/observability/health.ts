@@ -13,6 +13,7 @@
  */
 import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { eventLoopDelay, type EventLoopDelay } from './event-loop.ts';
 import { errorFields, logger } from './logger.ts';
 
 /** Longest one check may take before it counts as down. */
@@ -46,6 +47,8 @@ export interface HealthReport {
   readonly status: 'ok' | 'unavailable';
   readonly checks: Readonly<Record<HealthCheckName, CheckStatus>>;
   readonly rendering?: RenderingReport;
+  /** This process's event loop lately (lib/observability/event-loop.ts): what every request it serves waits for. */
+  readonly event_loop: { readonly delay_p99_ms: number; readonly delay_max_ms: number };
 }
 
 let renderingState: (() => { slots: number; running: number; waiting: number }) | undefined;
@@ -127,5 +130,11 @@ export async function checkHealth(
   );
   const statuses = Object.fromEntries(results) as Record<HealthCheckName, CheckStatus>;
   const rendering = renderingReport();
-  return { status: results.some(([, status]) => status === 'down') ? 'unavailable' : 'ok', checks: statuses, ...(rendering && { rendering }) };
+  const delay: EventLoopDelay = eventLoopDelay();
+  return {
+    status: results.some(([, status]) => status === 'down') ? 'unavailable' : 'ok',
+    checks: statuses,
+    ...(rendering && { rendering }),
+    event_loop: { delay_p99_ms: delay.p99Ms, delay_max_ms: delay.maxMs },
+  };
 }

@@ -4,6 +4,7 @@
  * The local stack switches them off (POWERTOOLS_METRICS_DISABLED) to keep its output readable.
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { eventLoopDelay } from './event-loop.ts';
 
 export const metrics = new Metrics({
   namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? 'PdfApi',
@@ -30,6 +31,9 @@ export function recordDocumentFailure(code: string): void {
  */
 export function flushMetrics(): { after: () => void; onError: () => void } {
   const flush = () => {
+    // With the invocation's own metrics: how long the event loop was held lately (the metric an
+    // alarm on a process that serves everyone watches; see lib/observability/event-loop.ts).
+    if (metrics.hasStoredMetrics()) metrics.addMetric('EventLoopDelayMax', MetricUnit.Milliseconds, eventLoopDelay().maxMs);
     if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
   };
   return { after: flush, onError: flush };

@@ -17,7 +17,8 @@ import { apiUrl, request, runKeyTool } from '../support/api.ts';
 
 /** The local stack renders for everyone, so it also says how busy its renderer is. */
 const RENDERING = { status: expect.stringMatching(/^(available|saturated)$/), slots: expect.any(Number), running: expect.any(Number), waiting: expect.any(Number) };
-const ALL_OK = { status: 'ok', checks: { browser: 'ok', table: 'ok', bucket: 'ok' }, rendering: RENDERING };
+const EVENT_LOOP = { delay_p99_ms: expect.any(Number), delay_max_ms: expect.any(Number) };
+const ALL_OK = { status: 'ok', checks: { browser: 'ok', table: 'ok', bucket: 'ok' }, rendering: RENDERING, event_loop: EVENT_LOOP };
 
 /**
  * Takes a loopback port, as another process could while the stand-ins are down. It accepts
@@ -93,7 +94,7 @@ describe('a local stack whose stand-ins die', () => {
     // Assess: 503 naming both stores (one thread runs both), nothing internal in the answer
     expect(stateWhileDown).toBe('restarting');
     expect(whileDown.status).toBe(503);
-    expect(whileDown.body).toEqual({ status: 'unavailable', checks: { browser: 'ok', table: 'down', bucket: 'down' }, rendering: RENDERING });
+    expect(whileDown.body).toEqual({ status: 'unavailable', checks: { browser: 'ok', table: 'down', bucket: 'down' }, rendering: RENDERING, event_loop: EVENT_LOOP });
     expect(whileDown.headers.get('content-type')).toMatch(/^application\/json/);
     expect(Number(whileDown.headers.get('retry-after'))).toBeGreaterThan(0);
 

@@ -71,7 +71,11 @@ describe('sample events (events/*.json)', () => {
   test('health: 200 ok, the stores checked and the browser not (as in AWS, where the health function has none)', async () => {
     const result = await run('health', readEvent('health'));
     expect(result.statusCode).toBe(200);
-    expect(bodyOf(result)).toEqual({ status: 'ok', checks: { browser: 'not_checked', table: 'ok', bucket: 'ok' } });
+    expect(bodyOf(result)).toEqual({
+      status: 'ok',
+      checks: { browser: 'not_checked', table: 'ok', bucket: 'ok' },
+      event_loop: { delay_p99_ms: expect.any(Number), delay_max_ms: expect.any(Number) },
+    });
   });
 
   test('fallback: 404 not_found in the API’s error shape', async () => {

@@ -58,7 +58,7 @@ describe('checkHealth', () => {
     const report = await checkHealth({ table: async () => ({}), bucket: async () => ({}) });
 
     // Assess
-    expect(report).toEqual({ status: 'ok', checks: { browser: 'not_checked', table: 'ok', bucket: 'ok' } });
+    expect(report).toEqual({ status: 'ok', checks: { browser: 'not_checked', table: 'ok', bucket: 'ok' }, event_loop: { delay_p99_ms: expect.any(Number), delay_max_ms: expect.any(Number) } });
   });
 
   it('is unavailable, naming the check, when one fails or never answers, and says nothing more', async () => {
@@ -73,7 +73,7 @@ describe('checkHealth', () => {
     );
 
     // Assess
-    expect(report).toEqual({ status: 'unavailable', checks: { browser: 'ok', table: 'down', bucket: 'down' } });
+    expect(report).toEqual({ status: 'unavailable', checks: { browser: 'ok', table: 'down', bucket: 'down' }, event_loop: { delay_p99_ms: expect.any(Number), delay_max_ms: expect.any(Number) } });
   });
 
   it('aborts a check that outlives its timeout', async () => {

@@ -1733,6 +1733,13 @@ export type components = {
                 /** @description Documents waiting for their turn. */
                 waiting: number;
             };
+            /** @description How long the answering process’s event loop was held lately (the last 10 s window and the current one): every request that process serves waits that long. Customer code (templates, data schemas) runs in worker threads, so it stays small. */
+            event_loop: {
+                /** @description 99th percentile of the event loop’s delay, in ms. */
+                delay_p99_ms: number;
+                /** @description Longest delay of the event loop, in ms. */
+                delay_max_ms: number;
+            };
         };
         /** @description 400: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object. */
         InvalidRequestError: {
