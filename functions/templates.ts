@@ -28,9 +28,9 @@ function pageSize(raw: string | undefined): number {
 }
 
 /** A template body as saved: 400 naming the problem, or 413 over the tier's size. */
-function prepared(body: Record<string, unknown>, tier: Parameters<typeof prepareTemplate>[1]) {
+async function prepared(body: Record<string, unknown>, owner: Parameters<typeof prepareTemplate>[1]) {
   try {
-    return prepareTemplate(body, tier);
+    return await prepareTemplate(body, owner);
   } catch (error) {
     if (error instanceof TemplateRefusal) throw error.tooLarge ? new ApiError('payload_too_large', error.message) : invalidRequest(error.message);
     throw error;
@@ -57,7 +57,7 @@ export const handler = apiHandler({ auth: byApiKey, body: false }, async ({ even
 
   if (id === undefined) {
     if (event.httpMethod === 'POST') {
-      const { name, content } = prepared(readJsonObjectBody(event), apiKey.tier);
+      const { name, content } = await prepared(readJsonObjectBody(event), apiKey);
       const created = await createTemplate(store, { id: newTemplateId(), keyId: apiKey.keyId, name, body: content, now, maxTemplates: limits.maxTemplates });
       if ('limitReached' in created) {
         throw new ApiError('template_limit_exceeded', `A ${apiKey.tier} key may keep at most ${limits.maxTemplates} templates; delete one to create another.`, {
@@ -79,7 +79,7 @@ export const handler = apiHandler({ auth: byApiKey, body: false }, async ({ even
   if (!head || head.keyId !== apiKey.keyId) throw missing(id);
 
   if (event.httpMethod === 'PUT') {
-    const { name, content } = prepared(readJsonObjectBody(event), apiKey.tier);
+    const { name, content } = await prepared(readJsonObjectBody(event), apiKey);
     const saved = await addTemplateVersion(store, { id, keyId: apiKey.keyId, name, body: content, now, versionsKept: limits.versionsKept });
     if (!saved) throw missing(id); // deleted meanwhile
     return json(200, templateView(saved.head, saved.version));

@@ -13,17 +13,12 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { FONT_BUNDLE_PATHS, locateBundledFile } from '#lib/render/fonts.ts';
 import { SITE_ASSETS, SITE_ASSETS_DIR } from '#lib/site/assets.ts';
+import { CREATE_REQUIRE_BANNER } from '../bundling.ts';
 import { LAYER_PACKAGES } from './chromium-layer.ts';
 
 /** The one runtime of every function and of the layer: the project's pinned Node major. */
 export const RUNTIME = Runtime.NODEJS_24_X;
 
-/**
- * Bundled CommonJS dependencies call `require` (for Node built-ins); an ES module has none, so the
- * bundle gets one.
- */
-export const CREATE_REQUIRE_BANNER =
-  "import { createRequire as __pdfApiCreateRequire } from 'node:module'; const require = __pdfApiCreateRequire(import.meta.url);";
 
 export interface ServiceFunctionProps {
   /** The file name in functions/, e.g. `generate`. */
@@ -132,16 +127,16 @@ export function createServiceFunction(scope: Construct, props: ServiceFunctionPr
       keepNames: true,
       sourceMap: false,
       forceDockerBundling: false,
-      ...((props.chromium || props.siteAssets) && {
-        commandHooks: {
-          beforeBundling: () => [],
-          beforeInstall: () => [],
-          afterBundling: (_inputDir: string, outputDir: string) => [
-            ...(props.chromium ? fontCopyCommands(props.projectRoot, outputDir) : []),
-            ...(props.siteAssets ? siteAssetCopyCommands(props.projectRoot, outputDir) : []),
-          ],
-        },
-      }),
+      commandHooks: {
+        beforeBundling: () => [],
+        beforeInstall: () => [],
+        afterBundling: (_inputDir: string, outputDir: string) => [
+          // The customer-code worker, where this function starts one (cdk/bundling.ts decides).
+          `'${process.execPath}' '${join(props.projectRoot, 'cdk', 'bundling.ts')}' '${outputDir}'`,
+          ...(props.chromium ? fontCopyCommands(props.projectRoot, outputDir) : []),
+          ...(props.siteAssets ? siteAssetCopyCommands(props.projectRoot, outputDir) : []),
+        ],
+      },
     },
   });
   // A stable logical id (`GenerateFunction`): readable templates, and the id `sam local invoke` takes.

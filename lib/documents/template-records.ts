@@ -7,8 +7,8 @@ import type { ApiKey } from '#lib/accounts/keys.ts';
 import { TEMPLATE_LIMITS } from '#lib/accounts/tiers.ts';
 import { describeIssue, resolveRenderOptions } from '#lib/render/options.ts';
 import { URL_ONLY_OPTIONS } from '#lib/render/url-access-options.ts';
-import { checkTemplateSyntax, TemplateError, type TemplateSources } from '#lib/templates/engine.ts';
-import { compileDataSchema } from '#lib/templates/template-data.ts';
+import { customerCodePool } from '#lib/customer-code/pool.ts';
+import { TemplateError, type TemplateSources } from '#lib/templates/engine.ts';
 import { itemOptionsSchema, templateBodySchema, type TemplateBody } from './document-options.ts';
 
 /** A version's content as stored (lib/storage/templates.ts keeps it as this JSON): the body as sent, name aside. */
@@ -28,9 +28,11 @@ export class TemplateRefusal extends Error {
  * Checks a template before it is saved, in the order a caller fixes them: its fields, its options
  * (exactly as a request's), the Liquid syntax of html, header and footer, its data_schema (compiled)
  * and its sample_data against it, then its size against the tier's limit. Answers the name and the
- * content to store (as JSON text).
+ * content to store (as JSON text). The Liquid and the schema are customer code: checked in a
+ * worker of the customer-code pool, on the key's share of it.
  */
-export function prepareTemplate(body: unknown, tier: ApiKey['tier']): { name: string; content: string } {
+export async function prepareTemplate(body: unknown, owner: Pick<ApiKey, 'keyId' | 'tier'>): Promise<{ name: string; content: string }> {
+  const { tier } = owner;
   const parsed = templateBodySchema.safeParse(body);
   if (!parsed.success) throw new TemplateRefusal(describeIssue(parsed.error));
   const { name, ...content } = parsed.data;
@@ -45,20 +47,12 @@ export function prepareTemplate(body: unknown, tier: ApiKey['tier']): { name: st
   if (!checked.success) throw new TemplateRefusal(`options: ${describeIssue(checked.error)}`);
   const resolved = resolveRenderOptions(checked.data);
   if ('error' in resolved) throw new TemplateRefusal(`options: ${resolved.error}`);
-  try {
-    checkTemplateSyntax(sourcesOf(content));
-  } catch (error) {
-    if (error instanceof TemplateError) throw new TemplateRefusal(error.message);
-    throw error;
-  }
-  if (content.data_schema !== undefined) {
-    const validator = compileDataSchema(content.data_schema);
-    if ('problem' in validator) throw new TemplateRefusal(validator.problem);
-    if (content.sample_data !== undefined) {
-      const problem = validator(content.sample_data);
-      if (problem) throw new TemplateRefusal(`sample_data does not match data_schema: ${problem}`);
-    }
-  }
+  const refusal = await customerCodePool().check(owner.keyId, {
+    sources: sourcesOf(content),
+    ...(content.data_schema !== undefined && { dataSchema: content.data_schema }),
+    ...(content.sample_data !== undefined && { sampleData: content.sample_data }),
+  });
+  if (refusal) throw new TemplateRefusal(refusal.refusal === 'template' ? new TemplateError(refusal.detail, refusal).message : refusal.detail);
   const stored = JSON.stringify(content);
   const limit = TEMPLATE_LIMITS[tier].maxTemplateBytes;
   const size = Buffer.byteLength(stored, 'utf8');

@@ -13,8 +13,8 @@ import { TEMPLATE_LIMITS } from '#lib/accounts/tiers.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { DocumentError, quoteInput } from '#lib/render/errors.ts';
 import { getTemplateHead, getTemplateVersion, type TemplateStore } from '#lib/storage/templates.ts';
-import { canonicalLocale, renderTemplate, TemplateError, type TemplateSources } from '#lib/templates/engine.ts';
-import { compileDataSchema, type DataValidator } from '#lib/templates/template-data.ts';
+import { customerCodePool } from '#lib/customer-code/pool.ts';
+import { canonicalLocale, TemplateError, type TemplateSources } from '#lib/templates/engine.ts';
 import { MAX_PREVIEW_PDF_BYTES, templateIdSchema, templateVersionSchema } from './document-options.ts';
 import { sourcesOf, type TemplateContent } from './template-records.ts';
 import { prepareDocument, renderLimits, type DocumentRequest } from './produce-pdf.ts';
@@ -23,21 +23,22 @@ import { renderPdf } from '#lib/render/render.ts';
 import { sourceProblem } from './source.ts';
 
 
-/** A version ready to render: its content, and its data_schema compiled (when it has one). */
+/** A version ready to render: whose it is, and its content. */
 export interface ResolvedTemplate {
+  readonly keyId: string;
   readonly id: string;
   readonly version: number;
   readonly content: TemplateContent;
-  readonly validate?: DataValidator;
 }
 
 /**
- * Versions never change, so a compiled version is kept for reuse by later requests in the same
- * process (compiling a data_schema takes milliseconds, a bulk job renders thousands of documents
- * from one template). Whose it is and whether it was deleted are still read for every request.
+ * Versions never change, so a version read is kept for reuse by later requests in the same
+ * process (a bulk job renders thousands of documents from one template; its data_schema compiled
+ * is kept by the customer-code workers). Whose it is and whether it was deleted are still read for
+ * every request.
  */
-const compiledVersions = new Map<string, ResolvedTemplate>();
-const MAX_COMPILED_VERSIONS = 64;
+const storedVersions = new Map<string, ResolvedTemplate>();
+const MAX_STORED_VERSIONS = 64;
 
 /**
  * What reads the caller's templates for one request (or one render invocation): each template and
@@ -67,20 +68,13 @@ export function templateReader(store: TemplateStore, owner: Pick<ApiKey, 'keyId'
 
 async function loadVersion(store: TemplateStore, keyId: string, id: string, version: number): Promise<ResolvedTemplate | undefined> {
   const cacheKey = `${keyId}/${id}@${version}`;
-  const cached = compiledVersions.get(cacheKey);
+  const cached = storedVersions.get(cacheKey);
   if (cached) return cached;
   const stored = await getTemplateVersion(store, id, version);
   if (!stored || stored.keyId !== keyId) return undefined;
-  const content = JSON.parse(stored.body) as TemplateContent;
-  let validate: DataValidator | undefined;
-  if (content.data_schema !== undefined) {
-    const compiled = compileDataSchema(content.data_schema);
-    // Compiled once already when it was saved; a dialect or limit changed since refuses the data below.
-    validate = 'problem' in compiled ? () => compiled.problem : compiled;
-  }
-  const resolved: ResolvedTemplate = { id, version, content, ...(validate && { validate }) };
-  if (compiledVersions.size >= MAX_COMPILED_VERSIONS) compiledVersions.delete(compiledVersions.keys().next().value as string);
-  compiledVersions.set(cacheKey, resolved);
+  const resolved: ResolvedTemplate = { keyId, id, version, content: JSON.parse(stored.body) as TemplateContent };
+  if (storedVersions.size >= MAX_STORED_VERSIONS) storedVersions.delete(storedVersions.keys().next().value as string);
+  storedVersions.set(cacheKey, resolved);
   return resolved;
 }
 
@@ -158,20 +152,23 @@ function localeOf(data: unknown): string | undefined {
 }
 
 /**
- * A version rendered with data: the data checked against its data_schema first (INVALID_OPTIONS
- * naming the JSON pointer), then the engine (TEMPLATE_ERROR with the engine's own, customer-safe
- * words). Preview uses it with the sample data.
+ * A version rendered with data, in a customer-code worker on its key's share: the data checked
+ * against its data_schema first (INVALID_OPTIONS naming the JSON pointer), then the engine
+ * (TEMPLATE_ERROR with the engine's own, customer-safe words, or the limit the worker hit).
+ * Preview uses it with the sample data.
  */
 export async function renderWithData(template: ResolvedTemplate, data: unknown): Promise<TemplateSources> {
-  const problem = template.validate?.(data);
-  if (problem) throw new DocumentError('INVALID_OPTIONS', `data does not match the template's data_schema: ${problem}`);
   const locale = localeOf(data);
-  try {
-    return await renderTemplate(sourcesOf(template.content), data, locale === undefined ? {} : { locale });
-  } catch (error) {
-    if (error instanceof TemplateError) throw new DocumentError('TEMPLATE_ERROR', error.message);
-    throw error;
-  }
+  const { data_schema: dataSchema } = template.content;
+  const filled = await customerCodePool().fill(template.keyId, {
+    sources: sourcesOf(template.content),
+    data,
+    ...(locale !== undefined && { locale }),
+    ...(dataSchema !== undefined && { schema: { version: `${template.keyId}/${template.id}@${template.version}`, dataSchema } }),
+  });
+  if ('sources' in filled) return filled.sources;
+  if (filled.refusal === 'data') throw new DocumentError('INVALID_OPTIONS', `data does not match the template's data_schema: ${filled.detail}`);
+  throw new DocumentError('TEMPLATE_ERROR', new TemplateError(filled.detail, filled).message);
 }
 
 

@@ -13,8 +13,9 @@
  * - bounded: the template's length, tag count and nesting are checked before Liquid parses it
  *   (its parser is quadratic in the number of tags); rendering has a CPU-time budget, checked at
  *   every block, output and filter, and a memory budget that every string and list built, and
- *   every character written, counts against; filters take lists of bounded length; and V8's
- *   watchdog ends anything still running after a generous wall-clock limit;
+ *   every character written, counts against; filters take lists of bounded length. Those end a
+ *   runaway template early with a precise message; what bounds it whatever it does is the worker
+ *   it runs in (lib/customer-code/pool.ts): terminated at its time limit, its heap capped;
  * - escaped: every `{{ output }}` is HTML-escaped unless its last filter is `raw` (or one of the
  *   filters whose output is markup we generate, such as `qr_code`);
  * - isolated: a fresh engine per render, so no state (assigned variables, counters, caches) passes
@@ -37,7 +38,6 @@ import {
   type Template,
   type TopLevelToken,
 } from 'liquidjs';
-import * as vm from 'node:vm';
 import type BwipJs from 'bwip-js';
 import { MAX_JSON_DEPTH } from '../json-depth.ts';
 import { CODE_FILTERS, loadBwip } from './codes.ts';
@@ -105,13 +105,6 @@ export const RENDER_TIME_LIMIT_MS = 1_000;
  * hundreds of barcodes per document (identical codes are drawn once).
  */
 export const CODE_TIME_LIMIT_MS = 1_000;
-
-/**
- * Wall-clock limit on all of a render's synchronous work (parsing, copying the data, rendering the
- * three sources), enforced by V8 (see withWatchdog): a backstop for a slow path the budgets above
- * missed, generous enough that CPU shared with Chromium never makes it fire first.
- */
-export const HARD_TIME_LIMIT_MS = 10_000;
 
 /**
  * LiquidJS's memory budget per source, in its units: characters of every string a filter builds,
@@ -330,8 +323,6 @@ export function createTemplateEngine(locale: string = DEFAULT_LOCALE, bwip?: typ
     strictVariables: false,
     // The three sources are each checked against MAX_TEMPLATE_LENGTH first; this is a backstop.
     parseLimit: 3 * MAX_TEMPLATE_LENGTH,
-    // LiquidJS's own clock is wall-clock time: a backstop only, as loose as the watchdog.
-    renderLimit: HARD_TIME_LIMIT_MS,
     memoryLimit: MEMORY_LIMIT,
     // The `date` filter prints UTC wherever the engine runs, as Lambda does.
     timezoneOffset: 0,
@@ -419,7 +410,6 @@ function position(source: string, index: number): { line: number; column: number
 
 const LIMIT_MESSAGES: Record<string, string> = {
   'memory alloc limit exceeded': `the template builds too much text: more than ${MEMORY_LIMIT} characters or list items in one render (a loop or filter that grows a string or list?)`,
-  'template render limit exceeded': `rendering took longer than ${HARD_TIME_LIMIT_MS} ms`,
   'parse length limit exceeded': `the template is longer than ${MAX_TEMPLATE_LENGTH} characters`,
 };
 
@@ -570,17 +560,16 @@ function parseSource(liquid: Liquid, source: string, name: TemplateSourceName): 
  */
 export function checkTemplateSyntax(sources: TemplateSources): void {
   const { liquid } = createTemplateEngine();
-  withWatchdog(() => {
-    for (const name of SOURCE_NAMES) {
-      const source = sources[name];
-      if (source !== undefined) parseSource(liquid, source, name);
-    }
-  });
+  for (const name of SOURCE_NAMES) {
+    const source = sources[name];
+    if (source !== undefined) parseSource(liquid, source, name);
+  }
 }
 
 /**
  * Renders a template's sources with `data` (JSON; its fields are the template's variables, the
- * whole is also `data`). In header_html and footer_html, `{{ pageNumber }}`, `{{ totalPages }}`
+ * whole is also `data`), on the calling thread: what serves requests calls it through
+ * lib/customer-code/pool.ts, in a bounded worker. In header_html and footer_html, `{{ pageNumber }}`, `{{ totalPages }}`
  * and `{{ date }}` render as themselves for the renderer to fill in per page. Throws
  * {@link TemplateError} for a syntax error, a limit exceeded or a filter given unusable data; its
  * message is safe to show the caller.
@@ -590,52 +579,19 @@ export async function renderTemplate(sources: TemplateSources, data: unknown, op
   // A filter is named in the source to be used, so this finds every template that needs bwip-js.
   const usesCodes = SOURCE_NAMES.some((name) => CODE_FILTER_NAME.test(sources[name] ?? ''));
   const { liquid, clock } = createTemplateEngine(locale, usesCodes ? await loadBwip() : undefined);
-  return withWatchdog(() => {
-    const parsed = new Map<TemplateSourceName, Template[]>();
-    for (const name of SOURCE_NAMES) {
-      const source = sources[name];
-      if (source !== undefined) parsed.set(name, parseSource(liquid, source, name));
-    }
-    const frozen = copyData(data);
-    const result: TemplateSources = { html: '' };
-    clock.start();
-    for (const [name, templates] of parsed) {
-      const scope = scopeFor(frozen, name === 'html' ? {} : PAGE_PLACEHOLDERS);
-      result[name] = renderSource(liquid, templates, scope, name);
-    }
-    return result;
-  });
-}
-
-let watchdogContext: vm.Context | undefined;
-const WATCHDOG_SCRIPT = new vm.Script('run()');
-
-/**
- * Runs `work` (synchronous) under V8's own watchdog: node:vm's timeout terminates whatever
- * JavaScript is running when it expires, in this module, LiquidJS or bwip-js alike, so no template
- * holds the process longer than `limitMs` even through a slow path the budgets above missed. The
- * engine it ran is discarded with the render, so nothing half-done is reused.
- */
-export function withWatchdog<T>(work: () => T, limitMs: number = HARD_TIME_LIMIT_MS): T {
-  // One empty context for every call (creating one takes milliseconds); calls are synchronous, so
-  // they never overlap, and `run` is removed after each.
-  watchdogContext ??= vm.createContext(Object.create(null) as object);
-  const context = watchdogContext as { run?: () => void };
-  let result: { value: T } | undefined;
-  context.run = () => {
-    result = { value: work() };
-  };
-  try {
-    WATCHDOG_SCRIPT.runInContext(watchdogContext, { timeout: limitMs });
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
-      throw new TemplateError(`rendering took longer than ${limitMs} ms`, { cause: error });
-    }
-    throw error;
-  } finally {
-    delete context.run;
+  const parsed = new Map<TemplateSourceName, Template[]>();
+  for (const name of SOURCE_NAMES) {
+    const source = sources[name];
+    if (source !== undefined) parsed.set(name, parseSource(liquid, source, name));
   }
-  return result!.value;
+  const frozen = copyData(data);
+  const result: TemplateSources = { html: '' };
+  clock.start();
+  for (const [name, templates] of parsed) {
+    const scope = scopeFor(frozen, name === 'html' ? {} : PAGE_PLACEHOLDERS);
+    result[name] = renderSource(liquid, templates, scope, name);
+  }
+  return result;
 }
 
 /**

@@ -3,18 +3,20 @@
  *
  * A schema comes from a customer, so it is treated as untrusted code: Ajv compiles it to a
  * function. What keeps that safe to run for many tenants:
+ * - it runs only in a customer-code worker (lib/customer-code/pool.ts), which is terminated at its
+ *   time limit and cannot grow its heap past its own: a catastrophically backtracking `pattern`, or
+ *   data built to be slow, ends there, never on a thread that serves anyone else;
  * - each schema is compiled by an Ajv instance of its own (no `$id` of one customer can shadow or
  *   reach another's, and nothing accumulates in a shared cache);
  * - no remote references: a `$ref` outside the schema is refused at save (Ajv gets no loader);
- * - time: compiling and validating run under a watchdog (node:vm's timeout, which interrupts any
- *   JavaScript, a catastrophically backtracking `pattern` included), so a schema or data built to be
- *   slow (nested quantifiers, `uniqueItems` over a huge array of objects) is refused, never a stuck
- *   function; and the schema itself is at most MAX_DATA_SCHEMA_BYTES.
+ * - no recursion that never ends: a reference that leads back to itself without stepping into the
+ *   data (`{"$ref": "#"}` at the root), and `$dynamicRef` / `$recursiveRef` (Ajv recurses without
+ *   end on some of them), are refused at save; a schema may still describe a tree (a `$ref` back
+ *   up from inside `properties` or `items` ends with the data, which is at most 64 levels deep).
  *
  * Dialects: 2020-12 (the default, OpenAPI 3.1's), 2019-09 and draft-07, chosen by `$schema`.
  */
-import { Script, createContext } from 'node:vm';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -22,15 +24,6 @@ import { quoteInput } from '#lib/render/errors.ts';
 
 /** Largest data_schema accepted, as JSON: schemas describe documents' data and are small by nature. */
 export const MAX_DATA_SCHEMA_BYTES = 64 * 1024;
-/**
- * Longest checking one document's data against its schema may take, and compiling a schema. Both
- * are wall-clock limits, so they leave room for a busy machine: a real schema compiles in 20 to
- * 150 ms (the first in a process includes Ajv's own warm-up) and checks a document's data in
- * under 5 ms; a schema or data built to be slow takes seconds to forever.
- */
-export const DATA_SCHEMA_TIME_LIMIT_MS = 2_000;
-export const DATA_SCHEMA_COMPILE_LIMIT_MS = 5_000;
-
 const DIALECTS = {
   'https://json-schema.org/draft/2020-12/schema': () => new Ajv2020(AJV_OPTIONS),
   'https://json-schema.org/draft/2019-09/schema': () => new Ajv2019(AJV_OPTIONS),
@@ -53,25 +46,6 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
  */
 export type DataValidator = (data: unknown) => string | undefined;
 
-/** Runs `work` under the watchdog: its result, or `timedOut` when it took longer than the limit. */
-const guarded = (() => {
-  const context = createContext({});
-  const script = new Script('work()');
-  return <T>(work: () => T, timeoutMs: number): T | { timedOut: true } => {
-    context.work = work;
-    try {
-      return script.runInContext(context, { timeout: timeoutMs }) as T;
-    } catch (error) {
-      if ((error as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return { timedOut: true };
-      throw error;
-    } finally {
-      context.work = undefined;
-    }
-  };
-})();
-
-const timedOut = (value: unknown): value is { timedOut: true } => typeof value === 'object' && value !== null && 'timedOut' in value && Object.keys(value).length === 1;
-
 /**
  * Compiles a data_schema, or says what is wrong with it (for a 400 that names the problem): not a
  * schema, an unknown dialect, a reference outside the schema, too large, too slow to compile.
@@ -90,23 +64,26 @@ export function compileDataSchema(schema: unknown): DataValidator | { problem: s
   const remote = remoteReference(schema);
   if (remote) return { problem: `data_schema refers to ${quoteInput(remote)}: only references within the schema itself (such as "#/$defs/line") are supported` };
 
-  const compiled = guarded(() => {
-    try {
-      const ajv = make();
-      addFormats(ajv, { mode: 'fast' });
-      if (!ajv.validateSchema(schema as object)) return { problem: `data_schema is not a valid JSON Schema: ${describeDataError(ajv.errors?.[0], 'data_schema')}` };
-      return ajv.compile(schema as object);
-    } catch (error) {
-      return { problem: `data_schema is not a valid JSON Schema: ${quoteInput((error as Error).message ?? String(error))}` };
-    }
-  }, DATA_SCHEMA_COMPILE_LIMIT_MS);
-  if (timedOut(compiled)) return { problem: `data_schema took longer than ${DATA_SCHEMA_COMPILE_LIMIT_MS} ms to compile; simplify it` };
-  if ('problem' in compiled) return compiled as { problem: string };
-  const validate = compiled as ValidateFunction;
+  const endless = endlessRecursion(schema);
+  if (endless) return { problem: endless };
+
+  let validate: ReturnType<Ajv['compile']>;
+  try {
+    const ajv = make();
+    addFormats(ajv, { mode: 'fast' });
+    if (!ajv.validateSchema(schema as object)) return { problem: `data_schema is not a valid JSON Schema: ${describeDataError(ajv.errors?.[0], 'data_schema')}` };
+    validate = ajv.compile(schema as object);
+  } catch (error) {
+    return { problem: `data_schema is not a valid JSON Schema: ${quoteInput((error as Error).message ?? String(error))}` };
+  }
   return (data) => {
-    const valid = guarded(() => validate(data), DATA_SCHEMA_TIME_LIMIT_MS);
-    if (timedOut(valid)) return `(root): took longer than ${DATA_SCHEMA_TIME_LIMIT_MS} ms to check; simplify the schema or the data`;
-    if (valid) return undefined;
+    try {
+      if (validate(data)) return undefined;
+    } catch (error) {
+      // A backstop for a recursion endlessRecursion did not foresee: the worker's stack, not a 500.
+      if (error instanceof RangeError) return '(root): the data_schema recurses too deeply to check this data; simplify it';
+      throw error;
+    }
     return describeDataError(validate.errors?.[0]);
   };
 }
@@ -145,6 +122,84 @@ function remoteReference(schema: unknown): string | undefined {
       if (name === 'enum' || name === 'const' || name === 'default' || name === 'examples') continue;
       if ((name === '$ref' || name === '$dynamicRef' || name === '$recursiveRef') && typeof value === 'string' && !value.startsWith('#')) return value;
       stack.push(value);
+    }
+  }
+  return undefined;
+}
+
+/** Keywords whose subschemas apply to the same value as the schema holding them (not to a part of it). */
+const IN_PLACE_APPLICATORS = ['allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else', 'dependentSchemas'] as const;
+
+/**
+ * Why the schema would recurse without end, if it would: `$dynamicRef` or `$recursiveRef`
+ * anywhere, or a `$ref` that leads back to a schema it came from without a step into the data (only
+ * through `$ref` and in-place applicators such as `allOf`). References are followed by JSON pointer
+ * (`#/$defs/line`) and by `$anchor` (`#line`); one Ajv cannot resolve is refused by Ajv itself.
+ */
+function endlessRecursion(schema: unknown): string | undefined {
+  const anchors = new Map<string, unknown>();
+  const seen = new Set<unknown>();
+  const stack: unknown[] = [schema];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null || seen.has(node)) continue;
+    seen.add(node);
+    if (Array.isArray(node)) {
+      stack.push(...node);
+      continue;
+    }
+    for (const [name, value] of Object.entries(node)) {
+      if (name === 'enum' || name === 'const' || name === 'default' || name === 'examples') continue;
+      if (name === '$dynamicRef' || name === '$recursiveRef') return `data_schema uses ${name}, which is not supported; use $ref`;
+      if (name === '$anchor' && typeof value === 'string') anchors.set(value, node);
+      stack.push(value);
+    }
+  }
+  const resolve = (reference: string): unknown => {
+    if (!reference.startsWith('#')) return undefined;
+    if (reference.length > 1 && !reference.startsWith('#/')) return anchors.get(decodeURIComponent(reference.slice(1)));
+    let target: unknown = schema;
+    for (const token of reference.slice(2).split('/').filter((part, index, parts) => part !== '' || parts.length > 1)) {
+      const key = decodeURIComponent(token).replaceAll('~1', '/').replaceAll('~0', '~');
+      if (typeof target !== 'object' || target === null) return undefined;
+      target = (target as Record<string, unknown>)[key];
+    }
+    return target;
+  };
+  /** The schemas that apply to the same value as `node` does. */
+  const inPlace = (node: unknown): unknown[] => {
+    if (typeof node !== 'object' || node === null || Array.isArray(node)) return [];
+    const record = node as Record<string, unknown>;
+    const next: unknown[] = [];
+    if (typeof record.$ref === 'string') next.push(resolve(record.$ref));
+    for (const keyword of IN_PLACE_APPLICATORS) {
+      const value = record[keyword];
+      if (Array.isArray(value)) next.push(...value);
+      else if (keyword === 'dependentSchemas' && typeof value === 'object' && value !== null) next.push(...Object.values(value));
+      else next.push(value);
+    }
+    return next.filter((child) => typeof child === 'object' && child !== null);
+  };
+  // Depth-first search for a cycle among in-place edges, iterative (a schema may be deep).
+  const state = new Map<unknown, 'open' | 'done'>();
+  for (const start of seen) {
+    if (state.has(start)) continue;
+    const path: { node: unknown; next: unknown[] }[] = [{ node: start, next: inPlace(start) }];
+    state.set(start, 'open');
+    while (path.length > 0) {
+      const top = path.at(-1)!;
+      const child = top.next.pop();
+      if (child === undefined) {
+        state.set(top.node, 'done');
+        path.pop();
+        continue;
+      }
+      const seenState = state.get(child);
+      if (seenState === 'open') return 'data_schema refers to itself without stepping into the data (a $ref that leads back to where it came from), so checking any data would never end';
+      if (seenState === undefined) {
+        state.set(child, 'open');
+        path.push({ node: child, next: inPlace(child) });
+      }
     }
   }
   return undefined;

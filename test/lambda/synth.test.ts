@@ -9,7 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -20,7 +20,9 @@ import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/r
 import { PACKED_CHROMIUM_FILE } from '#lib/render/chromium-packing.ts';
 import { bundledFontFiles, FONT_BUNDLE_PATHS } from '#lib/render/fonts.ts';
 import { SITE_ASSETS, SITE_ASSETS_DIR } from '#lib/site/assets.ts';
-import { CREATE_REQUIRE_BANNER, functionId, SECRETS_MANAGER_CLIENT } from '../../cdk/constructs/service-function.ts';
+import { CREATE_REQUIRE_BANNER } from '../../cdk/bundling.ts';
+import { BUNDLED_WORKER_NAME } from '#lib/customer-code/worker-file.ts';
+import { functionId, SECRETS_MANAGER_CLIENT } from '../../cdk/constructs/service-function.ts';
 import { PROJECT_ROOT, STACK_NAME } from '../../cdk/stack.ts';
 
 const run = promisify(execFile);
@@ -65,6 +67,34 @@ describe('npx cdk synth', () => {
     const bundle = readFileSync(join(assetDir(functionId(name)), 'index.mjs'), 'utf8');
     expect(bundle.startsWith(CREATE_REQUIRE_BANNER)).toBe(true);
     expect(bundle).toMatch(/export\s*\{[^}]*\bhandler\b/);
+  });
+
+  test.each(ALL_FUNCTIONS)('%s carries the customer-code worker bundle exactly when its bundle starts one', (name) => {
+    const dir = assetDir(functionId(name));
+    const startsOne = readFileSync(join(dir, 'index.mjs'), 'utf8').includes(BUNDLED_WORKER_NAME);
+    expect(existsSync(join(dir, BUNDLED_WORKER_NAME))).toBe(startsOne);
+  });
+
+  test('the functions that fill or save templates start customer-code workers, whose bundle loads on its own and fills one', async () => {
+    // Prepare
+    const carriers = ALL_FUNCTIONS.filter((name) => existsSync(join(assetDir(functionId(name)), BUNDLED_WORKER_NAME)));
+    const worker = join(assetDir(functionId('templates')), BUNDLED_WORKER_NAME);
+    const script = `
+      import { Worker } from 'node:worker_threads';
+      const worker = new Worker(${JSON.stringify(worker)}, { env: {} });
+      worker.on('message', (message) => {
+        if (message.type === 'ready') worker.postMessage({ kind: 'fill-template', sources: { html: '<p>{{ total | currency: "EUR" }}</p>' }, data: { total: 12.5 } });
+        if (message.type === 'done' || message.type === 'failed') { console.log(JSON.stringify(message)); process.exit(0); }
+      });`;
+
+    // Act
+    const scriptDir = mkdtempSync(join(tmpdir(), 'pdf-api-worker-check-'));
+    writeFileSync(join(scriptDir, 'check.mjs'), script);
+    const { stdout } = await run(process.execPath, [join(scriptDir, 'check.mjs')], { timeout: 60_000 }).finally(() => rmSync(scriptDir, { recursive: true, force: true }));
+
+    // Assess
+    expect(carriers).toEqual(expect.arrayContaining(['templates', 'preview', 'generate', 'render']));
+    expect(JSON.parse(stdout)).toEqual({ type: 'done', outcome: { sources: { html: '<p>€12.50</p>' } } });
   });
 
   test.each(ALL_FUNCTIONS)('%s keeps @sparticuz/chromium outside exactly when it runs Chromium', (name) => {

@@ -25,6 +25,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['lib/render/', 'lib/storage/'],
   // API keys, tiers and counters; the template engine (pure: text and data in, HTML out).
   ['lib/accounts/', 'lib/templates/'],
+  // Customer code (templates, data schemas) run in bounded worker threads, shared per key.
+  ['lib/customer-code/'],
   // Documents as requested (options, sources, batches, merges, stored templates); webhooks.
   ['lib/documents/', 'lib/webhooks/'],
   // The AWS wiring of the stores and invokers.

@@ -1,6 +1,7 @@
 /**
  * A template's data_schema (lib/templates/template-data.ts): what a customer's schema may be, and
- * how data failing it is named (by JSON pointer), including schemas built to be slow.
+ * how data failing it is named (by JSON pointer), and the recursive schemas refused. Schemas and
+ * data built to be slow are ended by the customer-code worker's limits: customer-code-pool.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { compileDataSchema, type DataValidator } from '#lib/templates/template-data.ts';
@@ -61,6 +62,11 @@ describe('what a data_schema may be', () => {
     ['a reference to a file', { $ref: 'file:///etc/passwd' }, 'refers to file:///etc/passwd'],
     ['a local reference to nothing', { $ref: '#/$defs/missing' }, 'data_schema is not a valid JSON Schema'],
     ['larger than 64 KB', { enum: ['x'.repeat(70_000)] }, 'at most 65536 bytes'],
+    ['a reference to itself at the root', { $ref: '#' }, 'refers to itself without stepping into the data'],
+    ['two definitions that refer to each other through allOf', { $ref: '#/$defs/a', $defs: { a: { allOf: [{ $ref: '#/$defs/b' }] }, b: { anyOf: [{ $ref: '#/$defs/a' }] } } }, 'refers to itself'],
+    ['a cycle through an anchor', { $defs: { a: { $anchor: 'node', not: { $ref: '#node' } } }, properties: { x: { $ref: '#node' } } }, 'refers to itself'],
+    ['a $dynamicRef (2020-12)', { $dynamicAnchor: 'node', type: 'object', properties: { children: { type: 'array', items: { $dynamicRef: '#node' } } } }, 'uses $dynamicRef, which is not supported'],
+    ['a $recursiveRef (2019-09)', { $schema: 'https://json-schema.org/draft/2019-09/schema', $recursiveAnchor: true, properties: { c: { $recursiveRef: '#' } } }, 'uses $recursiveRef'],
   ])('refuses one that is %s, saying why', (_, schema, message) => {
     // Act
     const result = compileDataSchema(schema);
@@ -73,15 +79,18 @@ describe('what a data_schema may be', () => {
   it('ignores keywords it does not know (annotations), as JSON Schema says', () => {
     expect(compiled({ type: 'object', title: 'Invoice', 'x-editor': { colour: 'blue' } })({})).toBeUndefined();
   });
+});
 
-  it('stops data built to be slow against a schema built to be slow, rather than hanging', () => {
-    // Prepare: catastrophic backtracking, as a customer may write by mistake.
-    const validate = compiled({ type: 'string', pattern: '^(a+)+b$' });
+describe('schemas that describe trees', () => {
+  it('takes a $ref back up from inside properties or items: it ends with the data', () => {
+    // Prepare
+    const tree = compiled({
+      $defs: { node: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/node' } } } } },
+      $ref: '#/$defs/node',
+    });
 
-    // Act
-    const problem = validate('a'.repeat(64));
-
-    // Assess
-    expect(problem).toContain('took longer than');
+    // Act and assess
+    expect(tree({ name: 'root', children: [{ name: 'a', children: [{ name: 'b' }] }] })).toBeUndefined();
+    expect(tree({ name: 'root', children: [{ name: 'a', children: [{ name: 3 }] }] })).toBe('/children/0/children/0/name: must be string');
   });
 });

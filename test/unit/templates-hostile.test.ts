@@ -17,7 +17,6 @@ import {
   RENDER_TIME_LIMIT_MS,
   renderTemplate,
   TemplateError,
-  withWatchdog,
   type TemplateSources,
 } from '../../lib/templates/engine.ts';
 
@@ -244,28 +243,6 @@ describe('codes', () => {
       new RegExp(`drawing QR codes and barcodes took more than ${CODE_TIME_LIMIT_MS} ms of CPU time|${TOO_MUCH_TEXT}`),
     );
   }, UNTIL_A_BUDGET_IS_SPENT);
-});
-
-describe('the watchdog', () => {
-  it('ends synchronous work that outlives its limit, wherever it is', () => {
-    const started = Date.now();
-    expect(() =>
-      withWatchdog(() => {
-        while (Date.now() - started < 10_000) {
-          // a slow path no budget saw
-        }
-      }, 50),
-    ).toThrow(new TemplateError('rendering took longer than 50 ms'));
-  });
-
-  it('passes results and errors through', () => {
-    expect(withWatchdog(() => 42)).toBe(42);
-    expect(() =>
-      withWatchdog(() => {
-        throw new TemplateError('mine');
-      }),
-    ).toThrow('mine');
-  });
 });
 
 describe('after all of that', () => {
