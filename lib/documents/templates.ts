@@ -10,7 +10,7 @@
  */
 import type { ApiKey } from '#lib/accounts/keys.ts';
 import { TEMPLATE_LIMITS } from '#lib/accounts/tiers.ts';
-import { describeIssue } from '#lib/render/options.ts';
+import { describeIssue, renderOptionsShape } from '#lib/render/options.ts';
 import { DocumentError, quoteInput } from '#lib/render/errors.ts';
 import { getTemplateHead, getTemplateVersion, type TemplateStore } from '#lib/storage/templates.ts';
 import { customerCodePool } from '#lib/customer-code/pool.ts';
@@ -120,6 +120,15 @@ export async function prepareRequestedDocument(
     throw new DocumentError('TEMPLATE_NOT_FOUND', `No template ${quoteInput(id.data)}${which} exists for this API key (it may have been deleted, or that version is no longer kept).`);
   }
   const rendered = await renderWithData(template, data);
+  // The template's header and footer as the data rendered them: what the renderer refuses of them
+  // (longer than it prints, nested too deep) is the template's to mend, as its html is. A request's
+  // own header or footer replaces the template's, and is checked as the request's, below.
+  for (const field of ['header_html', 'footer_html'] as const) {
+    const value = rendered[field];
+    if (value === undefined || (requestOptions as Record<string, unknown>)[field] !== undefined) continue;
+    const checked = renderOptionsShape[field].safeParse(value);
+    if (!checked.success) throw new DocumentError('TEMPLATE_ERROR', `The template rendered with this data has a ${field} that cannot be printed: ${describeIssue(checked.error)}`);
+  }
   const options = {
     ...template.content.options,
     ...(rendered.header_html !== undefined && { header_html: rendered.header_html }),

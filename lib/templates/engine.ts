@@ -45,6 +45,7 @@ import { TemplateError, type TemplateSourceName } from './errors.ts';
 import { registerDocumentFilters } from './filters.ts';
 import { htmlLang } from './html-lang.ts';
 import { canonicalLocale, DEFAULT_LOCALE } from './locale.ts';
+import { withoutUnsafeLinks } from './links.ts';
 
 export { TemplateError, type TemplateSourceName } from './errors.ts';
 export { DOCUMENT_FILTERS } from './filters.ts';
@@ -511,8 +512,8 @@ function copyData(value: unknown): unknown {
 
 /**
  * The variables a template sees: the data's fields, and `data` for the whole of it (also when it
- * is not an object; it takes the place of a field named `data`). Fresh per source, as `increment`
- * writes to it.
+ * is not an object; it takes the place of a field named `data`). Fresh per source, as `assign`
+ * writes to it (counters are kept apart: lib/templates/counters.ts).
  */
 function scopeFor(data: unknown, extra: Readonly<Record<string, string>> = {}): Record<string, unknown> {
   const fields = typeof data === 'object' && data !== null && !Array.isArray(data) ? data : {};
@@ -591,6 +592,8 @@ export async function renderTemplate(sources: TemplateSources, data: unknown, op
     const scope = scopeFor(frozen, name === 'html' ? {} : PAGE_PLACEHOLDERS);
     result[name] = renderSource(liquid, templates, scope, name);
   }
+  // A link whose scheme the data chose (javascript:, data:...) prints as text, never as a link.
+  result.html = withoutUnsafeLinks(result.html);
   return result;
 }
 

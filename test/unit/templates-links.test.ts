@@ -10,6 +10,7 @@ import fc from 'fast-check';
 import { html as html5, parse, serialize, type DefaultTreeAdapterTypes } from 'parse5';
 import { describe, expect, it } from 'vitest';
 import { isKeptLinkUrl, withoutUnsafeLinks } from '../../lib/templates/links.ts';
+import { renderTemplate } from '../../lib/templates/engine.ts';
 
 type Node = DefaultTreeAdapterTypes.Node;
 type Element = DefaultTreeAdapterTypes.Element;
@@ -177,5 +178,15 @@ describe('withoutUnsafeLinks', () => {
       }),
       { seed: 39_007, numRuns: 2_000 },
     );
+  });
+});
+
+describe('a template filled with data', () => {
+  it('prints a javascript: link the data gives as text, and keeps an https one', async () => {
+    // Act
+    const { html } = await renderTemplate({ html: '<a href="{{ bad }}">bad</a> <a href="{{ good }}">good</a>' }, { bad: 'javascript:alert(1)', good: 'https://example.com/' });
+
+    // Assess
+    expect(html).toMatch(/^<a\s*>bad<\/a> <a href="https:\/\/example.com\/">good<\/a>$/);
   });
 });
