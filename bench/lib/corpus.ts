@@ -37,7 +37,7 @@ export const CORPUS: readonly CorpusDocument[] = [
   },
   {
     name: 'report',
-    description: '20-page report, header/footer templates, PNG and SVG data: URI images (A4)',
+    description: '20-page report, header and footer, PNG and SVG data: URI images (A4)',
     html: load('report.html'),
     options: {
       format: 'A4',

@@ -53,11 +53,11 @@ export const OPTION_DOCS: Readonly<Record<OptionName, OptionDoc>> = {
   scale: { description: 'Scale of the page’s rendering.', example: 0.8, default: 1 },
   wait_for: { description: 'The load event awaited before printing. Without it (and without other readiness options) the page prints once loaded and its first animation frames have run, as Chrome’s print preview shows it.', example: 'networkidle0' },
   header_html: {
-    description: 'HTML template printed at the top of every page. Variables: `{{pageNumber}}`, `{{totalPages}}`, `{{date}}`. Give it a font size (it defaults to tiny) and room in `margin.top`.',
+    description: 'The page header: HTML printed in the top margin of every page. Variables: `{{pageNumber}}`, `{{totalPages}}`, `{{date}}`. Give it a font size (it defaults to tiny) and room in `margin.top`.',
     example: '<div style="font-size:9px;width:100%;text-align:right;padding:0 15mm">Invoice 2026-001</div>',
   },
   footer_html: {
-    description: 'HTML template printed at the bottom of every page; same variables as `header_html`.',
+    description: 'The page footer: HTML printed in the bottom margin of every page; same variables as `header_html`.',
     example: '<div style="font-size:9px;width:100%;text-align:center">Page {{pageNumber}} of {{totalPages}}</div>',
   },
   wait_for_selector: { description: 'Print once an element matches this CSS selector and is visible. Counts against the render time limit (504 `render_timeout` names the condition).', example: '#chart.ready' },

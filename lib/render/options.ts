@@ -27,10 +27,10 @@ export const FORMAT_NAMES = ['A4', 'A3', 'A5', 'Letter', 'Legal', 'Tabloid'] as 
 export const WAIT_FOR = ['load', 'domcontentloaded', 'networkidle0', 'networkidle2'] as const;
 export type WaitFor = (typeof WAIT_FOR)[number];
 
-/** Largest header or footer template accepted; templates are small by nature. */
-export const MAX_TEMPLATE_CHARS = 100_000;
-/** Deepest element nesting accepted in a header or footer template (a real one nests a handful deep). */
-export const MAX_TEMPLATE_DEPTH = 100;
+/** Largest `header_html` or `footer_html` accepted; headers and footers are small by nature. */
+export const MAX_MARGIN_BOX_CHARS = 100_000;
+/** Deepest element nesting accepted in a header or footer (a real one nests a handful deep). */
+export const MAX_MARGIN_BOX_DEPTH = 100;
 /** Longest readiness condition (a selector or an expression) accepted. */
 export const MAX_CONDITION_CHARS = 10_000;
 /** Longest fixed delay a caller may ask for before printing (shared/spec/beyond.md). */
@@ -59,7 +59,7 @@ const length = (field: string) =>
 
 const SIDES = ['top', 'right', 'bottom', 'left'] as const;
 /** Margin given to the side a header or footer sits on when the caller did not choose one. */
-export const DEFAULT_TEMPLATE_MARGIN = '20mm';
+export const DEFAULT_HEADER_FOOTER_MARGIN = '20mm';
 /** Half an inch: the least content width and height a page with margins must keep. */
 const MIN_CONTENT_PX = 48;
 type Side = (typeof SIDES)[number];
@@ -72,12 +72,12 @@ const marginSchema = z.union([length('margin'), z.strictObject({
   left: length('margin.left').optional(),
 })], { error: `margin must be ${LENGTH_RULE}, or an object with any of the keys top, right, bottom, left` });
 
-const template = (field: string) =>
+const marginBoxHtml = (field: string) =>
   z
     .string({ error: `${field} must be a string of HTML` })
-    .max(MAX_TEMPLATE_CHARS, { error: `${field} must be at most ${MAX_TEMPLATE_CHARS} characters`, abort: true })
-    .refine((value) => fragmentNestingDepth(value) <= MAX_TEMPLATE_DEPTH, {
-      error: `${field} nests elements more than ${MAX_TEMPLATE_DEPTH} deep`,
+    .max(MAX_MARGIN_BOX_CHARS, { error: `${field} must be at most ${MAX_MARGIN_BOX_CHARS} characters`, abort: true })
+    .refine((value) => fragmentNestingDepth(value) <= MAX_MARGIN_BOX_DEPTH, {
+      error: `${field} nests elements more than ${MAX_MARGIN_BOX_DEPTH} deep`,
     });
 
 const condition = (field: string, what: string) =>
@@ -113,8 +113,8 @@ export const renderOptionsShape = {
     .max(2, { error: 'scale must be a number from 0.1 to 2' })
     .optional(),
   wait_for: z.enum(WAIT_FOR, { error: `wait_for must be one of ${WAIT_FOR.join(', ')}` }).optional(),
-  header_html: template('header_html').optional(),
-  footer_html: template('footer_html').optional(),
+  header_html: marginBoxHtml('header_html').optional(),
+  footer_html: marginBoxHtml('footer_html').optional(),
   // Our additions to the contract (shared/spec/beyond.md): readiness, media, tagging.
   wait_for_selector: condition('wait_for_selector', 'a CSS selector').optional(),
   wait_for_expression: condition('wait_for_expression', 'a JavaScript expression')
@@ -228,11 +228,11 @@ export function resolveRenderOptions(parsed: ParsedOptions): RenderOptions | { e
     typeof parsed.margin === 'string'
       ? { top: parsed.margin, right: parsed.margin, bottom: parsed.margin, left: parsed.margin }
       : { ...parsed.margin };
-  // A header or footer needs room of its own (lib/render/templates.ts): its side's default counts too.
+  // A header or footer needs room of its own (lib/render/margin-boxes.ts): its side's default counts too.
   const printed: Margin = {
     ...given,
-    ...(parsed.header_html !== undefined && { top: given.top ?? DEFAULT_TEMPLATE_MARGIN }),
-    ...(parsed.footer_html !== undefined && { bottom: given.bottom ?? DEFAULT_TEMPLATE_MARGIN }),
+    ...(parsed.header_html !== undefined && { top: given.top ?? DEFAULT_HEADER_FOOTER_MARGIN }),
+    ...(parsed.footer_html !== undefined && { bottom: given.bottom ?? DEFAULT_HEADER_FOOTER_MARGIN }),
   };
   // Validation let through only lengths with a finite size in px.
   const px = (side: Side) => (printed[side] === undefined ? 0 : (lengthToPixels(printed[side]) as number));

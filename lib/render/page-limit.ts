@@ -138,7 +138,7 @@ async function looksLong(page: Page, options: RenderOptions, maxPages: number): 
 export async function refuseOverlongDocument(page: Page, options: RenderOptions, pdfOptions: PDFOptions, maxPages: number): Promise<void> {
   if (!(await looksLong(page, options, maxPages))) return;
   try {
-    // The same page geometry as the real print; untagged and without templates, which change no break.
+    // The same page geometry as the real print; untagged and without header or footer, which change no break.
     await page.pdf({ ...pdfOptions, pageRanges: String(maxPages + 1), tagged: false, displayHeaderFooter: false });
   } catch (error) {
     if (error instanceof Error && error.message.includes(PAST_THE_LAST_PAGE)) return;

@@ -5,9 +5,9 @@
  *   wait for them, so a lazy image further down prints as an empty box. They are switched to eager
  *   loading and awaited like any other image (unless the caller asked for `domcontentloaded`,
  *   which waits for no image at all).
- * - Header and footer templates are printed in documents of their own that load nothing: a font
- *   declared there with a data: URL is only used if it is already decoded in the page's memory
- *   cache. So the templates' fonts are loaded into the page first (as FontFace objects that are never
+ * - Headers and footers (margin boxes) are printed in documents of their own that load nothing: a
+ *   font declared there with a data: URL is only used if it is already decoded in the page's memory
+ *   cache. So the margin boxes' fonts are loaded into the page first (as FontFace objects that are never
  *   added to the document, so the document's own rendering is unchanged).
  * - Web fonts the document uses are awaited (document.fonts.ready), unless the caller asked for
  *   `domcontentloaded`: the load event need not wait for a font still loading. A static document
@@ -16,13 +16,13 @@
  * - CSS animations and transitions that end are finished: Chrome's print preview, opened once the
  *   page is done, shows them at their end, not at the frame the load event happened to fall on
  *   (a fade-in would print blank). Endless ones are left where they are, as print preview would.
- * - Templates use the body's font family unless they set their own, so that is read here.
+ * - Margin boxes use the body's font family unless they set their own, so that is read here.
  *
  * Everything runs in the page, under the document's time limit (see render.ts).
  */
 import type { Page } from 'puppeteer-core';
 import type { RenderOptions } from './options.ts';
-import { sanitizeTemplate, templateFontUrls, type TemplateStyle } from './templates.ts';
+import { marginBoxFontUrls, sanitizeMarginBox, type MarginBoxStyle } from './margin-boxes.ts';
 
 /** What the document may hold that its load event does not wait for. */
 export interface PrintPreparation {
@@ -39,21 +39,21 @@ export interface PrintPreparation {
  * Everything is done in one call into the page: each round trip to the browser costs CPU on both
  * sides, on every document; steps a document cannot need are skipped.
  */
-export async function preparePrint(page: Page, options: RenderOptions, needs: PrintPreparation): Promise<TemplateStyle> {
-  const hasTemplates = options.headerHtml !== undefined || options.footerHtml !== undefined;
+export async function preparePrint(page: Page, options: RenderOptions, needs: PrintPreparation): Promise<MarginBoxStyle> {
+  const hasMarginBoxes = options.headerHtml !== undefined || options.footerHtml !== undefined;
   const wait = options.waitFor !== 'domcontentloaded';
   const steps = {
     lazy: needs.lazyContent,
     wait,
     fonts: wait && needs.webFonts,
     animations: needs.animations,
-    templateFonts: hasTemplates ? templateFontUrls(sanitizeTemplate(options.headerHtml ?? ''), sanitizeTemplate(options.footerHtml ?? '')) : null,
+    marginBoxFonts: hasMarginBoxes ? marginBoxFontUrls(sanitizeMarginBox(options.headerHtml ?? ''), sanitizeMarginBox(options.footerHtml ?? '')) : null,
   };
-  // A static document without fonts of its own, animations or templates (most invoices and
+  // A static document without fonts of its own, animations, header or footer (most invoices and
   // letters) needs nothing: no call into the page at all.
-  if (!steps.lazy && !steps.fonts && !steps.animations && steps.templateFonts === null) return {};
+  if (!steps.lazy && !steps.fonts && !steps.animations && steps.marginBoxFonts === null) return {};
   const fontFamily = await page.evaluate(
-    async (steps: { lazy: boolean; wait: boolean; fonts: boolean; animations: boolean; templateFonts: string[] | null }) => {
+    async (steps: { lazy: boolean; wait: boolean; fonts: boolean; animations: boolean; marginBoxFonts: string[] | null }) => {
       if (steps.lazy) {
         const lazy = Array.from(document.querySelectorAll('img[loading], iframe[loading]')).filter(
           (element) => element.getAttribute('loading')?.toLowerCase() === 'lazy',
@@ -78,9 +78,9 @@ export async function preparePrint(page: Page, options: RenderOptions, needs: Pr
           }
         }
       }
-      if (steps.templateFonts === null) return '';
+      if (steps.marginBoxFonts === null) return '';
       await Promise.all(
-        steps.templateFonts.map((url, index) => new FontFace(`pdf-api-template-font-${index}`, `url("${url}")`).load().catch(() => undefined)),
+        steps.marginBoxFonts.map((url, index) => new FontFace(`pdf-api-margin-box-font-${index}`, `url("${url}")`).load().catch(() => undefined)),
       );
       const body = document.body ?? document.documentElement;
       return body ? getComputedStyle(body).fontFamily : '';

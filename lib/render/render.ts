@@ -22,7 +22,7 @@ import type { PaperFormat, RenderOptions } from './options.ts';
 import { preparePrint } from './print-preparation.ts';
 import { applyUrlAccess, type AppliedUrlAccess } from './url-access.ts';
 import { watchNavigationsAway } from './navigation-away.ts';
-import { headerFooterOptions, type TemplateStyle } from './templates.ts';
+import { headerFooterOptions, type MarginBoxStyle } from './margin-boxes.ts';
 
 /**
  * What to render: HTML (with whether it needs scripting, see lib/render/html.ts) or a URL, whose
@@ -36,8 +36,8 @@ export interface RenderedPdf {
 }
 
 /** Puppeteer's PDF settings for validated options. */
-export function toPdfOptions(options: RenderOptions, now: Date, timeoutMs: number, templateStyle: TemplateStyle = {}): PDFOptions {
-  const { displayHeaderFooter, headerTemplate, footerTemplate, margin } = headerFooterOptions(options, now, templateStyle);
+export function toPdfOptions(options: RenderOptions, now: Date, timeoutMs: number, marginBoxStyle: MarginBoxStyle = {}): PDFOptions {
+  const { displayHeaderFooter, headerTemplate, footerTemplate, margin } = headerFooterOptions(options, now, marginBoxStyle);
   return {
     // A caller's own width and height override the format.
     ...(options.pageSize ?? { format: options.format as PaperFormat }),
@@ -245,15 +245,15 @@ async function loadDocument({ page, guard, kind }: Workspace, source: DocumentSo
 
 /** Prints the page as it stands. */
 async function printPage({ page, kind }: Workspace, source: DocumentSource, options: RenderOptions, limits: RenderLimits, budget: Budget, now: Date): Promise<Printed> {
-  // Lazy images loaded, web fonts ready, animations finished, template fonts ready, the body's font
-  // read for the templates. A static page runs nothing, so only its own style sheets can have
+  // Lazy images loaded, web fonts ready, animations finished, header and footer fonts ready, the
+  // body's font read for the margin boxes. A static page runs nothing, so only its own style sheets can have
   // declared fonts or animations; a live one may have either from its scripts.
-  const templateStyle = await preparePrint(page, options, {
+  const marginBoxStyle = await preparePrint(page, options, {
     lazyContent: kind === 'live',
     webFonts: kind === 'live' || ('html' in source && source.webFonts),
     animations: kind === 'live' || ('html' in source && source.animated),
   });
-  const pdfOptions = toPdfOptions(options, now, budget.left(), templateStyle);
+  const pdfOptions = toPdfOptions(options, now, budget.left(), marginBoxStyle);
   // A selection of pages is printed alone, however long the document (see printWithinLimits).
   if (!options.pageRanges) await refuseOverlongDocument(page, options, pdfOptions, limits.maxPages);
   const bytes = await printWithinLimits(page, { ...pdfOptions, timeout: budget.left() }, options.pageRanges, limits);

@@ -139,7 +139,7 @@ export const MAX_OUTPUT_LENGTH = 10_000_000;
 // Header and footer page numbers
 
 /**
- * The header/footer variables of the API (see lib/render/templates.ts), which Chromium fills in
+ * The header/footer variables of the API (see lib/render/margin-boxes.ts), which Chromium fills in
  * per page when it prints. In header_html and footer_html they render as themselves, so the
  * renderer finds them after Liquid has run. They take the place of data fields of the same name
  * there (those stay reachable as `data.date` and so on).

@@ -5,9 +5,9 @@
  * - the same Chromium executable and the same fonts (the fontconfig environment of lib/render/fonts.ts);
  * - the same PDF settings: the case's API options go through the service's own validation and
  *   mapping (renderOptionsShape, resolveRenderOptions, toPdfOptions), so paper, margins, scale,
- *   header and footer templates and tagging are identical. Templates use the body's font family
- *   unless they set their own (docs/api.md, "Headers and footers"); that is part of the template the
- *   service hands Chromium, so the reference reads the body's family too and passes it the same way.
+ *   header and footer and tagging are identical. Headers and footers use the body's font family
+ *   unless they set their own (docs/api.md, "Headers and footers"); that is part of the margin box
+ *   the service hands Chromium, so the reference reads the body's family too and passes it the same way.
  *
  * Each case gets a fresh browser context and page; the page is loaded with setContent (waiting for
  * `load`, or `domcontentloaded` when the case asks), then left `settleMs` (default 3 s) to finish

@@ -3,7 +3,7 @@
  * Declaration of Human Rights, with its language and no font-family) is printed with the bundled
  * fonts only, by the script's own family, reads back exactly as it was sent, no glyph is missing,
  * and the page shows ink where the text is. Also: colour emoji, the regional Han forms, web fonts
- * (data: and public URLs), fonts in header/footer templates, Chromium's per-script default fonts,
+ * (data: and public URLs), fonts in headers and footers, Chromium's per-script default fonts,
  * and proof that a font the host machine has is never used.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -325,7 +325,7 @@ describe('web fonts', () => {
   });
 });
 
-describe('fonts in header and footer templates', () => {
+describe('fonts in headers and footers', () => {
   let key: TestKey;
   const brandFont = readFileSync(BRAND_FONT).toString('base64');
   beforeAll(async () => {
@@ -339,7 +339,7 @@ describe('fonts in header and footer templates', () => {
     return { pdf, page: page!, bytes };
   }
 
-  it('prints a header in the body\'s font family when the template sets none', async () => {
+  it('prints a header in the body\'s font family when the header sets none', async () => {
     // Act
     const { pdf, page } = await headerOf('<!doctype html><body style="font-family:serif"><p>Body</p>', 'Header in the body font');
 
@@ -349,7 +349,7 @@ describe('fonts in header and footer templates', () => {
     expect(new Set(page.glyphs.map((glyph) => glyph.font))).toEqual(new Set(['NotoSerif-Regular']));
   });
 
-  it('prints a header in the family the template sets', async () => {
+  it('prints a header in the family it sets', async () => {
     // Act
     const { page } = await headerOf(
       '<!doctype html><body style="font-family:serif"><p>Body</p>',
@@ -373,7 +373,7 @@ describe('fonts in header and footer templates', () => {
     for (const glyph of page.glyphs.filter((glyph) => glyph.fontType !== 'Type3')) expect(SHIPPED_FONT_NAMES).toContain(glyph.font);
   });
 
-  it('uses a font the template declares with @font-face and a data: URL', async () => {
+  it('uses a font the header declares with @font-face and a data: URL', async () => {
     // Prepare
     const header = `<style>@font-face{font-family:Brand;src:url(data:font/ttf;base64,${brandFont}) format("truetype")}</style>
       <span style="font-family:Brand">Branded header</span>`;
@@ -381,7 +381,7 @@ describe('fonts in header and footer templates', () => {
     // Act
     const { page } = await headerOf('<!doctype html><p>Body</p>', header);
 
-    // Assess: the body is in Noto Sans, only the header in the template's font
+    // Assess: the body is in Noto Sans, only the header in its own font
     expect(new Set(page.glyphs.map((glyph) => glyph.font))).toEqual(new Set(['NotoSans-Regular', 'NotoSansHebrew-Regular']));
     expect(normalizeText(page.text)).toContain('Branded header');
   });

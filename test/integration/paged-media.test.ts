@@ -1,7 +1,7 @@
 /**
  * CSS paged media that documents rely on: @page size and margins (and how they meet the API's
  * `format` and `margin`), page breaks, table headers repeated on every page, lazy images, and
- * header/footer templates that stay in their margin.
+ * headers and footers that stay in their margin.
  */
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { createKey, generateAndDownload, requestsReceivedBy, type TestKey } from '../support/api.ts';
@@ -203,7 +203,7 @@ describe('CSS paged media', () => {
     });
   });
 
-  describe('header and footer templates stay in their margin', () => {
+  describe('headers and footers stay in their margin', () => {
     const body = '<!doctype html><style>body { margin: 0 }</style><div style="height: 100%">BODY TEXT</div>';
 
     it.each([
@@ -212,7 +212,7 @@ describe('CSS paged media', () => {
       ['a transform', '<div style="transform:translateY(400px)">ESCAPED</div>'],
       ['a huge top margin', '<div style="margin-top:400px">ESCAPED</div>'],
       ['a style sheet that moves Chromium\'s own header box', '<style>#header, body, html { position: fixed !important; top: 400px !important }</style><div>ESCAPED</div>'],
-      ['a style sheet that restyles the template box', '<style>div { contain: none !important; overflow: visible !important; max-height: none !important; transform: translateY(400px) !important }</style><div>ESCAPED</div>'],
+      ['a style sheet that restyles the margin box', '<style>div { contain: none !important; overflow: visible !important; max-height: none !important; transform: translateY(400px) !important }</style><div>ESCAPED</div>'],
     ])('keeps a header inside the top margin despite %s', async (_name, header) => {
       // Act
       const { bytes } = await generateAndDownload(key.apiKey, { html: body, header_html: header, margin: { top: '25mm' } });

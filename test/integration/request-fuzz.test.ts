@@ -10,14 +10,14 @@
  * Bodies come from test/support/request-fuzz.ts ("http" profile): mostly invalid, the valid ones
  * tiny documents with options that print at once (a valid request that waits for a condition that
  * never holds is a documented 504, not a bug, and is not generated). Then raw bodies that are not
- * JSON, 20,000-level JSON at the top level, in batch item metadata and options, and header and
- * footer templates nested 20,000 elements deep.
+ * JSON, 20,000-level JSON at the top level, in batch item metadata and options, and headers and
+ * footers nested 20,000 elements deep.
  *
  * The seed is fixed (FUZZ_SEED overrides it); fast-check prints it with the shrunk counterexample.
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { MAX_TEMPLATE_CHARS } from '#lib/render/options.ts';
+import { MAX_MARGIN_BOX_CHARS } from '#lib/render/options.ts';
 import { apiUrl, createKey, expectApiError, type TestKey } from '../support/api.ts';
 import { storedPdfs } from '../support/stored-pdfs.ts';
 import {
@@ -244,7 +244,7 @@ describe(`generate and batch under random and hostile requests (fast-check seed 
       ['generate', 'a 20,000-level object as margin', () => ({ html: TINY, margin: deepObject(DEEP, 'top') })],
       ['generate', 'a 20,000-level __proto__ chain', () => ownObject([['html', TINY], ['__proto__', deepObject(DEEP, '__proto__')]])],
       ['generate', 'header_html of 20,000 nested <b>', () => ({ html: TINY, header_html: deepHtml('b', DEEP) })],
-      ['generate', 'footer_html of 16,666 nested <div> (as deep as the length limit allows)', () => ({ html: TINY, footer_html: deepHtml('div', Math.floor((MAX_TEMPLATE_CHARS - 1) / 5)) })],
+      ['generate', 'footer_html of 16,666 nested <div> (as deep as the length limit allows)', () => ({ html: TINY, footer_html: deepHtml('div', Math.floor((MAX_MARGIN_BOX_CHARS - 1) / 5)) })],
       ['generate', 'header_html of an <svg> with 16,000 nested <g>', () => ({ html: TINY, header_html: '<svg>' + deepHtml('g', 16_000) })],
       ['generate', 'html of 20,000 nested <div>', () => ({ html: deepHtml('div', DEEP) })],
       ['batch', 'a 20,000-level array as pdfs', () => ({ pdfs: deepArray(DEEP) })],

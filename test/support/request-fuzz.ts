@@ -9,7 +9,7 @@
  * of brackets (printing those would itself overflow the stack).
  */
 import fc from 'fast-check';
-import { MAX_TEMPLATE_CHARS } from '#lib/render/options.ts';
+import { MAX_MARGIN_BOX_CHARS } from '#lib/render/options.ts';
 
 /** Every option of the single endpoint and of a batch item's `options` (spec 4.1, shared/spec/beyond.md). */
 export const OPTION_NAMES = [
@@ -123,11 +123,11 @@ export const HTML_TAGS = ['div', 'span', 'b', 'p', 'table', 'td', 'a', 'x-unknow
 export const deepHtmlArb = fc
   .tuple(fc.constantFrom(...HTML_TAGS), depthArb)
   .map(([tag, depth]) => hostile(`deepHtml(${JSON.stringify(tag)}, ${depth})`, () => deepHtml(tag, depth)));
-/** Templates nested as deep as their length limit allows: 20,000 levels of `<b>`, fewer of longer tags. */
-export const deepTemplateArb = fc
+/** Headers and footers nested as deep as their length limit allows: 20,000 levels of `<b>`, fewer of longer tags. */
+export const deepMarginBoxArb = fc
   .tuple(fc.constantFrom('b', 'p', 'a', 'td', 'li', 'div', 'span', 'svg', 'x-unknown'), depthArb)
   .map(([tag, wanted]) => {
-    const depth = Math.min(wanted, Math.floor((MAX_TEMPLATE_CHARS - 1) / (tag.length + 2)));
+    const depth = Math.min(wanted, Math.floor((MAX_MARGIN_BOX_CHARS - 1) / (tag.length + 2)));
     return hostile(`deepHtml(${JSON.stringify(tag)}, ${depth})`, () => deepHtml(tag, depth));
   });
 /** A number with hundreds of digits, as a string: 1e400 and friends. */
@@ -248,8 +248,8 @@ const VALID: Record<OptionName, (profile: Profile) => fc.Arbitrary<unknown>> = {
       ? fc.constantFrom('load', 'domcontentloaded', 'networkidle0', 'networkidle2')
       : // networkidle waits half a second of quiet: valid, but kept rare to keep the run short.
         fc.oneof({ arbitrary: fc.constantFrom('load', 'domcontentloaded'), weight: 6 }, fc.constantFrom('networkidle0', 'networkidle2')),
-  header_html: (profile) => template(profile),
-  footer_html: (profile) => template(profile),
+  header_html: (profile) => marginBoxHtml(profile),
+  footer_html: (profile) => marginBoxHtml(profile),
   wait_for_selector: (profile) =>
     profile === 'unit'
       ? fc.oneof(fc.constantFrom('p', 'body', '#x', '.y > p'), fc.string({ minLength: 1, maxLength: 20 }))
@@ -295,7 +295,7 @@ const VALID: Record<OptionName, (profile: Profile) => fc.Arbitrary<unknown>> = {
 /** Options that only apply to url documents, which the valid (html) bodies leave out. */
 const URL_ONLY: readonly OptionName[] = ['http_headers', 'cookies', 'basic_auth', 'user_agent', 'fail_on_http_status'];
 
-const template = (_profile: Profile) =>
+const marginBoxHtml = (_profile: Profile) =>
   fc.oneof(
     fc.constantFrom(
       'Page <span class="pageNumber"></span> of <span class="totalPages"></span>',
@@ -383,8 +383,8 @@ export function optionValueArb(name: OptionName, profile: Profile, mix: 'valid' 
     noise = noise.filter(notAString);
   }
   if (name === 'header_html' || name === 'footer_html') {
-    // Deeply nested templates within the template length limit: what the template code must survive.
-    hostileValue = fc.oneof(hostileValue, deepTemplateArb);
+    // Deeply nested headers within their length limit: what the margin box code must survive.
+    hostileValue = fc.oneof(hostileValue, deepMarginBoxArb);
   }
   if (name === 'margin') {
     // Lengths the schema reads as numbers, however many digits: 1e400 px as a margin.

@@ -8,7 +8,7 @@ import { generateBodySchema, itemOptionsSchema } from '#lib/documents/document-o
 import {
   describeIssue,
   lengthToPixels,
-  MAX_TEMPLATE_CHARS,
+  MAX_MARGIN_BOX_CHARS,
   PAPER_FORMATS,
   resolveRenderOptions,
   type RenderOptions,
@@ -344,7 +344,7 @@ describe('margin', () => {
 describe('header_html and footer_html', () => {
   it('accepts templates up to the size limit and carries them through', () => {
     // Prepare
-    const header = 'h'.repeat(MAX_TEMPLATE_CHARS);
+    const header = 'h'.repeat(MAX_MARGIN_BOX_CHARS);
 
     // Act
     const resolved = resolve({ header_html: header, footer_html: '<span>{{pageNumber}}</span>' });
@@ -355,10 +355,10 @@ describe('header_html and footer_html', () => {
 
   it.each(['header_html', 'footer_html'])('rejects a %s one character over the limit and states the limit', (field) => {
     // Act
-    const result = parseBody({ [field]: 'x'.repeat(MAX_TEMPLATE_CHARS + 1) });
+    const result = parseBody({ [field]: 'x'.repeat(MAX_MARGIN_BOX_CHARS + 1) });
 
     // Assess
-    expect(result).toEqual({ ok: false, message: `${field} must be at most ${MAX_TEMPLATE_CHARS} characters` });
+    expect(result).toEqual({ ok: false, message: `${field} must be at most ${MAX_MARGIN_BOX_CHARS} characters` });
   });
 
   it('rejects a template that is not a string', () => {

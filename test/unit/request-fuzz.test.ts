@@ -1,7 +1,7 @@
 /**
  * Property tests of the request validation code with random and hostile input (issue #16): the
  * single endpoint's body schema, a batch item's shape and options, the option defaults and margin
- * check, the HTML check and the header/footer template sanitizer.
+ * check, the HTML check and the header/footer (margin box) sanitizer.
  *
  * For every input, each of them
  * - answers with its documented outcome (a zod result, a DocumentError, a problem string) and
@@ -29,8 +29,8 @@ import { documentOptionsShape, generateBodySchema, itemOptionsSchema } from '#li
 import { prepareDocument } from '#lib/documents/produce-pdf.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 import { inspectHtml } from '#lib/render/html.ts';
-import { describeIssue, lengthToPixels, MAX_TEMPLATE_CHARS, PAPER_FORMATS, renderOptionsShape, resolveRenderOptions } from '#lib/render/options.ts';
-import { headerFooterOptions, sanitizeTemplate } from '#lib/render/templates.ts';
+import { describeIssue, lengthToPixels, MAX_MARGIN_BOX_CHARS, PAPER_FORMATS, renderOptionsShape, resolveRenderOptions } from '#lib/render/options.ts';
+import { headerFooterOptions, sanitizeMarginBox } from '#lib/render/margin-boxes.ts';
 import {
   batchItemArb,
   DEEP,
@@ -38,7 +38,7 @@ import {
   deepHtml,
   deepHtmlArb,
   deepObject,
-  deepTemplateArb,
+  deepMarginBoxArb,
   Fields,
   fields,
   generateBodyArb,
@@ -153,7 +153,7 @@ function checkItemOptions(options: unknown): Said[] {
 
 /** What prepareDocument does with a source that needs no network: a DocumentRequest or a DocumentError. */
 async function checkPrepareDocument(input: { html?: unknown; options: unknown }): Promise<Said[]> {
-  const outcome = await withinAsync('prepareDocument', input, () => prepareDocument(input));
+  const outcome = await withinAsync('prepareDocument', input, () => prepareDocument({ ...input, keyId: 'key_fuzz' }));
   if ('value' in outcome) return [];
   const { error } = outcome;
   if (!(error instanceof DocumentError)) throw new Error(`prepareDocument rejected with ${describeThrown(error)}, not a DocumentError`);
@@ -460,15 +460,15 @@ describe(`request validation under random and hostile input (fast-check seed ${S
   );
 
   it(
-    'sanitizeTemplate: a template the options schema accepts is sanitized without an exception, in time, to a fixed point',
+    'sanitizeMarginBox: a header the options schema accepts is sanitized without an exception, in time, to a fixed point',
     () => {
       fc.assert(
-        fc.property(templateArb, (generated) => {
-          const template = materialize(generated) as string;
+        fc.property(marginBoxArb, (generated) => {
+          const header = materialize(generated) as string;
           // The sanitizer only ever sees what validation let through (a refusal is the schema properties' business).
-          if (!acceptedAsTemplate(template)) return;
-          const once = within('sanitizeTemplate', template, () => sanitizeTemplate(template));
-          const twice = within('sanitizeTemplate of its own output', once, () => sanitizeTemplate(once));
+          if (!acceptedAsHeader(header)) return;
+          const once = within('sanitizeMarginBox', header, () => sanitizeMarginBox(header));
+          const twice = within('sanitizeMarginBox of its own output', once, () => sanitizeMarginBox(once));
           expect(twice).toBe(once);
         }),
         runs(200),
@@ -478,10 +478,10 @@ describe(`request validation under random and hostile input (fast-check seed ${S
   );
 
   it(
-    'headerFooterOptions: header, footer and margins the options accept become Chromium templates without an exception, in time',
+    'headerFooterOptions: header, footer and margins the options accept become Chromium header and footer HTML without an exception, in time',
     () => {
       const options = fc.record(
-        { header_html: templateArb, footer_html: templateArb, margin: optionValueArb('margin', 'unit', 'valid') },
+        { header_html: marginBoxArb, footer_html: marginBoxArb, margin: optionValueArb('margin', 'unit', 'valid') },
         { requiredKeys: [] },
       );
       fc.assert(
@@ -503,9 +503,9 @@ describe(`request validation under random and hostile input (fast-check seed ${S
 
 const NEW_YEAR = new Date('2026-01-01T00:00:00Z');
 
-/** Whether the options schema accepts `template` as a header (and so as a footer). */
-function acceptedAsTemplate(template: string): boolean {
-  return within('itemOptionsSchema.safeParse', template, () => itemOptionsSchema.safeParse({ header_html: template })).success;
+/** Whether the options schema accepts `html` as a header (and so as a footer). */
+function acceptedAsHeader(html: string): boolean {
+  return within('itemOptionsSchema.safeParse', html, () => itemOptionsSchema.safeParse({ header_html: html })).success;
 }
 
 /** What the batch function does with an item it accepted: sends it to the render function, then echoes its metadata. */
@@ -530,12 +530,12 @@ const htmlSoupArb = fc
   )
   .map((tokens) => tokens.join(''));
 
-/** Strings within the template length limit: soup, deep nesting, long text. */
-const templateArb: fc.Arbitrary<string | Hostile> = fc.oneof<fc.Arbitrary<string | Hostile>[]>(
+/** Strings within the header and footer length limit: soup, deep nesting, long text. */
+const marginBoxArb: fc.Arbitrary<string | Hostile> = fc.oneof<fc.Arbitrary<string | Hostile>[]>(
   htmlSoupArb,
   fc.string({ unit: 'binary', maxLength: 200 }),
-  deepTemplateArb,
-  longStringArb(MAX_TEMPLATE_CHARS),
+  deepMarginBoxArb,
+  longStringArb(MAX_MARGIN_BOX_CHARS),
 );
 
 // ---------------------------------------------------------------------------------------------
@@ -613,14 +613,14 @@ describe('request validation: the named hostile shapes', () => {
     ['20,000 nested <b>', () => deepHtml('b', DEEP)],
     ['20,000 nested <p>', () => deepHtml('p', DEEP)],
     ['20,000 nested <td>', () => deepHtml('td', DEEP)],
-    ['16,666 nested <div> (the longest the limit allows)', () => deepHtml('div', Math.floor((MAX_TEMPLATE_CHARS - 1) / 5))],
+    ['16,666 nested <div> (the longest the limit allows)', () => deepHtml('div', Math.floor((MAX_MARGIN_BOX_CHARS - 1) / 5))],
     ['20,000 nested unknown elements', () => deepHtml('x', DEEP)],
     ['an <svg> with 16,000 nested <g>', () => '<svg>' + deepHtml('g', 16_000)],
-  ])('header_html with %s: refused by the options schema, or sanitized and built without an exception', (_name, template) => {
-    const built = template();
-    expect(built.length).toBeLessThanOrEqual(MAX_TEMPLATE_CHARS);
-    if (!acceptedAsTemplate(built)) return;
-    within('sanitizeTemplate', built, () => sanitizeTemplate(built));
+  ])('header_html with %s: refused by the options schema, or sanitized and built without an exception', (_name, header) => {
+    const built = header();
+    expect(built.length).toBeLessThanOrEqual(MAX_MARGIN_BOX_CHARS);
+    if (!acceptedAsHeader(built)) return;
+    within('sanitizeMarginBox', built, () => sanitizeMarginBox(built));
     within('headerFooterOptions', built, () => headerFooterOptions({ headerHtml: built, margin: {} }, NEW_YEAR));
   });
 });

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { prepareRequestedDocument, type TemplateReader } from '../../lib/documents/templates.ts';
 import { DocumentError } from '../../lib/render/errors.ts';
-import { MAX_TEMPLATE_CHARS } from '../../lib/render/options.ts';
+import { MAX_MARGIN_BOX_CHARS } from '../../lib/render/options.ts';
 
 /** A reader that has one template, with these sources. */
 function readerOf(content: { html: string; header_html?: string; footer_html?: string }): TemplateReader {
@@ -28,7 +28,7 @@ describe('prepareRequestedDocument', () => {
     const reader = readerOf({ html: '<p>Invoice</p>', footer_html: '{% for i in (1..n) %}<b>x</b>{% endfor %}' });
     const error = await failure(reader);
     expect(error.code).toBe('TEMPLATE_ERROR');
-    expect(error.message).toContain(`footer_html must be at most ${MAX_TEMPLATE_CHARS} characters`);
+    expect(error.message).toContain(`footer_html must be at most ${MAX_MARGIN_BOX_CHARS} characters`);
   });
 
   it('blames a header that renders too deep on the template', async () => {
@@ -40,7 +40,7 @@ describe('prepareRequestedDocument', () => {
 
   it('still blames the request for a footer of its own, and lets it replace the template’s', async () => {
     const reader = readerOf({ html: '<p>Invoice</p>', footer_html: '{% for i in (1..n) %}<b>x</b>{% endfor %}' });
-    expect((await failure(reader, { footer_html: 'x'.repeat(MAX_TEMPLATE_CHARS + 1) })).code).toBe('INVALID_OPTIONS');
+    expect((await failure(reader, { footer_html: 'x'.repeat(MAX_MARGIN_BOX_CHARS + 1) })).code).toBe('INVALID_OPTIONS');
     const request = await prepareRequestedDocument({ template_id: 'tpl_footer', data: { n: 20_000 }, options: { footer_html: '<span>Page</span>' } }, () => reader);
     expect(request.options.footerHtml).toBe('<span>Page</span>');
   });

@@ -4,7 +4,7 @@
  * at save time, every failure a TemplateError whose message is safe to show the customer.
  */
 import { describe, expect, it } from 'vitest';
-import { substituteVariables } from '../../lib/render/templates.ts';
+import { substituteMarginBoxVariables } from '../../lib/render/margin-boxes.ts';
 import { checkTemplateSyntax, DOCUMENT_FILTERS, renderTemplate, TemplateError, type TemplateSources } from '../../lib/templates/engine.ts';
 
 async function failure(sources: TemplateSources, data: unknown = {}, locale?: string): Promise<TemplateError> {
@@ -57,7 +57,7 @@ describe('renderTemplate', () => {
       footer_html: '<span>{{pageNumber}} / {{totalPages}}</span> {{date}} (invoice of 2024-01-02)',
     });
     // ...which the renderer then turns into Chromium's page-number classes, as for direct requests.
-    expect(substituteVariables(out.footer_html!, new Date('2030-05-06T00:00:00Z'))).toBe(
+    expect(substituteMarginBoxVariables(out.footer_html!, new Date('2030-05-06T00:00:00Z'))).toBe(
       '<span><span class="pageNumber"></span> / <span class="totalPages"></span></span> 2030-05-06 (invoice of 2024-01-02)',
     );
   });

@@ -532,12 +532,12 @@ export type components = {
              */
             wait_for?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
             /**
-             * @description HTML template printed at the top of every page. Variables: `{{pageNumber}}`, `{{totalPages}}`, `{{date}}`. Give it a font size (it defaults to tiny) and room in `margin.top`.
+             * @description The page header: HTML printed in the top margin of every page. Variables: `{{pageNumber}}`, `{{totalPages}}`, `{{date}}`. Give it a font size (it defaults to tiny) and room in `margin.top`.
              * @example <div style="font-size:9px;width:100%;text-align:right;padding:0 15mm">Invoice 2026-001</div>
              */
             header_html?: string;
             /**
-             * @description HTML template printed at the bottom of every page; same variables as `header_html`.
+             * @description The page footer: HTML printed in the bottom margin of every page; same variables as `header_html`.
              * @example <div style="font-size:9px;width:100%;text-align:center">Page {{pageNumber}} of {{totalPages}}</div>
              */
             footer_html?: string;
@@ -833,12 +833,12 @@ export type components = {
              */
             wait_for?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
             /**
-             * @description HTML template printed at the top of every page. Variables: `{{pageNumber}}`, `{{totalPages}}`, `{{date}}`. Give it a font size (it defaults to tiny) and room in `margin.top`.
+             * @description The page header: HTML printed in the top margin of every page. Variables: `{{pageNumber}}`, `{{totalPages}}`, `{{date}}`. Give it a font size (it defaults to tiny) and room in `margin.top`.
              * @example <div style="font-size:9px;width:100%;text-align:right;padding:0 15mm">Invoice 2026-001</div>
              */
             header_html?: string;
             /**
-             * @description HTML template printed at the bottom of every page; same variables as `header_html`.
+             * @description The page footer: HTML printed in the bottom margin of every page; same variables as `header_html`.
              * @example <div style="font-size:9px;width:100%;text-align:center">Page {{pageNumber}} of {{totalPages}}</div>
              */
             footer_html?: string;

@@ -1,17 +1,17 @@
 /**
- * Header and footer templates (lib/render/templates.ts): the API's {{variables}} become what Chromium
- * prints, the template is readable, and a header or footer gets room in the page margin.
+ * Margin boxes, the header and footer (lib/render/margin-boxes.ts): the API's {{variables}} become
+ * what Chromium prints, the box is readable, and a header or footer gets room in the page margin.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_TEMPLATE_MARGIN } from '#lib/render/options.ts';
-import { buildTemplate, formatTemplateDate, headerFooterOptions, substituteVariables } from '#lib/render/templates.ts';
+import { DEFAULT_HEADER_FOOTER_MARGIN } from '#lib/render/options.ts';
+import { buildMarginBox, formatMarginBoxDate, headerFooterOptions, substituteMarginBoxVariables } from '#lib/render/margin-boxes.ts';
 
 const NOON = new Date('2026-11-21T12:00:00Z');
 
-describe('substituteVariables', () => {
+describe('substituteMarginBoxVariables', () => {
   it('turns {{pageNumber}} and {{totalPages}} into the spans Chromium fills in', () => {
     // Act
-    const result = substituteVariables('Page {{pageNumber}} of {{totalPages}}', NOON);
+    const result = substituteMarginBoxVariables('Page {{pageNumber}} of {{totalPages}}', NOON);
 
     // Assess
     expect(result).toBe('Page <span class="pageNumber"></span> of <span class="totalPages"></span>');
@@ -19,7 +19,7 @@ describe('substituteVariables', () => {
 
   it('accepts spaces inside the braces', () => {
     // Act
-    const result = substituteVariables('{{ pageNumber }}/{{  totalPages\t}} on {{ date }}', NOON);
+    const result = substituteMarginBoxVariables('{{ pageNumber }}/{{  totalPages\t}} on {{ date }}', NOON);
 
     // Assess
     expect(result).toBe('<span class="pageNumber"></span>/<span class="totalPages"></span> on 2026-11-21');
@@ -27,7 +27,7 @@ describe('substituteVariables', () => {
 
   it('replaces every occurrence, not just the first', () => {
     // Act
-    const result = substituteVariables('{{date}} {{date}} {{pageNumber}} {{pageNumber}}', NOON);
+    const result = substituteMarginBoxVariables('{{date}} {{date}} {{pageNumber}} {{pageNumber}}', NOON);
 
     // Assess
     expect(result).toBe('2026-11-21 2026-11-21 <span class="pageNumber"></span> <span class="pageNumber"></span>');
@@ -35,24 +35,24 @@ describe('substituteVariables', () => {
 
   it('leaves unknown variables and near-misses exactly as written', () => {
     // Prepare
-    const template = '{{foo}} {{title}} {{ url }} {{PageNumber}} {pageNumber} {{pageNumber}';
+    const html = '{{foo}} {{title}} {{ url }} {{PageNumber}} {pageNumber} {{pageNumber}';
 
     // Act
-    const result = substituteVariables(template, NOON);
+    const result = substituteMarginBoxVariables(html, NOON);
 
     // Assess
-    expect(result).toBe(template);
+    expect(result).toBe(html);
   });
 
-  it('leaves a template without variables untouched', () => {
+  it('leaves a header without variables untouched', () => {
     // Prepare
-    const template = '<div style="text-align:right">ACME Corp. — Confidential</div>';
+    const html = '<div style="text-align:right">ACME Corp. — Confidential</div>';
 
     // Act
-    const result = substituteVariables(template, NOON);
+    const result = substituteMarginBoxVariables(html, NOON);
 
     // Assess
-    expect(result).toBe(template);
+    expect(result).toBe(html);
   });
 });
 
@@ -68,11 +68,11 @@ describe('{{date}}', () => {
     const now = new Date(instant);
 
     // Act
-    const printed = substituteVariables('{{date}}', now);
+    const printed = substituteMarginBoxVariables('{{date}}', now);
 
     // Assess
     expect(printed).toBe(expected);
-    expect(formatTemplateDate(now)).toBe(expected);
+    expect(formatMarginBoxDate(now)).toBe(expected);
   });
 });
 
@@ -92,7 +92,7 @@ describe('{{date}} does not depend on the server\'s time zone', () => {
     const now = new Date(instant);
 
     // Act
-    const printed = substituteVariables('{{date}}', now);
+    const printed = substituteMarginBoxVariables('{{date}}', now);
 
     // Assess: the local calendar date differs here, the printed one must not
     expect(now.getDate()).not.toBe(now.getUTCDate());
@@ -100,12 +100,12 @@ describe('{{date}} does not depend on the server\'s time zone', () => {
   });
 });
 
-describe('buildTemplate', () => {
-  it('wraps the template in a box with an explicit, readable font size', () => {
+describe('buildMarginBox', () => {
+  it('wraps the header in a box with an explicit, readable font size', () => {
     // Act
-    const html = buildTemplate('Page {{pageNumber}}', {}, NOON);
+    const html = buildMarginBox('Page {{pageNumber}}', {}, NOON);
 
-    // Assess: Chromium's default template font is under 1pt, so a size must be set
+    // Assess: Chromium's default header and footer font is under 1pt, so a size must be set
     const fontSize = /font-size:\s*(\d+(?:\.\d+)?)(px|pt)/.exec(html);
     expect(fontSize).not.toBeNull();
     expect(Number(fontSize?.[1])).toBeGreaterThanOrEqual(8);
@@ -114,7 +114,7 @@ describe('buildTemplate', () => {
 
   it('insets the box by the page\'s side margins', () => {
     // Act
-    const html = buildTemplate('x', { left: '25mm', right: '15mm' }, NOON);
+    const html = buildMarginBox('x', { left: '25mm', right: '15mm' }, NOON);
 
     // Assess: CSS padding order is top right bottom left
     expect(html).toContain('padding:0 15mm 0 25mm');
@@ -122,16 +122,16 @@ describe('buildTemplate', () => {
 
   it('uses a default inset when no side margin is set', () => {
     // Act
-    const html = buildTemplate('x', {}, NOON);
+    const html = buildMarginBox('x', {}, NOON);
 
     // Assess
     expect(html).toMatch(/padding:0 \S+ 0 \S+;/);
     expect(html).not.toContain('undefined');
   });
 
-  it('keeps background colours of the template when printed', () => {
+  it('keeps background colours of the margin box when printed', () => {
     // Act
-    const html = buildTemplate('<div style="background:#eee">x</div>', {}, NOON);
+    const html = buildMarginBox('<div style="background:#eee">x</div>', {}, NOON);
 
     // Assess
     expect(html).toContain('print-color-adjust:exact');
@@ -156,7 +156,7 @@ describe('headerFooterOptions', () => {
 
     // Assess
     expect(result.displayHeaderFooter).toBe(true);
-    expect(result.margin).toEqual({ top: DEFAULT_TEMPLATE_MARGIN });
+    expect(result.margin).toEqual({ top: DEFAULT_HEADER_FOOTER_MARGIN });
     expect(result.headerTemplate).toContain('Invoice');
   });
 
@@ -166,16 +166,16 @@ describe('headerFooterOptions', () => {
 
     // Assess
     expect(result.displayHeaderFooter).toBe(true);
-    expect(result.margin).toEqual({ bottom: DEFAULT_TEMPLATE_MARGIN });
+    expect(result.margin).toEqual({ bottom: DEFAULT_HEADER_FOOTER_MARGIN });
     expect(result.footerTemplate).toContain('<span class="pageNumber"></span>');
   });
 
-  it('gives both sides a default margin when both templates are given', () => {
+  it('gives both sides a default margin when header and footer are given', () => {
     // Act
     const result = headerFooterOptions({ headerHtml: 'H', footerHtml: 'F', margin: { left: '5mm' } }, NOON);
 
     // Assess
-    expect(result.margin).toEqual({ top: DEFAULT_TEMPLATE_MARGIN, bottom: DEFAULT_TEMPLATE_MARGIN, left: '5mm' });
+    expect(result.margin).toEqual({ top: DEFAULT_HEADER_FOOTER_MARGIN, bottom: DEFAULT_HEADER_FOOTER_MARGIN, left: '5mm' });
   });
 
   it('keeps the caller\'s margins, even a zero one, over the defaults', () => {
@@ -200,7 +200,7 @@ describe('headerFooterOptions', () => {
     expect(margin).toEqual({ left: '1cm' });
   });
 
-  it('gives an empty template for the missing footer so Chromium prints no title or URL', () => {
+  it('gives an empty footerTemplate for the missing footer so Chromium prints no title or URL', () => {
     // Act
     const result = headerFooterOptions({ headerHtml: 'H', margin: {} }, NOON);
 
@@ -208,7 +208,7 @@ describe('headerFooterOptions', () => {
     expect(result.footerTemplate).toBe('<span></span>');
   });
 
-  it('gives an empty template for the missing header', () => {
+  it('gives an empty headerTemplate for the missing header', () => {
     // Act
     const result = headerFooterOptions({ footerHtml: 'F', margin: {} }, NOON);
 
@@ -222,7 +222,7 @@ describe('headerFooterOptions', () => {
 
     // Assess
     expect(result.displayHeaderFooter).toBe(true);
-    expect(result.margin.top).toBe(DEFAULT_TEMPLATE_MARGIN);
+    expect(result.margin.top).toBe(DEFAULT_HEADER_FOOTER_MARGIN);
   });
 
   it('substitutes the date into the header with the date it is given', () => {
@@ -233,7 +233,7 @@ describe('headerFooterOptions', () => {
     expect(result.headerTemplate).toContain('Printed 2026-02-28');
   });
 
-  it('insets the templates by the page\'s side margins', () => {
+  it('insets the margin boxes by the page\'s side margins', () => {
     // Act
     const result = headerFooterOptions({ footerHtml: 'F', margin: { left: '30mm', right: '12mm' } }, NOON);
 

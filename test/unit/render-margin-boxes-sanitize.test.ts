@@ -1,21 +1,21 @@
 /**
- * Header/footer template sanitizing (lib/render/templates.ts): what a template may contain, what is
+ * Header and footer sanitizing (lib/render/margin-boxes.ts): what a margin box may contain, what is
  * removed, and the sealed box it is printed in.
  */
 import { describe, expect, it } from 'vitest';
 import {
-  buildTemplate,
+  buildMarginBox,
   fontFaceRules,
   safeFontFamily,
   sanitizeInlineStyle,
-  sanitizeTemplate,
-  templateFontUrls,
-} from '#lib/render/templates.ts';
+  sanitizeMarginBox,
+  marginBoxFontUrls,
+} from '#lib/render/margin-boxes.ts';
 
 const NOON = new Date('2026-11-21T12:00:00Z');
 const FONT_URL = 'data:font/woff2;base64,d09GMgABAAAAAA';
 
-describe('sanitizeTemplate keeps what templates are made of', () => {
+describe('sanitizeMarginBox keeps what headers and footers are made of', () => {
   it.each([
     ['plain text', 'ACME Corp. — Confidential'],
     ['inline formatting', '<b>Invoice</b> <i>42</i> <small>page</small>'],
@@ -26,20 +26,20 @@ describe('sanitizeTemplate keeps what templates are made of', () => {
     ['a link', '<a href="https://acme.example/terms">Terms</a>'],
     ['inline SVG', '<svg viewBox="0 0 10 10" width="10" height="10"><rect width="10" height="10" fill="#f00"></rect></svg>'],
     ['right-to-left text', '<span dir="rtl" lang="he">חשבונית</span>'],
-  ])('keeps %s unchanged', (_name, template) => {
+  ])('keeps %s unchanged', (_name, html) => {
     // Act
-    const result = sanitizeTemplate(template);
+    const result = sanitizeMarginBox(html);
 
     // Assess
-    expect(result).toBe(template);
+    expect(result).toBe(html);
   });
 
   it('keeps @font-face rules with data: URLs', () => {
     // Prepare
-    const template = `<style>@font-face { font-family: Brand; src: url(${FONT_URL}) format("woff2") }</style><span style="font-family:Brand">x</span>`;
+    const html = `<style>@font-face { font-family: Brand; src: url(${FONT_URL}) format("woff2") }</style><span style="font-family:Brand">x</span>`;
 
     // Act
-    const result = sanitizeTemplate(template);
+    const result = sanitizeMarginBox(html);
 
     // Assess
     expect(result).toContain(`@font-face{font-family: Brand; src: url(${FONT_URL}) format("woff2")}`);
@@ -47,7 +47,7 @@ describe('sanitizeTemplate keeps what templates are made of', () => {
   });
 });
 
-describe('sanitizeTemplate removes what could run, fetch or escape', () => {
+describe('sanitizeMarginBox removes what could run, fetch or escape', () => {
   it.each([
     ['a script', 'A<script>alert(1)</script>B', 'AB'],
     ['an event handler', '<img src="data:image/png;base64,AA" onerror="alert(1)">', '<img src="data:image/png;base64,AA">'],
@@ -67,9 +67,9 @@ describe('sanitizeTemplate removes what could run, fetch or escape', () => {
     ['an SVG foreignObject', '<svg><foreignObject><iframe></iframe></foreignObject></svg>', '<svg></svg>'],
     ['an SVG use of an external file', '<svg><use href="https://evil.example/s.svg#x"></use></svg>', '<svg><use></use></svg>'],
     ['MathML', '<math><mtext>x</mtext></math>B', 'B'],
-  ])('removes %s', (_name, template, expected) => {
+  ])('removes %s', (_name, html, expected) => {
     // Act
-    const result = sanitizeTemplate(template);
+    const result = sanitizeMarginBox(html);
 
     // Assess
     expect(result).toBe(expected);
@@ -77,7 +77,7 @@ describe('sanitizeTemplate removes what could run, fetch or escape', () => {
 
   it('unwraps unknown elements and keeps their text', () => {
     // Act
-    const result = sanitizeTemplate('<custom-footer><marquee>Moving</marquee> text</custom-footer>');
+    const result = sanitizeMarginBox('<custom-footer><marquee>Moving</marquee> text</custom-footer>');
 
     // Assess
     expect(result).toBe('Moving text');
@@ -91,7 +91,7 @@ describe('sanitizeTemplate removes what could run, fetch or escape', () => {
     ['an old IE expression', 'width:expression(alert(1))'],
   ])('drops a style attribute with %s', (_name, style) => {
     // Act
-    const result = sanitizeTemplate(`<div style="${style.replace(/"/g, '&quot;')}">x</div>`);
+    const result = sanitizeMarginBox(`<div style="${style.replace(/"/g, '&quot;')}">x</div>`);
 
     // Assess
     expect(result).toBe('<div>x</div>');
@@ -99,15 +99,15 @@ describe('sanitizeTemplate removes what could run, fetch or escape', () => {
 
   it('keeps a style attribute with a data: URL background', () => {
     // Act
-    const result = sanitizeTemplate('<div style="background:url(data:image/png;base64,AA)">x</div>');
+    const result = sanitizeMarginBox('<div style="background:url(data:image/png;base64,AA)">x</div>');
 
     // Assess
     expect(result).toBe('<div style="background:url(data:image/png;base64,AA)">x</div>');
   });
 
-  it('keeps only @font-face rules of a style element, so it cannot restyle the page around the template', () => {
+  it('keeps only @font-face rules of a style element, so it cannot restyle the page around the margin box', () => {
     // Prepare
-    const template = `<style>
+    const html = `<style>
       #header { position: fixed; top: 400px }
       @import url(https://evil.example/x.css);
       body { background: red }
@@ -116,7 +116,7 @@ describe('sanitizeTemplate removes what could run, fetch or escape', () => {
     </style>x`;
 
     // Act
-    const result = sanitizeTemplate(template);
+    const result = sanitizeMarginBox(html);
 
     // Assess
     expect(result).toBe(`<style>@font-face{font-family: A; src: url(${FONT_URL})}</style>x`);
@@ -124,7 +124,7 @@ describe('sanitizeTemplate removes what could run, fetch or escape', () => {
 
   it('removes a style element with nothing left to keep', () => {
     // Act
-    const result = sanitizeTemplate('<style>div { color: red }</style>x');
+    const result = sanitizeMarginBox('<style>div { color: red }</style>x');
 
     // Assess
     expect(result).toBe('x');
@@ -132,7 +132,7 @@ describe('sanitizeTemplate removes what could run, fetch or escape', () => {
 
   it('never lets a substituted variable open markup inside an attribute', () => {
     // Prepare: {{pageNumber}} becomes a <span>; inside an attribute it must stay text
-    const built = buildTemplate('<img title="{{pageNumber}} onerror=alert(1) x=" src="data:image/png;base64,AA">', {}, NOON);
+    const built = buildMarginBox('<img title="{{pageNumber}} onerror=alert(1) x=" src="data:image/png;base64,AA">', {}, NOON);
 
     // Act + Assess: the would-be handler stays inside the title's value
     expect(built).toContain('<img title="{{pageNumber}} onerror=alert(1) x=" src="data:image/png;base64,AA">');
@@ -143,10 +143,10 @@ describe('sanitizeTemplate removes what could run, fetch or escape', () => {
     const tricky = '<table><td>cell</td><p>after</table><svg><p>html in svg</p></svg><a><a>nested</a></a>';
 
     // Act
-    const once = sanitizeTemplate(tricky);
+    const once = sanitizeMarginBox(tricky);
 
     // Assess
-    expect(sanitizeTemplate(once)).toBe(once);
+    expect(sanitizeMarginBox(once)).toBe(once);
   });
 });
 
@@ -183,14 +183,14 @@ describe('fontFaceRules', () => {
   });
 });
 
-describe('templateFontUrls', () => {
-  it('lists the data: URLs of the templates\' @font-face rules once each', () => {
+describe('marginBoxFontUrls', () => {
+  it('lists the data: URLs of the margin boxes\' @font-face rules once each', () => {
     // Prepare
-    const header = sanitizeTemplate(`<style>@font-face{font-family:A;src:url("${FONT_URL}")}</style>H`);
-    const footer = sanitizeTemplate(`<style>@font-face{font-family:A;src:url(${FONT_URL})}</style>F`);
+    const header = sanitizeMarginBox(`<style>@font-face{font-family:A;src:url("${FONT_URL}")}</style>H`);
+    const footer = sanitizeMarginBox(`<style>@font-face{font-family:A;src:url(${FONT_URL})}</style>F`);
 
     // Act + Assess
-    expect(templateFontUrls(header, footer, undefined)).toEqual([FONT_URL]);
+    expect(marginBoxFontUrls(header, footer, undefined)).toEqual([FONT_URL]);
   });
 });
 
@@ -214,10 +214,10 @@ describe('inline styles and font families', () => {
   });
 });
 
-describe('the template box', () => {
+describe('the margin box', () => {
   it('uses the body\'s font family and escapes it for the attribute', () => {
     // Act
-    const html = buildTemplate('x', {}, NOON, { fontFamily: '"Noto Serif", serif' });
+    const html = buildMarginBox('x', {}, NOON, { fontFamily: '"Noto Serif", serif' });
 
     // Assess
     expect(html).toContain('font-family:&quot;Noto Serif&quot;, serif');
@@ -225,7 +225,7 @@ describe('the template box', () => {
 
   it('leaves out a font family that is not a plain list of names', () => {
     // Act
-    const html = buildTemplate('x', {}, NOON, { fontFamily: 'x;position:fixed' });
+    const html = buildMarginBox('x', {}, NOON, { fontFamily: 'x;position:fixed' });
 
     // Assess
     expect(html).not.toContain('font-family');
@@ -233,7 +233,7 @@ describe('the template box', () => {
 
   it('seals the box with declarations a style sheet cannot override', () => {
     // Act
-    const html = buildTemplate('x', { top: '30mm' }, NOON);
+    const html = buildMarginBox('x', { top: '30mm' }, NOON);
 
     // Assess
     for (const declaration of ['contain:paint !important', 'overflow:hidden !important', 'position:relative !important', 'transform:none !important']) {
@@ -243,8 +243,8 @@ describe('the template box', () => {
 
   it('is no taller than its margin less Chromium\'s own 20 px padding', () => {
     // Act
-    const header = buildTemplate('x', { top: '30mm' }, NOON, {}, 'top');
-    const footer = buildTemplate('x', { bottom: '1in' }, NOON, {}, 'bottom');
+    const header = buildMarginBox('x', { top: '30mm' }, NOON, {}, 'top');
+    const footer = buildMarginBox('x', { bottom: '1in' }, NOON, {}, 'bottom');
 
     // Assess: 30 mm = 113.39 px, 1 in = 96 px
     expect(header).toContain('max-height:93.39px !important');

@@ -1,17 +1,20 @@
 /**
- * Header and footer templates: the API's `{{variables}}` turned into what Chromium prints.
+ * Margin boxes: the header and footer (`header_html`, `footer_html`) printed in the page margins,
+ * their `{{variables}}` turned into what Chromium prints. (Stored Liquid templates, which are
+ * something else, live in lib/templates/ and lib/documents/templates.ts.)
  *
- * Chromium draws templates in the page margin, in their own tiny document, at a default font
- * size under 1 pt, and only if the margin is tall enough. So a template is wrapped in a box with a
- * readable font size, the document body's font family and the page's side margins, and a header
- * or footer gets a default margin when the caller did not set one.
+ * Chromium draws a header or footer (Puppeteer's `headerTemplate`, `footerTemplate`) in the page
+ * margin, in its own tiny document, at a default font size under 1 pt, and only if the margin is
+ * tall enough. So the HTML is wrapped in a box with a readable font size, the document body's font
+ * family and the page's side margins, and a header or footer gets a default margin when the caller
+ * did not set one.
  *
- * Templates are customer HTML printed on every page, so they are sanitized (see
- * {@link sanitizeTemplate}) and their box is sealed: content cannot be positioned, transformed or
+ * Headers and footers are customer HTML printed on every page, so they are sanitized (see
+ * {@link sanitizeMarginBox}) and their box is sealed: content cannot be positioned, transformed or
  * overflow outside the margin it belongs to, and cannot restyle the page around it.
  */
 import { defaultTreeAdapter, html as html5, parseFragment, serialize, type DefaultTreeAdapterTypes } from 'parse5';
-import { DEFAULT_TEMPLATE_MARGIN, lengthToPixels, type Margin } from './options.ts';
+import { DEFAULT_HEADER_FOOTER_MARGIN, lengthToPixels, type Margin } from './options.ts';
 
 type Element = DefaultTreeAdapterTypes.Element;
 type ChildNode = DefaultTreeAdapterTypes.ChildNode;
@@ -19,24 +22,24 @@ type ParentNode = DefaultTreeAdapterTypes.ParentNode;
 
 /** Inset from the page edge when the caller gave no side margin. */
 const DEFAULT_SIDE_INSET = '10mm';
-export const DEFAULT_TEMPLATE_FONT_SIZE = '10px';
+export const DEFAULT_MARGIN_BOX_FONT_SIZE = '10px';
 /**
- * Chromium puts its template container this far from the page edge (its own padding), so a header
- * or footer box gets the side's margin less this much: content never reaches into the body.
+ * Chromium puts its header/footer container this far from the page edge (its own padding), so a
+ * margin box gets the side's margin less this much: content never reaches into the body.
  */
-const CHROMIUM_TEMPLATE_PADDING_PX = 20;
+const CHROMIUM_MARGIN_PADDING_PX = 20;
 
 const VARIABLE = /\{\{\s*(pageNumber|totalPages|date)\s*\}\}/g;
 
 /** `{{date}}` prints as an ISO 8601 calendar date in UTC (e.g. 2026-11-21), the same wherever it renders. */
-export function formatTemplateDate(now: Date): string {
+export function formatMarginBoxDate(now: Date): string {
   return now.toISOString().slice(0, 10);
 }
 
-/** Replaces the API's variables with Chromium's template classes (page numbers) or values (date). */
-export function substituteVariables(template: string, now: Date): string {
-  return template.replace(VARIABLE, (_match, name: string) =>
-    name === 'date' ? formatTemplateDate(now) : `<span class="${name}"></span>`,
+/** Replaces the API's variables with Chromium's page-number classes or values (date). */
+export function substituteMarginBoxVariables(html: string, now: Date): string {
+  return html.replace(VARIABLE, (_match, name: string) =>
+    name === 'date' ? formatMarginBoxDate(now) : `<span class="${name}"></span>`,
   );
 }
 
@@ -76,33 +79,33 @@ const ATTRIBUTES = new Set([
 ]);
 const IMAGE_DATA_URL = /^\s*data:image\/(?:png|jpeg|jpg|gif|webp|avif|bmp|svg\+xml)[;,]/i;
 const LINK_URL = /^\s*(?:https?:|mailto:|tel:|#)/i;
-/** A `url(...)` reference to anything but a data: URL or a fragment of the template itself. */
+/** A `url(...)` reference to anything but a data: URL or a fragment of the margin box itself. */
 const EXTERNAL_URL_REFERENCE = /url\(\s*(['"]?)\s*(?!data:|#)/i;
 /** CSS functions that take a URL as a plain string, and old script hooks. */
 const URL_STRING_FUNCTIONS = /(?:image-set|src|element|expression|paint)\s*\(|@import|javascript:/i;
 
 /**
- * Makes template HTML safe to print on every page (HTML is parsed as a browser does, with parse5,
- * then rebuilt from an allow-list; escaping would forbid the formatting templates exist for):
+ * Makes header or footer HTML safe to print on every page (HTML is parsed as a browser does, with
+ * parse5, then rebuilt from an allow-list; escaping would forbid the formatting they exist for):
  *
  * - scripts, embedded documents (`iframe`, `object`, `embed`), form controls and metadata are removed
  *   with their content; unknown elements are unwrapped (their text is kept);
  * - event handler attributes (`on*`) and unknown attributes are removed;
  * - external URLs are removed: images only from `data:image/...` URLs, links only to http(s),
- *   mailto and tel, CSS only with data: URLs (Chromium cannot load external resources for templates
- *   anyway, and a template must not make the renderer fetch anything);
+ *   mailto and tel, CSS only with data: URLs (Chromium cannot load external resources for headers
+ *   and footers anyway, and a margin box must not make the renderer fetch anything);
  * - a `<style>` element keeps only its `@font-face` rules (with data: URLs), since any other rule
- *   could restyle the page around the template; style the template with `style` attributes.
+ *   could restyle the page around the margin box; style its content with `style` attributes.
  */
-export function sanitizeTemplate(template: string): string {
+export function sanitizeMarginBox(html: string): string {
   // Serializing and parsing again can rearrange markup (as any HTML parser may); sanitizing the
   // result a second time guarantees that what Chromium parses is exactly what was checked.
-  return sanitizeOnce(sanitizeOnce(template));
+  return sanitizeOnce(sanitizeOnce(html));
 }
 
-function sanitizeOnce(template: string): string {
+function sanitizeOnce(html: string): string {
   const context = defaultTreeAdapter.createElement('div', html5.NS.HTML, []);
-  const fragment = parseFragment(context, template, {});
+  const fragment = parseFragment(context, html, {});
   sanitizeChildren(fragment);
   return serialize(fragment);
 }
@@ -159,13 +162,13 @@ function keepAttribute(tag: string, name: string, attribute: { value: string }):
     return tag === 'use' && value.trim().startsWith('#');
   }
   if (!ATTRIBUTES.has(name)) return false;
-  // SVG paint may reference a gradient of the template (url(#id)), nothing else.
+  // SVG paint may reference a gradient of the margin box (url(#id)), nothing else.
   return !EXTERNAL_URL_REFERENCE.test(value) && !URL_STRING_FUNCTIONS.test(value);
 }
 
 /**
  * A `style` attribute as given, or undefined when it must go: when it refers to anything outside
- * the template, or uses CSS escapes (which could spell a URL function in disguise) or markup.
+ * the margin box, or uses CSS escapes (which could spell a URL function in disguise) or markup.
  */
 export function sanitizeInlineStyle(style: string): string | undefined {
   if (/[\\<>]/.test(style)) return undefined;
@@ -190,12 +193,12 @@ export function fontFaceRules(css: string): string {
   return kept.join('\n');
 }
 
-/** The data: URLs the `@font-face` rules of sanitized templates use (to preload them, see render.ts). */
-export function templateFontUrls(...templates: (string | undefined)[]): string[] {
+/** The data: URLs the `@font-face` rules of sanitized margin boxes use (to preload them, see print-preparation.ts). */
+export function marginBoxFontUrls(...boxes: (string | undefined)[]): string[] {
   const urls = new Set<string>();
-  for (const template of templates) {
-    if (!template) continue;
-    for (const style of template.matchAll(/<style>([\s\S]*?)<\/style>/g)) {
+  for (const box of boxes) {
+    if (!box) continue;
+    for (const style of box.matchAll(/<style>([\s\S]*?)<\/style>/g)) {
       for (const match of style[1]!.matchAll(/url\(\s*(['"]?)(data:[^'")\s]+)\1\s*\)/gi)) urls.add(match[2]!);
     }
   }
@@ -272,7 +275,7 @@ function substituteInText(sanitized: string, now: Date): string {
           if (index % 2 === 0) {
             if (part !== '') children.push(defaultTreeAdapter.createTextNode(part));
           } else if (part === 'date') {
-            children.push(defaultTreeAdapter.createTextNode(formatTemplateDate(now)));
+            children.push(defaultTreeAdapter.createTextNode(formatMarginBoxDate(now)));
           } else {
             children.push(defaultTreeAdapter.createElement('span', html5.NS.HTML, [{ name: 'class', value: part }]));
           }
@@ -292,9 +295,9 @@ function substituteInText(sanitized: string, now: Date): string {
 // ---------------------------------------------------------------------------------------------
 // The box
 
-/** How a template is printed beyond its own HTML. */
-export interface TemplateStyle {
-  /** The document body's computed `font-family`; templates use it unless they set their own. */
+/** How a margin box is printed beyond its own HTML. */
+export interface MarginBoxStyle {
+  /** The document body's computed `font-family`; margin boxes use it unless they set their own. */
   readonly fontFamily?: string;
 }
 
@@ -312,24 +315,24 @@ export function safeFontFamily(value: string | undefined): string | undefined {
 
 const escapeAttribute = (value: string): string => value.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 
-/** The side's margin minus Chromium's own padding, as a CSS length: the most a template may use. */
+/** The side's margin minus Chromium's own padding, as a CSS length: the most a margin box may use. */
 function boxHeight(sideMargin: string): string {
   const pixels = lengthToPixels(sideMargin) ?? 0;
-  return `${Math.max(0, pixels - CHROMIUM_TEMPLATE_PADDING_PX).toFixed(2)}px`;
+  return `${Math.max(0, pixels - CHROMIUM_MARGIN_PADDING_PX).toFixed(2)}px`;
 }
 
 /**
- * The template Chromium receives for a header or footer: substituted, sanitized and wrapped in a
+ * The HTML Chromium receives for a header or footer: substituted, sanitized and wrapped in a
  * box that is readable (explicit font size, the body's font) and sealed (`contain: paint` makes it
  * the containing block of positioned content and clips whatever overflows; its height is the
  * margin's, so nothing reaches into the body). The sealing declarations are `!important` in the
  * style attribute, which no rule of a style sheet can override.
  */
-export function buildTemplate(template: string, margin: Margin, now: Date, style: TemplateStyle = {}, side: 'top' | 'bottom' = 'top'): string {
+export function buildMarginBox(html: string, margin: Margin, now: Date, style: MarginBoxStyle = {}, side: 'top' | 'bottom' = 'top'): string {
   const left = margin.left ?? DEFAULT_SIDE_INSET;
   const right = margin.right ?? DEFAULT_SIDE_INSET;
   const fontFamily = safeFontFamily(style.fontFamily);
-  const sideMargin = margin[side] ?? DEFAULT_TEMPLATE_MARGIN;
+  const sideMargin = margin[side] ?? DEFAULT_HEADER_FOOTER_MARGIN;
   const declarations = [
     'box-sizing:border-box !important',
     'width:100% !important',
@@ -340,32 +343,32 @@ export function buildTemplate(template: string, margin: Margin, now: Date, style
     'transform:none !important',
     'margin:0 !important',
     `padding:0 ${right} 0 ${left}`,
-    `font-size:${DEFAULT_TEMPLATE_FONT_SIZE}`,
+    `font-size:${DEFAULT_MARGIN_BOX_FONT_SIZE}`,
     ...(fontFamily ? [`font-family:${fontFamily}`] : []),
     '-webkit-print-color-adjust:exact',
     'print-color-adjust:exact',
   ];
-  return `<div style="${escapeAttribute(declarations.join(';'))}">${substituteInText(sanitizeTemplate(template), now)}</div>`;
+  return `<div style="${escapeAttribute(declarations.join(';'))}">${substituteInText(sanitizeMarginBox(html), now)}</div>`;
 }
 
 /** Puppeteer's header/footer settings for these options. */
 export function headerFooterOptions(
   options: { headerHtml?: string; footerHtml?: string; margin: Margin },
   now: Date,
-  style: TemplateStyle = {},
+  style: MarginBoxStyle = {},
 ): { displayHeaderFooter: boolean; headerTemplate?: string; footerTemplate?: string; margin: Margin } {
   const { headerHtml, footerHtml } = options;
   if (headerHtml === undefined && footerHtml === undefined) {
     return { displayHeaderFooter: false, margin: options.margin };
   }
   const margin: Margin = { ...options.margin };
-  if (headerHtml !== undefined) margin.top ??= DEFAULT_TEMPLATE_MARGIN;
-  if (footerHtml !== undefined) margin.bottom ??= DEFAULT_TEMPLATE_MARGIN;
+  if (headerHtml !== undefined) margin.top ??= DEFAULT_HEADER_FOOTER_MARGIN;
+  if (footerHtml !== undefined) margin.bottom ??= DEFAULT_HEADER_FOOTER_MARGIN;
   return {
     displayHeaderFooter: true,
-    // An empty template stops Chromium from printing its own default (the title and URL).
-    headerTemplate: headerHtml === undefined ? '<span></span>' : buildTemplate(headerHtml, margin, now, style, 'top'),
-    footerTemplate: footerHtml === undefined ? '<span></span>' : buildTemplate(footerHtml, margin, now, style, 'bottom'),
+    // An empty headerTemplate or footerTemplate stops Chromium from printing its own default (the title and URL).
+    headerTemplate: headerHtml === undefined ? '<span></span>' : buildMarginBox(headerHtml, margin, now, style, 'top'),
+    footerTemplate: footerHtml === undefined ? '<span></span>' : buildMarginBox(footerHtml, margin, now, style, 'bottom'),
     margin,
   };
 }
