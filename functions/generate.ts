@@ -24,7 +24,7 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
   // The options are read as sent (their schema transforms them, so once only). A template is read,
   // its data checked and rendered now: whatever fails about it fails before anything is charged.
   const { source, options } = splitGenerateBody(body);
-  const request = await prepareRequestedDocument({ ...source, options }, () => templateReader(templateStore(), apiKey));
+  const request = await prepareRequestedDocument({ ...source, options }, apiKey.keyId, () => templateReader(templateStore(), apiKey));
   const asked = await asyncRequestOf(parsed.data);
   const baseUrl = publicBaseUrl(event);
   if (asked.async) {

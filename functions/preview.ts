@@ -22,7 +22,7 @@ export const handler = apiHandler({ auth: byApiKeyPreviewing, body: true }, asyn
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
   if (!/^tpl_[0-9A-Za-z]{1,64}$/.test(id)) throw notFound(`No template ${JSON.stringify(id.slice(0, 80))} exists for this API key.`);
   // The template read, its data checked and rendered first: what fails about it takes no renderer.
-  const request = await preparePreview({ id, ...parsed.data }, templateReader(templateStore(), apiKey));
+  const request = await preparePreview({ id, ...parsed.data }, apiKey.keyId, templateReader(templateStore(), apiKey));
   using _admission = admitRender(apiKey.keyId, { maxRunning: limitsFor(apiKey).maxConcurrentRenders });
   await using _share = await takeRenderShare(apiKey, { want: 1, lifetimeMs: context.getRemainingTimeInMillis() });
   let preview;

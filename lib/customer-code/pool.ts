@@ -24,11 +24,15 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { RenderCapacity } from '#lib/render/capacity.ts';
+import { inspectHtml, type HtmlInspection } from '#lib/render/html.ts';
 import type { TemplateSources } from '#lib/templates/engine.ts';
 import {
   CUSTOMER_CODE_HEAP_MB,
   CUSTOMER_CODE_YOUNG_HEAP_MB,
+  HTML_READING_HEAP_MB,
   DATA_CHECK_TIME_LIMIT_MS,
+  HTML_INSPECTION_TIME_LIMIT_MS,
+  INLINE_HTML_INSPECTION_CHARS,
   TEMPLATE_FILL_TIME_LIMIT_MS,
   TEMPLATE_SAVE_CHECK_TIME_LIMIT_MS,
 } from './limits.ts';
@@ -60,6 +64,12 @@ const STEPS: Readonly<Record<TaskStep, { limitMs: number; refusal: Refusal['refu
     late: `filling the template took longer than ${TEMPLATE_FILL_TIME_LIMIT_MS} ms, its time limit (a loop or filter that works over too much?)`,
     large: (heapMb) => `filling the template needed more than ${heapMb} MB of memory, its limit (a loop or filter that builds too much?)`,
   },
+  inspect: {
+    limitMs: HTML_INSPECTION_TIME_LIMIT_MS,
+    refusal: 'html',
+    late: `html took longer than ${HTML_INSPECTION_TIME_LIMIT_MS} ms to read; simplify its markup`,
+    large: (heapMb) => `html needed more than ${heapMb} MB of memory to read; simplify its markup`,
+  },
   'save-check': {
     limitMs: TEMPLATE_SAVE_CHECK_TIME_LIMIT_MS,
     refusal: 'schema',
@@ -68,7 +78,8 @@ const STEPS: Readonly<Record<TaskStep, { limitMs: number; refusal: Refusal['refu
   },
 };
 
-const firstStep = (task: CustomerCodeTask): TaskStep => (task.kind === 'check-template' ? 'save-check' : task.schema ? 'data-check' : 'fill');
+const firstStep = (task: CustomerCodeTask): TaskStep =>
+  task.kind === 'inspect-html' ? 'inspect' : task.kind === 'check-template' ? 'save-check' : task.schema ? 'data-check' : 'fill';
 
 /** Longest a task waits for a worker before it is refused (503): several tasks' full limits. */
 const MAX_WAIT_MS = 4 * TEMPLATE_FILL_TIME_LIMIT_MS;
@@ -177,15 +188,28 @@ export class CustomerCodePool {
   /** Fills a template with data for `keyId`: its sources, or who is at fault and why. */
   async fill(keyId: string, task: Omit<Extract<CustomerCodeTask, { kind: 'fill-template' }>, 'kind'>, signal?: AbortSignal): Promise<{ sources: TemplateSources } | Refusal> {
     const outcome = await this.#run(keyId, { kind: 'fill-template', ...task }, signal);
-    if ('checked' in outcome) throw new Error('a fill task answered as a check');
-    return outcome;
+    if ('sources' in outcome || 'refusal' in outcome) return outcome;
+    throw new Error('a fill task answered as another');
+  }
+
+  /**
+   * Reads `html` for `keyId` (lib/render/html.ts's inspection): on this thread when it is short,
+   * else in a worker. A document past the worker's limits is refused as html (INVALID_HTML).
+   */
+  async inspectHtml(keyId: string, html: unknown): Promise<HtmlInspection> {
+    if (typeof html !== 'string' || html.length < INLINE_HTML_INSPECTION_CHARS) return inspectHtml(html);
+    const outcome = await this.#run(keyId, { kind: 'inspect-html', html });
+    if ('inspection' in outcome) return outcome.inspection;
+    if ('refusal' in outcome) return { problem: outcome.detail };
+    throw new Error('an inspect task answered as another');
   }
 
   /** Checks a template being saved for `keyId`: undefined when it may be saved, else why not. */
   async check(keyId: string, task: Omit<Extract<CustomerCodeTask, { kind: 'check-template' }>, 'kind'>): Promise<Refusal | undefined> {
     const outcome = await this.#run(keyId, { kind: 'check-template', ...task });
-    if ('sources' in outcome) throw new Error('a check task answered as a fill');
-    return 'checked' in outcome ? undefined : outcome;
+    if ('checked' in outcome) return undefined;
+    if ('refusal' in outcome) return outcome;
+    throw new Error('a check task answered as another');
   }
 
   /** Terminates every idle worker (tests; a process that ends needs nothing, its workers are unref'd). */
@@ -223,9 +247,21 @@ export class CustomerCodePool {
 }
 
 let shared: CustomerCodePool | undefined;
+let documentReading: CustomerCodePool | undefined;
 
-/** This process's pool, made on first use. */
+/** This process's pool for templates and data schemas, made on first use. */
 export function customerCodePool(): CustomerCodePool {
   shared ??= new CustomerCodePool();
   return shared;
+}
+
+/**
+ * This process's pool for reading large html documents, made on first use: the same workers and
+ * shares, with the larger heap a 5 MB document's tree needs (HTML_READING_HEAP_MB). Apart from the
+ * template workers, so templates keep their smaller heap, and one key's large documents and its
+ * templates never add up to more than a share of either.
+ */
+export function documentReadingPool(): CustomerCodePool {
+  documentReading ??= new CustomerCodePool({ heapMb: HTML_READING_HEAP_MB });
+  return documentReading;
 }

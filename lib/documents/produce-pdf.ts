@@ -6,7 +6,7 @@ import type { ApiKey } from '#lib/accounts/keys.ts';
 import { TIERS } from '#lib/accounts/tiers.ts';
 import { randomBase62 } from '#lib/random.ts';
 import { assertUrlAllowed } from '#lib/render/document-url.ts';
-import { inspectHtml } from '#lib/render/html.ts';
+import { documentReadingPool } from '#lib/customer-code/pool.ts';
 import { describeIssue, resolveRenderOptions, type RenderOptions } from '#lib/render/options.ts';
 import { renderPdf, type DocumentSource, type RenderLimits } from '#lib/render/render.ts';
 import { recordPdfGenerated } from '#lib/observability/metrics.ts';
@@ -40,6 +40,8 @@ export async function prepareDocument(input: {
   html?: unknown;
   url?: string | undefined;
   options: unknown;
+  /** Whose document it is: a large html is read in a customer-code worker, on this key's share. */
+  keyId: string;
 }): Promise<DocumentRequest> {
   const missingOrBoth = sourceProblem(input);
   if (missingOrBoth) throw missingOrBoth;
@@ -55,7 +57,7 @@ export async function prepareDocument(input: {
   }
   const urlOnly = URL_ONLY_OPTIONS.find((name) => parsed.data[name] !== undefined);
   if (urlOnly) throw new DocumentError('INVALID_OPTIONS', `${urlOnly} applies to url documents only; this request gives html`);
-  const inspection = inspectHtml(input.html);
+  const inspection = await documentReadingPool().inspectHtml(input.keyId, input.html);
   if (inspection.problem !== undefined) throw new DocumentError('INVALID_HTML', inspection.problem);
   const { problem: _valid, ...traits } = inspection;
   return { source: { html: input.html as string, ...traits }, options, ...(filename !== undefined && { filename }) };

@@ -81,7 +81,7 @@ async function tryItem(
 ): Promise<{ outcome: RenderOutcome; failureCode?: string; passingFailure?: unknown }> {
   try {
     const { options, ...source } = invocation.item;
-    const request = await prepareRequestedDocument({ ...source, options }, templates);
+    const request = await prepareRequestedDocument({ ...source, options }, invocation.owner.keyId, templates);
     const { reservationId, pdfId, renderTimeoutMs } = invocation;
     const making = { reservationId, ...(pdfId !== undefined && { pdfId }), ...(renderTimeoutMs !== undefined && { renderTimeoutMs }) };
     return { outcome: { ok: true, record: await renderToObject(store, invocation.owner, request, making) } };

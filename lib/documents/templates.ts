@@ -95,6 +95,7 @@ export interface DocumentSourceInput {
  */
 export async function prepareRequestedDocument(
   input: DocumentSourceInput & { readonly options: unknown },
+  keyId: string,
   readTemplates: () => TemplateReader,
 ): Promise<DocumentRequest> {
   const missingOrSeveral = sourceProblem(input);
@@ -103,7 +104,7 @@ export async function prepareRequestedDocument(
     const stray = (['template_version', 'data'] as const).find((field) => input[field] !== undefined);
     if (stray) throw new DocumentError('INVALID_OPTIONS', `${stray} applies to template_id only; this request gives ${input.html !== undefined ? 'html' : 'url'}`);
     if (input.url !== undefined && typeof input.url !== 'string') throw new DocumentError('URL_NOT_ALLOWED', 'url must be a string');
-    return prepareDocument({ html: input.html, url: input.url as string | undefined, options: input.options });
+    return prepareDocument({ html: input.html, url: input.url as string | undefined, options: input.options, keyId });
   }
   const id = templateIdSchema.safeParse(input.template_id);
   if (!id.success) throw new DocumentError('INVALID_OPTIONS', describeIssue(id.error));
@@ -137,7 +138,7 @@ export async function prepareRequestedDocument(
   };
   let request: DocumentRequest;
   try {
-    request = await prepareDocument({ html: rendered.html, options });
+    request = await prepareDocument({ html: rendered.html, options, keyId });
   } catch (error) {
     // The template's own output: what the data made of it is the template's to mend, not the request's.
     if (error instanceof DocumentError && error.code === 'INVALID_HTML') throw new DocumentError('TEMPLATE_ERROR', `The template rendered with this data is not usable HTML: ${error.message}`);
@@ -185,11 +186,12 @@ export async function renderWithData(template: ResolvedTemplate, data: unknown):
  * A template previewed (`POST /v1/templates/{template_id}/preview`): its document request, rendered
  * with `data`, or with its sample data when none is sent, exactly as generate would.
  */
-export async function preparePreview(reference: { id: string; version?: number; data?: unknown }, readTemplates: TemplateReader): Promise<DocumentRequest> {
+export async function preparePreview(reference: { id: string; version?: number; data?: unknown }, keyId: string, readTemplates: TemplateReader): Promise<DocumentRequest> {
   const template = await readTemplates(reference.id, reference.version);
   const data = reference.data ?? template?.content.sample_data;
   return prepareRequestedDocument(
     { template_id: reference.id, ...(reference.version !== undefined && { template_version: reference.version }), ...(data !== undefined && { data }), options: {} },
+    keyId,
     () => readTemplates,
   );
 }

@@ -197,7 +197,7 @@ async function runGenerate(job: Job, body: Record<string, unknown>, context: Pic
   await using _share = await waitForRenderShare(job, { want: 1 }, context);
   const { source, options } = splitGenerateBody(body);
   try {
-    const request = await prepareRequestedDocument({ ...source, options }, () => templateReader(templateStore(), job));
+    const request = await prepareRequestedDocument({ ...source, options }, job.keyId, () => templateReader(templateStore(), job));
     const making = { reservationId: job.reservation.id, pdfId, renderTimeoutMs: jobRenderTimeoutMs(job) };
     return { status: 'succeeded', result: await generateDocument(job, request, making, job.baseUrl), failed: 0 };
   } catch (error) {

@@ -260,7 +260,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   }).catch((error: unknown) => console.error(`Webhook deliveries stopped: ${error instanceof Error ? error.message : String(error)}`));
 
   // The API answers only once it can render: the first PDF pays Chromium's start-up here.
-  const warmUp = await prepareDocument({ html: '<p>warm-up</p>', options: {} });
+  const warmUp = await prepareDocument({ html: '<p>warm-up</p>', options: {}, keyId: 'local-warm-up' });
   await renderPdf(warmUp.source, warmUp.options, { ...renderLimits(), timeoutMs: Math.max(settings.renderTimeoutMs, 30_000) });
   const coldStartMs = Math.round(performance.now() - started);
   // The warm-up prepared static workspaces; the first scripted document should find one ready too.

@@ -6,8 +6,9 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { CustomerCodePool, type Refusal } from '#lib/customer-code/pool.ts';
+import { inspectHtml } from '#lib/render/html.ts';
 import { ONE_LONG_FILTER_CALL } from '../support/hostile-templates.ts';
-import { DATA_CHECK_TIME_LIMIT_MS, TEMPLATE_FILL_TIME_LIMIT_MS, TEMPLATE_SAVE_CHECK_TIME_LIMIT_MS } from '#lib/customer-code/limits.ts';
+import { DATA_CHECK_TIME_LIMIT_MS, HTML_READING_HEAP_MB, TEMPLATE_FILL_TIME_LIMIT_MS, TEMPLATE_SAVE_CHECK_TIME_LIMIT_MS } from '#lib/customer-code/limits.ts';
 
 
 /** Counts this thread's timer ticks while `work` runs: a blocked event loop would count none. */
@@ -118,5 +119,27 @@ describe('a worker past its heap', () => {
     // Assess
     expect(large).toMatchObject({ refusal: 'template', detail: 'filling the template needed more than 16 MB of memory, its limit (a loop or filter that builds too much?)' });
     expect(next).toEqual({ sources: { html: '<p>1</p>' } });
+  }, 60_000);
+});
+
+describe('reading a large html document', () => {
+  const pool = new CustomerCodePool({ workers: 2, heapMb: HTML_READING_HEAP_MB });
+  afterAll(() => pool.close());
+
+  it('finds what 5 MB of table markup needs in a worker, and the same problems as on this thread', async () => {
+    // Prepare: an invoice of 80,000 rows (about 2 s of CPU to read), and one malformed
+    const rows = '<tr><td>Item</td><td>12.50</td><td>1</td><td>12.50</td></tr>'.repeat(80_000);
+    const large = `<!doctype html><style>@font-face { font-family: X; src: url(x.woff2) }</style><table>${rows}</table><script>window.done = true</script>`;
+    const malformed = `<!doctype html><table>${rows}</table><p>${'<'.repeat(5)}/`;
+
+    // Act
+    const { value: inspection, ticks } = await ticksDuring(pool.inspectHtml('key-a', large));
+    const problem = await pool.inspectHtml('key-a', `${'<div>'.repeat(20_001)}${rows}`);
+
+    // Assess
+    expect(inspection).toEqual({ scripted: true, webFonts: true, animated: false });
+    expect(ticks).toBeGreaterThan(5);
+    expect(problem).toEqual({ problem: 'html nests elements more than 20000 deep' });
+    expect(await pool.inspectHtml('key-a', malformed)).toEqual(inspectHtml(malformed));
   }, 60_000);
 });

@@ -14,7 +14,7 @@ function readerOf(content: { html: string; header_html?: string; footer_html?: s
 
 async function failure(reader: TemplateReader, options: object = {}): Promise<DocumentError> {
   try {
-    await prepareRequestedDocument({ template_id: 'tpl_footer', data: { n: 20_000 }, options }, () => reader);
+    await prepareRequestedDocument({ template_id: 'tpl_footer', data: { n: 20_000 }, options }, 'key_test', () => reader);
   } catch (error) {
     expect(error).toBeInstanceOf(DocumentError);
     return error as DocumentError;
@@ -41,7 +41,7 @@ describe('prepareRequestedDocument', () => {
   it('still blames the request for a footer of its own, and lets it replace the template’s', async () => {
     const reader = readerOf({ html: '<p>Invoice</p>', footer_html: '{% for i in (1..n) %}<b>x</b>{% endfor %}' });
     expect((await failure(reader, { footer_html: 'x'.repeat(MAX_MARGIN_BOX_CHARS + 1) })).code).toBe('INVALID_OPTIONS');
-    const request = await prepareRequestedDocument({ template_id: 'tpl_footer', data: { n: 20_000 }, options: { footer_html: '<span>Page</span>' } }, () => reader);
+    const request = await prepareRequestedDocument({ template_id: 'tpl_footer', data: { n: 20_000 }, options: { footer_html: '<span>Page</span>' } }, 'key_test', () => reader);
     expect(request.options.footerHtml).toBe('<span>Page</span>');
   });
 });
