@@ -5,6 +5,7 @@
  * run at once in one process (the local stack: lib/local/invocations.ts). Never log request bodies,
  * keys or credentials.
  */
+import './inherited-concurrency.ts';
 import { Logger } from '@aws-lambda-powertools/logger';
 
 const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? 'pdf-api';

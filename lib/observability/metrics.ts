@@ -3,6 +3,7 @@
  * function's logs, so they cost no API call. Flushed per invocation by the `logMetrics` middleware.
  * The local stack switches them off (POWERTOOLS_METRICS_DISABLED) to keep its output readable.
  */
+import './inherited-concurrency.ts';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { eventLoopDelay } from './event-loop.ts';
 

@@ -4,6 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkHealth } from '#lib/observability/health.ts';
 import { errorFields } from '#lib/observability/logger.ts';
@@ -138,5 +139,27 @@ describe('log lines of concurrent invocations in the local stack', () => {
       { message: 'both answered', caller: undefined, function_request_id: undefined },
     ]);
     expect(first).not.toBe(second);
+  });
+});
+
+describe('a process started by the local stack', () => {
+  it('records metrics and logs although it inherited AWS_LAMBDA_MAX_CONCURRENCY without the stack’s InvokeStore', async () => {
+    // Prepare: what the keys CLI, or a stack a test starts, inherits from a process serving local invocations
+    const script = `
+      const { recordDocumentFailure, flushMetrics } = await import('#lib/observability/metrics.ts');
+      const { logger } = await import('#lib/observability/logger.ts');
+      recordDocumentFailure('RENDER_FAILED');
+      flushMetrics().after();
+      logger.error('still logging');`;
+
+    // Act
+    const { stdout, stderr } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: join(import.meta.dirname, '../..'),
+      env: { ...process.env, AWS_LAMBDA_MAX_CONCURRENCY: '1000', POWERTOOLS_METRICS_DISABLED: 'false', POWERTOOLS_LOG_LEVEL: 'ERROR' },
+    });
+
+    // Assess
+    expect(stdout).toContain('"DocumentFailures":1');
+    expect(stdout + stderr).toContain('still logging');
   });
 });
