@@ -343,7 +343,8 @@ describe('GET / (the playground), its Templates tab', () => {
       // Assess
       expect(await page.$$eval('#template-pick option', (options) => options.map((option) => (option as HTMLOptionElement).value).sort())).toEqual(['', ...made].sort());
       expect(loaded).toBe('<h1>Letter for {{ name }}</h1>');
-      expect(normalizeText(first.pdf.text)).toBe('Letter for Ada');
+      // The template as filled, and the mark every preview carries (docs/templates.md, "Previews").
+      expect(normalizeText(first.pdf.text)).toBe('Letter for Ada PREVIEW');
       expect(await page.$eval('#template-result .error', (box) => (box as HTMLElement).dataset.code)).toBe('invalid_request');
       expect(await text(page, '#template-result .error')).toMatch(/^400 invalid_request: .*\/name: must be string/);
       // Chromium logs the refused request itself; nothing else went wrong.
