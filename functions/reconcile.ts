@@ -22,12 +22,18 @@ const isQueueBatch = (event: unknown): event is SQSEvent =>
  * - on a schedule: asynchronous jobs no run could finish are ended, charged for what they stored;
  *   then quota held by requests that died is settled by the PDF records they wrote
  *   (lib/accounts/reconcile.ts); bulk jobs whose submission died before their chunks were all queued
- *   are queued again. What was repaired is logged.
+ *   are queued again (or fail, returning their reservation, when they cannot be). What was repaired
+ *   is logged. Every step runs whatever the others did, and each job (each reservation) on its own:
+ *   one job's error is logged and skipped, never stops the others. Once all have run, an invocation
+ *   that met errors fails, so that the function's Errors alarm fires (cdk/constructs/alarms.ts); its
+ *   retries repeat only what is still to do.
  */
 /** A bulk job stored this long ago whose chunks are not all queued belongs to a submission that died. */
 const STRANDED_BULK_JOB_MS = 2 * 60_000;
 
-export const handler = middy<unknown, (ReconciliationReport & { abandonedJobs: number; requeuedBulkJobs: number }) | SQSBatchResponse>()
+type ScheduledReport = Omit<ReconciliationReport, 'errors'> & { abandonedJobs: number; requeuedBulkJobs: number };
+
+export const handler = middy<unknown, ScheduledReport | SQSBatchResponse>()
   .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
   .handler(async (event) => {
     if (isQueueBatch(event)) {
@@ -50,7 +56,33 @@ export const handler = middy<unknown, (ReconciliationReport & { abandonedJobs: n
       return { batchItemFailures };
     }
     const now = new Date();
-    const abandonedJobs = (await abandonExpiredJobs(now)) + (await completeExpiredBulkJobs(now));
-    const requeuedBulkJobs = await enqueueStrandedBulkJobs(now, STRANDED_BULK_JOB_MS);
-    return { ...(await reconcileQuotas({ counters: counterStore(), pdfs: pdfStore() }, now)), abandonedJobs, requeuedBulkJobs };
+    const failures: string[] = [];
+    /** One step, whatever the others did: its failure is logged and named, and the next step runs. */
+    const step = async <T extends { errors: number }>(name: string, run: () => Promise<T>, nothing: T): Promise<T> => {
+      try {
+        const done = await run();
+        if (done.errors > 0) failures.push(`${name}: ${done.errors} failed`);
+        return done;
+      } catch (error) {
+        logger.error(`reconcile step failed: ${name}`, errorFields(error));
+        failures.push(`${name}: ${(error as Error)?.message ?? String(error)}`);
+        return nothing;
+      }
+    };
+    const abandoned = await step('abandon expired jobs', () => abandonExpiredJobs(now), { abandoned: 0, errors: 0 });
+    const completed = await step('complete expired bulk jobs', () => completeExpiredBulkJobs(now), { asked: 0, errors: 0 });
+    const swept = await step('queue stranded bulk jobs', () => enqueueStrandedBulkJobs(now, STRANDED_BULK_JOB_MS), { queued: 0, failed: 0, errors: 0 });
+    const { errors: _errors, ...quota } = await step('reconcile quotas', () => reconcileQuotas({ counters: counterStore(), pdfs: pdfStore() }, now), {
+      repaired: 0,
+      returned: 0,
+      charged: 0,
+      errors: 0,
+    });
+    // Bulk jobs that could not be queued ended failed: abandoned too.
+    const report: ScheduledReport = { ...quota, abandonedJobs: abandoned.abandoned + completed.asked + swept.failed, requeuedBulkJobs: swept.queued };
+    if (failures.length > 0) {
+      logger.error('reconcile finished with errors', { ...report, failures });
+      throw new Error(`The reconcile did everything else, but: ${failures.join('; ')}`);
+    }
+    return report;
   });

@@ -11,7 +11,7 @@
  * It runs for one key when a request would otherwise be refused for quota, for every key at local
  * start-up, and on a schedule in AWS (the reconcile function, cdk/stack.ts).
  */
-import { logger } from '#lib/observability/logger.ts';
+import { errorFields, logger } from '#lib/observability/logger.ts';
 import { countRecordsOf, type PdfStore } from '#lib/storage/pdfs.ts';
 import {
   countersWithExpiredReservations,
@@ -33,25 +33,34 @@ export interface ReconciliationReport {
   readonly returned: number;
   /** PDFs charged that a dead request stored but never settled (a batch killed after writing records). */
   readonly charged: number;
+  /** Reservations whose repair failed (logged): left as they are for the next run. */
+  readonly errors: number;
 }
 
+/** Each reservation on its own: one whose repair fails is logged and counted, and the others are still repaired. */
 async function repairAll(stores: { counters: CounterStore; pdfs: PdfStore }, expired: readonly ExpiredReservation[]): Promise<ReconciliationReport> {
   let repaired = 0;
   let returned = 0;
   let charged = 0;
+  let errors = 0;
   for (const dead of expired) {
-    const expires = dead.expires;
-    const stored = await countRecordsOf(stores.pdfs, dead.reservation.keyId, dead.reservation.id, {
-      from: new Date(expires - dead.lifetimeMs - CLOCK_SLACK_MS),
-      to: new Date(expires + CLOCK_SLACK_MS),
-    });
-    const correction = await repairReservation(stores.counters, dead, stored);
-    if (correction === undefined) continue;
-    repaired++;
-    if (correction < 0) returned -= correction;
-    else charged += correction;
+    try {
+      const expires = dead.expires;
+      const stored = await countRecordsOf(stores.pdfs, dead.reservation.keyId, dead.reservation.id, {
+        from: new Date(expires - dead.lifetimeMs - CLOCK_SLACK_MS),
+        to: new Date(expires + CLOCK_SLACK_MS),
+      });
+      const correction = await repairReservation(stores.counters, dead, stored);
+      if (correction === undefined) continue;
+      repaired++;
+      if (correction < 0) returned -= correction;
+      else charged += correction;
+    } catch (error) {
+      errors++;
+      logger.error('reservation not reconciled; the next run tries again', { key_id: dead.reservation.keyId, reservation_id: dead.reservation.id, ...errorFields(error) });
+    }
   }
-  const report = { repaired, returned, charged };
+  const report = { repaired, returned, charged, errors };
   if (repaired > 0) logger.warn('reconciled reservations of requests that died', { ...report });
   return report;
 }

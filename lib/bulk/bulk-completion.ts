@@ -9,10 +9,10 @@
 import type { Context } from 'aws-lambda';
 import { settleReservation } from '#lib/accounts/quota.ts';
 import { downloadUrl } from '#lib/api/views.ts';
-import { enqueueCompletion, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
+import { enqueueCompletion, refusedAtSubmission, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import type { BatchItemResult } from '#lib/documents/batch.ts';
-import { getJob, jobPdfId, jobWebhookId, pendingJobIds, type Job } from '#lib/jobs/job-records.ts';
+import { deleteJobRequest, getJob, jobPdfId, jobWebhookId, pendingJobIds, type Job } from '#lib/jobs/job-records.ts';
 import { webhookDeps } from '#lib/jobs/job-webhooks.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { getPdfRecordEvenDeleted } from '#lib/storage/pdfs.ts';
@@ -61,15 +61,26 @@ const metadataOnly: LineCheck<Record<string, unknown>> = (text) => {
 /**
  * Ends a chunk's lines without rendering any: a line stored by an earlier delivery counts as stored,
  * a line refused at submission stays refused (named by the plan with its problem, or by the chunk's
- * message by number), every other line fails for `reason`.
+ * message: its valid lines, or, in a message of an earlier version, its refused ones), every other
+ * line fails for `reason`.
  */
-export async function endChunkLines(job: Job, chunk: ChunkRange & { readonly invalid?: PlannedChunk['invalid'] | ChunkMessage['invalid'] }, reason: string): Promise<LineResult[]> {
+export async function endChunkLines(
+  job: Job,
+  chunk: ChunkRange & { readonly invalid?: PlannedChunk['invalid'] | ChunkMessage['invalid']; readonly valid?: ChunkMessage['valid'] },
+  reason: string,
+): Promise<LineResult[]> {
   const store = pdfStore();
-  const refused = new Map((chunk.invalid ?? []).map((entry) => (typeof entry === 'number' ? [entry, undefined] : [entry.line, entry])));
+  const planned = new Map<number, NonNullable<PlannedChunk['invalid']>[number]>();
+  const numbered = new Set<number>();
+  for (const entry of chunk.invalid ?? []) {
+    if (typeof entry === 'number') numbered.add(entry);
+    else planned.set(entry.line, entry);
+  }
+  const refused = chunk.valid ? refusedAtSubmission({ valid: chunk.valid }) : (line: number) => planned.has(line) || numbered.has(line);
   const results: LineResult[] = [];
   for (const line of await readChunkLines(store, job, chunk, metadataOnly)) {
-    if (refused.has(line.line)) {
-      const problem = refused.get(line.line) ?? line.error ?? { code: 'INVALID_OPTIONS' as const, message: 'The line was not a valid batch item when the job was submitted' };
+    if (refused(line.line)) {
+      const problem = planned.get(line.line) ?? line.error ?? { code: 'INVALID_OPTIONS' as const, message: 'The line was not a valid batch item when the job was submitted' };
       results.push({ line: line.line, success: false, code: problem.code, message: problem.message, counted: false });
       continue;
     }
@@ -113,7 +124,7 @@ export async function giveUpChunk(chunk: ChunkMessage): Promise<void> {
   const job = await getJob(store, chunk.job_id);
   if (!job || job.kind !== 'bulk' || !job.bulk || job.completedAt !== undefined) return;
   if (!(await isChunkDone(store, job.id, chunk.chunk))) {
-    const planned = (await readPlan(store, job))[chunk.chunk] ?? chunk;
+    const planned = (await readPlan(store, job))?.[chunk.chunk] ?? chunk;
     const reason = `This line failed on each of its ${BULK_MAX_RECEIVE_COUNT} tries (its renderer crashed or ran out of time); nothing was charged for it`;
     await recordChunk(job, chunk.chunk, await endChunkLines(job, planned, reason));
   }
@@ -138,17 +149,24 @@ function manifestLine(result: LineResult, baseUrl: string): ManifestLine {
  * Asks for the completion, as given up, of every unfinished bulk job whose reservation has expired:
  * what its chunks stored is in its manifest and charged, the rest fails. The reconcile runs it beside
  * lib/jobs' abandonExpiredJobs, which leaves bulk jobs to this; until such a job has completed, each
- * run asks again (the completion's lease keeps one worker at it).
+ * run asks again (the completion's lease keeps one worker at it). Each job on its own: one job's
+ * error is logged and counted in `errors`, and the others are still asked for.
  */
-export async function completeExpiredBulkJobs(now: Date): Promise<number> {
+export async function completeExpiredBulkJobs(now: Date): Promise<{ asked: number; errors: number }> {
   let asked = 0;
+  let errors = 0;
   for (const id of await pendingJobIds(pdfStore())) {
-    const job = await getJob(pdfStore(), id);
-    if (job?.kind !== 'bulk' || now.getTime() - Date.parse(job.createdAt) < BULK_RESERVATION_LIFETIME_MS) continue;
-    await enqueueCompletion(id, { force: true });
-    asked++;
+    try {
+      const job = await getJob(pdfStore(), id);
+      if (job?.kind !== 'bulk' || now.getTime() - Date.parse(job.createdAt) < BULK_RESERVATION_LIFETIME_MS) continue;
+      await enqueueCompletion(id, { force: true });
+      asked++;
+    } catch (error) {
+      errors++;
+      logger.error('expired bulk job not completed; the next sweep asks again', { job_id: id, ...errorFields(error) });
+    }
   }
-  return asked;
+  return { asked, errors };
 }
 
 class ArchiveOutOfTime extends Error {
@@ -182,12 +200,14 @@ export async function completeBulkJob(
   logger.appendKeys({ job_id: job.id, key_id: job.keyId });
   if ((await takeCompletion(store, job.id, CHUNK_LEASE_MS)) === 'busy') return 'retry';
   try {
-    const plan = force ? await readPlan(store, job) : [];
+    const plan = force ? ((await readPlan(store, job)) ?? []) : [];
     const read = async (chunk: number): Promise<readonly LineResult[]> => {
       const results = await readChunkResults(store, job, chunk);
       if (results) return results;
       if (!force) throw new Error(`chunk ${chunk} of ${job.id} is done but its results are missing`);
-      return endChunkLines(job, plan[chunk]!, 'The job could not be completed in its time; this line was not stored and nothing was charged for it');
+      const planned = plan[chunk];
+      if (!planned) throw new Error(`chunk ${chunk} of ${job.id} has no results, and the job's plan does not name its lines`);
+      return endChunkLines(job, planned, 'The job could not be completed in its time; this line was not stored and nothing was charged for it');
     };
     const lines = async function* () {
       for await (const result of chunkResults(job.bulk!.chunks, read)) yield manifestLine(result, job.baseUrl);
@@ -226,6 +246,8 @@ export async function completeBulkJob(
     const result = { manifest_url: `${job.baseUrl}/v1/jobs/${job.id}/manifest`, ...archive, succeeded, failed };
     if (await finishBulkJob(store, job, { status: force ? 'failed' : 'succeeded', result, succeeded, failed, completedAt })) {
       logger.info('bulk job finished', { succeeded, failed });
+      // Its sealed shared options outlive no job (a late duplicate of a chunk finds the job ended first).
+      await deleteJobRequest(store, job.requestKey).catch((error: unknown) => logger.warn('job request not removed', errorFields(error)));
       if (delivery) await attemptDelivery(webhookDeps(), delivery).catch((error: unknown) => logger.error('webhook delivery failed', errorFields(error)));
     }
     return 'done';

@@ -85,7 +85,8 @@ async function getJson<T>(store: PdfStore, key: string): Promise<T | undefined> 
 }
 
 export const putPlan = (store: PdfStore, job: Pick<Job, 'keyId' | 'id'>, plan: readonly PlannedChunk[]) => putJson(store, bulkObjectKey(job, 'plan.json'), plan);
-export const readPlan = async (store: PdfStore, job: Pick<Job, 'keyId' | 'id'>) => (await getJson<PlannedChunk[]>(store, bulkObjectKey(job, 'plan.json'))) ?? [];
+/** A job's plan of chunks; undefined when it is gone. */
+export const readPlan = (store: PdfStore, job: Pick<Job, 'keyId' | 'id'>) => getJson<PlannedChunk[]>(store, bulkObjectKey(job, 'plan.json'));
 export const putChunkResults = (store: PdfStore, job: Pick<Job, 'keyId' | 'id'>, chunk: number, results: readonly LineResult[]) =>
   putJson(store, bulkObjectKey(job, `chunks/${chunk}.json`), results);
 export const readChunkResults = (store: PdfStore, job: Pick<Job, 'keyId' | 'id'>, chunk: number) => getJson<LineResult[]>(store, bulkObjectKey(job, `chunks/${chunk}.json`));
@@ -331,6 +332,46 @@ export async function cancelBulkJob(store: PdfStore, jobId: string, now: Date): 
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: jobKey(jobId), ConsistentRead: true }));
     return Item ? asJob(Item) : undefined;
+  }
+}
+
+/**
+ * Fails a bulk job that never started (still `queued`: no worker has marked it running, so no line
+ * of it was rendered, and none will be: a worker that takes one of its chunks afterwards finds it
+ * ended). One conditional write; false when the job is no longer `queued` (a chunk of it started,
+ * it was cancelled, or it ended), and nothing changed.
+ */
+export async function failQueuedBulkJob(store: PdfStore, job: Job, end: { result: unknown; completedAt: Date }): Promise<boolean> {
+  try {
+    await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: jobKey(job.id),
+        UpdateExpression: 'SET #status = :failed, #result = :result, #completedAt = :completedAt, #succeeded = :zero, #failed = :total REMOVE #p, #s',
+        ConditionExpression: '#status = :queued AND attribute_not_exists(#completedAt)',
+        ExpressionAttributeNames: {
+          '#status': 'status',
+          '#result': 'result',
+          '#completedAt': 'completedAt',
+          '#succeeded': 'succeeded',
+          '#failed': 'failed',
+          '#p': ENTITY_INDEX.partitionKey,
+          '#s': ENTITY_INDEX.sortKey,
+        },
+        ExpressionAttributeValues: {
+          ':failed': 'failed',
+          ':queued': 'queued',
+          ':result': end.result,
+          ':completedAt': end.completedAt.toISOString(),
+          ':zero': 0,
+          ':total': job.bulk?.total ?? 0,
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return false;
   }
 }
 

@@ -15,8 +15,9 @@
  *   charged again, whichever delivery or run of its chunk comes;
  * - one worker at a time has a chunk (a lease), and a chunk is done, with its counts, in one
  *   conditional write (lib/bulk/bulk-records.ts), so progress counts each line once;
- * - the lines rendered are exactly those whose quota was reserved: each chunk's message names its
- *   lines refused at submission, which workers never render;
+ * - the lines rendered are exactly those whose quota was reserved: a chunk holding lines refused at
+ *   submission names its valid ones in its message (at most LINES_PER_CHUNK, so every message is
+ *   small whatever the upload), and workers render no other;
  * - the PDF records are the charge: at completion the reservation is settled to exactly the lines
  *   whose PDF is stored (the manifest's successes), in one conditional write, once;
  * - completion is recorded once (a conditional write), and the webhook, whose id derives from the
@@ -28,22 +29,31 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
 import { reserveOrRefuse, settleReservation } from '#lib/accounts/quota.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
-import { ApiError, invalidRequest } from '#lib/api/errors.ts';
-import { enqueueChunks, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
+import { ApiError, errorBody, invalidRequest } from '#lib/api/errors.ts';
+import { enqueueChunks, MessagesRefusedError, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { MAX_ARCHIVE_LINES, MAX_INLINE_ITEMS, MAX_UPLOAD_BYTES } from '#lib/documents/bulk-request.ts';
 import { latestTemplateVersions, namesTemplateWithoutVersion } from '#lib/documents/batch.ts';
 import { itemOptionsSchema } from '#lib/documents/document-options.ts';
-import { getJob, pendingJobIds, putJob, putJobRequest, queuedJob, type Job } from '#lib/jobs/job-records.ts';
+import { deleteJobRequest, getJob, jobWebhookId, pendingJobIds, putJob, putJobRequest, queuedJob, type Job } from '#lib/jobs/job-records.ts';
+import { webhookDeps } from '#lib/jobs/job-webhooks.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { randomBase62 } from '#lib/random.ts';
 import { describeIssue } from '#lib/render/options.ts';
-import { BULK_RESERVATION_LIFETIME_MS, CHUNKS_PER_SHARD, markBulkJobEnqueued, putPlan, readPlan, type PlannedChunk } from './bulk-records.ts';
+import { attemptDelivery, enqueueDelivery } from '#lib/webhooks/deliveries.ts';
+import { afterChunk, endChunkLines, recordChunk } from './bulk-completion.ts';
+import { BULK_RESERVATION_LIFETIME_MS, CHUNKS_PER_SHARD, failQueuedBulkJob, isChunkDone, markBulkJobEnqueued, putPlan, readPlan, type PlannedChunk } from './bulk-records.ts';
 import { bulkLineCheck, readUploadLines, UploadRefusedError, type LineProblem, type UploadLine } from './upload-lines.ts';
 import { isUploadId, newUploadId, openUpload, uploadObjectKey } from './uploads.ts';
 
 /** Lines a chunk holds (valid ones; lines refused at submission ride along): see docs/bulk-jobs.md for why 10. */
 export const LINES_PER_CHUNK = 10;
+/**
+ * Lines a chunk holds at most, valid or refused: a run of refused lines is split over chunks of this
+ * many, so a worker never reads back, checks and records more than this many lines at once (an
+ * upload of 1,000,000 refused lines and one valid one is 1,001 chunks, not one of 1,000,001 lines).
+ */
+export const MAX_LINES_PER_CHUNK = 1_000;
 
 /** The most invalid lines a 400 names. */
 const NAMED_PROBLEMS = 20;
@@ -90,7 +100,7 @@ interface PlanningChunk {
 const planned = ({ first, last, start, end, invalid }: PlanningChunk): PlannedChunk => ({ first, last, start, end, ...(invalid.length > 0 && { invalid }) });
 
 /** Reads and checks every line as it streams in; the chunks of the valid ones, and the problems of the others. */
-async function planInput(lines: AsyncIterable<UploadLine>) {
+export async function planInput(lines: AsyncIterable<UploadLine>) {
   const plan: PlannedChunk[] = [];
   const problems: (LineProblem & { line: number })[] = [];
   /** The templates valid lines name without a version: each is pinned to its latest when the job is made. */
@@ -101,8 +111,9 @@ async function planInput(lines: AsyncIterable<UploadLine>) {
   try {
     for await (const line of lines) {
       total = line.line;
-      // A chunk holds LINES_PER_CHUNK valid lines; invalid ones ride along with the chunk they fall in.
-      if (!current || (!line.error && current.valid === LINES_PER_CHUNK)) {
+      // A chunk holds LINES_PER_CHUNK valid lines; invalid ones ride along with the chunk they fall
+      // in, up to MAX_LINES_PER_CHUNK lines in all.
+      if (!current || current.last - current.first + 1 === MAX_LINES_PER_CHUNK || (!line.error && current.valid === LINES_PER_CHUNK)) {
         if (current) plan.push(planned(current));
         current = { first: line.line, last: line.line, start: line.start, end: line.end, valid: 0, invalid: [] };
       }
@@ -125,10 +136,22 @@ async function planInput(lines: AsyncIterable<UploadLine>) {
   return { plan, problems, valid, total, unpinnedTemplates };
 }
 
-function describeProblems(problems: readonly (LineProblem & { line: number })[]): string {
+/** The invalid lines by number and problem, the first NAMED_PROBLEMS of them. */
+function listProblems(problems: readonly (LineProblem & { line: number })[]): string {
   const named = problems.slice(0, NAMED_PROBLEMS).map((problem) => `line ${problem.line}: ${problem.message}`);
-  const more = problems.length > NAMED_PROBLEMS ? `; and ${problems.length - NAMED_PROBLEMS} more` : '';
-  return `${problems.length} line${problems.length === 1 ? ' is' : 's are'} not valid batch items (send "skip_invalid": true to run the others): ${named.join('; ')}${more}`;
+  return named.join('; ') + (problems.length > NAMED_PROBLEMS ? `; and ${problems.length - NAMED_PROBLEMS} more` : '');
+}
+
+/** Why a job with some valid lines is refused: its invalid lines, and that `skip_invalid` would run the others. */
+function describeProblems(problems: readonly (LineProblem & { line: number })[]): string {
+  const counted = problems.length === 1 ? '1 line is not a valid batch item' : `${problems.length} lines are not valid batch items`;
+  return `${counted} (send "skip_invalid": true to run the others): ${listProblems(problems)}`;
+}
+
+/** Why a job with no valid line is refused, skip_invalid or not: there is nothing to run, so no advice to skip. */
+function describeNothingValid(problems: readonly (LineProblem & { line: number })[], total: number): string {
+  const lines = total === 1 ? 'The only line is not a valid batch item' : `None of the ${total} lines is a valid batch item`;
+  return `${lines}: ${listProblems(problems)}`;
 }
 
 /**
@@ -150,8 +173,9 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
   }
   const source = await openInput(apiKey, request);
   const { plan, problems, valid, total, unpinnedTemplates } = await planInput(readUploadLines(source.body, { check: bulkLineCheck(shared) }));
+  // With no valid line there is nothing to run, skip_invalid or not: no advice to send it.
+  if (valid === 0) throw invalidRequest(describeNothingValid(problems, total));
   if (problems.length > 0 && !request.skip_invalid) throw invalidRequest(describeProblems(problems));
-  if (valid === 0) throw invalidRequest(`None of the ${total} lines is a valid batch item: ${describeProblems(problems)}`);
   if (request.archive && total > MAX_ARCHIVE_LINES) {
     throw invalidRequest(`archive is available for jobs of at most ${MAX_ARCHIVE_LINES} lines (this one has ${total}): split the job, or download its PDFs through the manifest's links`);
   }
@@ -193,43 +217,126 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
     await settleReservation(counters, reservation, valid);
     throw error;
   }
+  let queued: QueueOutcome;
   try {
-    await enqueueChunks(apiKey.keyId, chunkMessages(job, plan));
-    await markBulkJobEnqueued(store, job.id);
+    queued = await queueBulkJob(job, plan);
   } catch (error) {
-    // The job is stored and charged nothing yet: it is queued again, whole, by the next sweep.
+    // A passing failure (SQS unreachable): the job is stored and charged nothing yet; it is queued
+    // again, whole, by the next sweep.
     logger.error('bulk job not queued yet', { job_id: job.id, ...errorFields(error) });
+    return job;
   }
+  // SQS will never take it: the job failed, its reservation went back, and so does this request.
+  if (!queued.queued) throw queued.error;
   return job;
 }
 
-const chunkMessages = (job: Job, plan: readonly PlannedChunk[]): ChunkMessage[] =>
-  plan.map((chunk, index) => ({
-    job_id: job.id,
-    chunk: index,
-    first: chunk.first,
-    last: chunk.last,
-    start: chunk.start,
-    end: chunk.end,
-    ...(chunk.invalid?.length && { invalid: chunk.invalid.map((problem) => problem.line) }),
-  }));
+/**
+ * A chunk's message: which lines, and when some of them were refused at submission, the valid ones,
+ * the only ones it renders. A chunk holds at most LINES_PER_CHUNK valid lines, so the message names
+ * at most that many whatever the input: its size is bounded by construction (a few hundred bytes,
+ * see test/unit/bulk-messages.test.ts), far within SQS_LIMITS. A plan stored by an earlier version
+ * (one chunk for any run of refused lines) gives the same bounded message.
+ */
+export function chunkMessage(jobId: string, index: number, chunk: PlannedChunk): ChunkMessage {
+  const message = { job_id: jobId, chunk: index, first: chunk.first, last: chunk.last, start: chunk.start, end: chunk.end };
+  if (!chunk.invalid?.length) return message;
+  const refused = new Set(chunk.invalid.map((problem) => problem.line));
+  const valid: number[] = [];
+  for (let line = chunk.first; line <= chunk.last; line++) if (!refused.has(line)) valid.push(line);
+  return { ...message, valid };
+}
+
+/** How putting a job on the queue ended: queued (its chunks, or what of them can run), or the job failed whole with `error`. */
+type QueueOutcome = { readonly queued: true } | { readonly queued: false; readonly error: ApiError };
+
+/**
+ * Fails a stored bulk job that cannot be put on the queue, if none of it has started: the job ends
+ * `failed` with the reason, its whole reservation goes back, its request is removed and its
+ * webhook (`pdf.job.failed`) sent. Undefined when a chunk of it has started (or it was cancelled or
+ * has ended): then nothing changed.
+ */
+async function failUnqueueableBulkJob(job: Job, reason: string): Promise<ApiError | undefined> {
+  const store = pdfStore();
+  const error = new ApiError('render_failed', `The job could not be put on the queue (${reason}). None of its lines ran and nothing was charged; please submit it again.`);
+  const completedAt = new Date();
+  // Recorded before the job ends, as a completion does: it waits for the end, then is sent once.
+  const delivery = job.webhookUrl
+    ? await enqueueDelivery(webhookDeps().store, { id: jobWebhookId(job), keyId: job.keyId, jobId: job.id, url: job.webhookUrl, now: completedAt })
+    : undefined;
+  if (!(await failQueuedBulkJob(store, job, { result: errorBody(error), completedAt }))) return undefined;
+  logger.error('bulk job failed: it could not be queued', { job_id: job.id, key_id: job.keyId, reason });
+  // Nothing of it ran (it never left `queued`) and nothing will: every PDF it reserved goes back.
+  await settleReservation(counterStore(), job.reservation, job.reservation.count);
+  await deleteJobRequest(store, job.requestKey).catch((failure: unknown) => logger.warn('job request not removed', errorFields(failure)));
+  if (delivery) await attemptDelivery(webhookDeps(), delivery).catch((failure: unknown) => logger.error('webhook delivery failed', errorFields(failure)));
+  return error;
+}
+
+/**
+ * Puts a stored bulk job's chunks on the queue and records it queued. What SQS will never take
+ * (MessagesRefusedError), or a job whose plan is gone, cannot run: a job none of whose chunks has
+ * started fails whole (its reservation back in full); in a job already running, each chunk that
+ * cannot be queued is ended at once, its lines failed uncharged, and the rest runs and completes.
+ * A passing failure (SQS unreachable, throttled) throws: the job stays as it is, and the next sweep
+ * puts it on the queue again (chunks already there or done are harmless twice).
+ */
+async function queueBulkJob(job: Job, plan: readonly PlannedChunk[] | undefined): Promise<QueueOutcome> {
+  const store = pdfStore();
+  if (!plan || plan.length !== job.bulk!.chunks) {
+    const reason = plan ? `its plan has ${plan.length} chunks, not ${job.bulk!.chunks}` : 'its plan of chunks is missing';
+    const error = await failUnqueueableBulkJob(job, reason);
+    if (error) return { queued: false, error };
+    throw new Error(`bulk job ${job.id} has started but cannot be queued: ${reason}`);
+  }
+  try {
+    await enqueueChunks(job.keyId, plan.map((chunk, index) => chunkMessage(job.id, index, chunk)));
+  } catch (refusal) {
+    if (!(refusal instanceof MessagesRefusedError)) throw refusal;
+    const error = await failUnqueueableBulkJob(job, refusal.message);
+    if (error) return { queued: false, error };
+    logger.error('bulk job chunks refused by the queue: their lines fail, uncharged', { job_id: job.id, chunks: refusal.ids.length, reason: refusal.message });
+    const reason = `This line could not be put on the queue (${refusal.message}); nothing was charged for it`;
+    for (const index of refusal.ids.map(Number)) {
+      if (!(await isChunkDone(store, job.id, index))) await recordChunk(job, index, await endChunkLines(job, plan[index]!, reason));
+      await afterChunk(job, index);
+    }
+  }
+  await markBulkJobEnqueued(store, job.id);
+  return { queued: true };
+}
+
+/** What a sweep of stranded bulk jobs did: jobs queued, jobs failed (they could not be), jobs left for the next sweep after an error. */
+export interface BulkSweepReport {
+  readonly queued: number;
+  readonly failed: number;
+  readonly errors: number;
+}
 
 /**
  * Queues again every bulk job whose submission stored it but died before its chunks were all on
  * the queue (older than `olderThanMs`): all its chunks, since chunks already queued or done are
- * harmless twice. The local stack at start-up and the reconcile function on its schedule.
+ * harmless twice; a job that cannot be queued fails (`queueBulkJob`). Each job on its own: one
+ * job's error is logged and counted, and the sweep goes on with the others (the next sweep tries
+ * it again). The local stack at start-up and the reconcile function on its schedule.
  */
-export async function enqueueStrandedBulkJobs(now: Date, olderThanMs: number): Promise<number> {
+export async function enqueueStrandedBulkJobs(now: Date, olderThanMs: number): Promise<BulkSweepReport> {
   const store = pdfStore();
   let queued = 0;
+  let failed = 0;
+  let errors = 0;
   for (const id of await pendingJobIds(store)) {
-    const job = await getJob(store, id);
-    if (!job || job.kind !== 'bulk' || job.enqueued || now.getTime() - Date.parse(job.createdAt) < olderThanMs) continue;
-    await enqueueChunks(job.keyId, chunkMessages(job, await readPlan(store, job)));
-    await markBulkJobEnqueued(store, job.id);
-    queued++;
+    try {
+      const job = await getJob(store, id);
+      if (!job || job.kind !== 'bulk' || job.enqueued || now.getTime() - Date.parse(job.createdAt) < olderThanMs) continue;
+      if ((await queueBulkJob(job, await readPlan(store, job))).queued) queued++;
+      else failed++;
+    } catch (error) {
+      errors++;
+      logger.error('bulk job not queued; the next sweep tries again', { job_id: id, ...errorFields(error) });
+    }
   }
-  return queued;
+  return { queued, failed, errors };
 }
 
 /** Thrown for a bulk request that may not be: a field a bulk job does not take. */

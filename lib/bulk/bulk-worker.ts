@@ -11,7 +11,7 @@
  */
 import type { Context } from 'aws-lambda';
 import { TIERS } from '#lib/accounts/tiers.ts';
-import { isCompletionMessage, type BulkMessage, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
+import { isCompletionMessage, refusedAtSubmission, type BulkMessage, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
 import { pdfStore } from '#lib/aws/stores.ts';
 import { withPinnedVersion, type RenderItem } from '#lib/documents/batch.ts';
 import { renderItem } from '#lib/documents/render-item.ts';
@@ -51,18 +51,18 @@ async function stillWanted(jobId: string): Promise<boolean> {
 /**
  * A chunk's lines, each once: what an earlier delivery stored counts as stored (never rendered or
  * charged again); with `render: false` (a job past its time) nothing new is started. Lines refused
- * at submission (the message names them) are never rendered, whatever the check says now.
+ * at submission (the message names the others) are never rendered, whatever the check says now.
  */
 async function runChunkLines(job: Job, chunk: ChunkMessage, render: boolean): Promise<LineResult[]> {
   const store = pdfStore();
-  const refused = new Set(chunk.invalid ?? []);
+  const refused = refusedAtSubmission(chunk);
   const results: LineResult[] = [];
   const renderTimeoutMs = Math.min(settings.renderTimeoutMs, TIERS[job.tier].jobRenderTimeoutMs);
   // The chunk's lines share their templates: each is read (and its data_schema compiled) once.
   const templates = templateReader(store, job);
   const pinnedVersions = new Map(Object.entries(job.bulk?.templateVersions ?? {}));
   for (const line of await readChunkLines(store, job, chunk, bulkLineCheck(await optionsOf(job)))) {
-    if (refused.has(line.line)) {
+    if (refused(line.line)) {
       // Refused at submission: one of the job's first failures, not counted again here.
       const problem = line.error ?? { code: 'INVALID_OPTIONS' as const, message: 'The line was not a valid batch item when the job was submitted' };
       results.push({ line: line.line, success: false, code: problem.code, message: problem.message, counted: false });

@@ -100,14 +100,22 @@ export async function endGivenUpJob(record: GivenUpInvocation): Promise<boolean>
 /**
  * Abandons every unfinished generate or batch job whose reservation has expired: no run of it can
  * still be going. Bulk jobs are lib/bulk's to end (completeExpiredBulkJobs); the reconcile runs both.
+ * Each job on its own: one job's error is logged and counted in `errors`, and the others are still
+ * abandoned (the next run tries it again).
  */
-export async function abandonExpiredJobs(now: Date): Promise<number> {
+export async function abandonExpiredJobs(now: Date): Promise<{ abandoned: number; errors: number }> {
   let abandoned = 0;
+  let errors = 0;
   for (const id of await pendingJobIds(pdfStore())) {
-    const job = await getJob(pdfStore(), id);
-    if (!job || job.kind === 'bulk' || now.getTime() - Date.parse(job.createdAt) < JOB_RESERVATION_LIFETIME_MS) continue;
-    await abandonJob(id, 'The job could not be completed. Nothing was charged for PDFs it did not store; please submit it again.');
-    abandoned++;
+    try {
+      const job = await getJob(pdfStore(), id);
+      if (!job || job.kind === 'bulk' || now.getTime() - Date.parse(job.createdAt) < JOB_RESERVATION_LIFETIME_MS) continue;
+      await abandonJob(id, 'The job could not be completed. Nothing was charged for PDFs it did not store; please submit it again.');
+      abandoned++;
+    } catch (error) {
+      errors++;
+      logger.error('expired job not abandoned; the next run tries again', { job_id: id, ...errorFields(error) });
+    }
   }
-  return abandoned;
+  return { abandoned, errors };
 }

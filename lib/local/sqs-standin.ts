@@ -12,7 +12,9 @@
  *   moto need Java, Go or Python.
  *
  * What it implements, as SQS documents it, and nothing else (anything else is answered
- * `UnsupportedOperation`): CreateQueue, GetQueueUrl, GetQueueAttributes, SendMessage(Batch),
+ * `UnsupportedOperation`): CreateQueue, GetQueueUrl, GetQueueAttributes, SendMessage(Batch) with
+ * SQS's limits (a message of at most 1 MiB, a batch of at most 10 messages and 1 MiB of bodies, the
+ * characters SQS takes: what AWS would refuse is refused here too, so the local stack finds it first),
  * ReceiveMessage (visibility timeout, long polling, ApproximateReceiveCount and the other system
  * attributes), DeleteMessage(Batch), ChangeMessageVisibility, PurgeQueue; a RedrivePolicy moves a
  * message to its dead-letter queue once it was received maxReceiveCount times; and fair queues: on a
@@ -33,7 +35,7 @@ import { join } from 'node:path';
 
 const ACCOUNT = '000000000000';
 const REGION = 'us-east-1';
-/** SQS's largest message (and batch), since 2025. */
+/** SQS's largest message, and the largest sum of a batch's bodies, since August 2025 (1 MiB each). */
 const MAX_MESSAGE_BYTES = 1_048_576;
 const DEFAULT_VISIBILITY_TIMEOUT_S = 30;
 const MAX_WAIT_SECONDS = 20;
@@ -244,6 +246,10 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
   function validateBody(body: unknown): string {
     if (typeof body !== 'string' || body.length === 0) throw new SqsError('MissingParameter', 'The request must contain the parameter MessageBody.');
     if (Buffer.byteLength(body) > MAX_MESSAGE_BYTES) throw new SqsError('InvalidParameterValue', `One or more parameters are invalid. Reason: Message must be shorter than ${MAX_MESSAGE_BYTES} bytes.`);
+    // The characters SQS takes (XML's): a lone surrogate or a control character is refused.
+    if (/[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u.test(body)) {
+      throw new SqsError('InvalidMessageContents', 'Invalid characters found. Valid characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.');
+    }
     return body;
   }
 

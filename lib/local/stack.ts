@@ -123,6 +123,28 @@ async function listen(server: Server, port: number, host: string): Promise<numbe
 const STRANDED_BULK_JOB_MS = 2 * 60_000;
 
 /**
+ * One repair of the stack's start-up: what it returns, or undefined when it failed, which is said on
+ * stderr and does not stop the start (the sweeps of `reconcileNow` try again while the stack runs).
+ */
+async function atStartUp<T>(what: string, run: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await run();
+  } catch (error) {
+    console.error(`At start-up, ${what} failed: ${error instanceof Error ? error.message : String(error)}. The stack starts anyway; it is tried again within a minute.`);
+    return undefined;
+  }
+}
+
+/** The scheduled reconcile function's sweeps (functions/reconcile.ts), each whatever the others did; errors are logged where they happen. */
+async function reconcileNow(stores: { counters: ReturnType<typeof counterStore>; pdfs: ReturnType<typeof pdfStore> }): Promise<void> {
+  const quietly = (run: () => Promise<unknown>) => run().catch((error: unknown) => console.error(`A reconcile sweep failed: ${error instanceof Error ? error.message : String(error)}`));
+  await quietly(() => abandonExpiredJobs(new Date()));
+  await quietly(() => completeExpiredBulkJobs(new Date()));
+  await quietly(() => enqueueStrandedBulkJobs(new Date(), STRANDED_BULK_JOB_MS));
+  await quietly(() => reconcileQuotas(stores, new Date()));
+}
+
+/**
  * The bulk queue's MaximumConcurrency here (BULK_MAXIMUM_CONCURRENCY, 2 at least as AWS requires).
  * On one machine more chunks at once than it renders only puts more lines in its render lines: a
  * key's chunks would hold every place while another key's waited in the queue, where fairness is.
@@ -230,24 +252,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   // Quota held by requests of a previous run that died (kill -9, a crash) is settled by the PDF
   // records they wrote. This process is the only one that serves this data directory, so every
   // reservation left from before it started belongs to a request that is gone.
+  // Each repair at start-up on its own, and each job or reservation within it: what fails is said
+  // and skipped (the minute's sweep below tries it again), and the stack starts anyway.
   const stores = { counters: counterStore(), pdfs: pdfStore() };
-  const mended = await mendTornPdfRecords(stores.pdfs);
-  if (mended.completed + mended.dropped > 0) console.info(`Mended PDF records half-written when the last run was killed: ${mended.completed} completed, ${mended.dropped} dropped.`);
-  const repaired = await reconcileQuotas(stores, new Date(), { everyRequestIsDead: true });
+  const mended = await atStartUp('mending half-written PDF records', () => mendTornPdfRecords(stores.pdfs));
+  if (mended && mended.completed + mended.dropped > 0) console.info(`Mended PDF records half-written when the last run was killed: ${mended.completed} completed, ${mended.dropped} dropped.`);
+  const repaired = await atStartUp('settling reservations', () => reconcileQuotas(stores, new Date(), { everyRequestIsDead: true }));
   // A job request outlives no job: one left by a run killed between ending its job and removing it goes now.
-  const leftovers = await removeLeftoverJobRequests(stores.pdfs);
-  if (leftovers > 0) console.info(`Removed ${leftovers} job requests left by jobs that had ended when the last run was killed.`);
-  if (repaired.repaired > 0) console.info(`Settled ${repaired.repaired} reservations left by requests that died: ${repaired.returned} PDFs given back, ${repaired.charged} charged.`);
-  // And while it runs, as the scheduled reconcile function does in AWS.
-  const reconciliation = setInterval(
-    () =>
-      void abandonExpiredJobs(new Date())
-        .then(() => completeExpiredBulkJobs(new Date()))
-        .then(() => enqueueStrandedBulkJobs(new Date(), STRANDED_BULK_JOB_MS))
-        .then(() => reconcileQuotas(stores, new Date()))
-        .catch(() => undefined),
-    RECONCILE_INTERVAL_MS,
-  );
+  const leftovers = await atStartUp('removing job requests of ended jobs', () => removeLeftoverJobRequests(stores.pdfs));
+  if (leftovers) console.info(`Removed ${leftovers} job requests left by jobs that had ended when the last run was killed.`);
+  if (repaired && repaired.repaired > 0) console.info(`Settled ${repaired.repaired} reservations left by requests that died: ${repaired.returned} PDFs given back, ${repaired.charged} charged.`);
+  if (repaired && repaired.errors > 0) console.error(`${repaired.errors} reservations could not be settled (see the log); tried again within a minute.`);
+  // And while it runs, as the scheduled reconcile function does in AWS: every step whatever the others did.
+  const reconciliation = setInterval(() => void reconcileNow(stores), RECONCILE_INTERVAL_MS);
   reconciliation.unref();
   // Webhook deliveries that are due, as the scheduled webhooks function does in AWS: the same pool
   // of senders, fair between keys, here running for as long as the stack does.
@@ -278,17 +295,26 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
   // Lambda keeps queued job events across anything; here the jobs themselves are the queue: every
   // job not finished when the last run stopped is run again (a run finds what an earlier one made).
-  const unfinished = await pendingJobIds(stores.pdfs);
-  for (const job_id of unfinished) await invokeJobFunction({ job_id });
-  if (unfinished.length > 0) console.info(`Resumed ${unfinished.length} asynchronous jobs left unfinished by the last run.`);
-  // Bulk jobs resume from the queue, which kept their chunks. Their chunk leases belong to workers
-  // of the last run, all dead now; a job whose submission died before its chunks were queued is queued.
+  const unfinished = (await atStartUp('listing unfinished jobs', () => pendingJobIds(stores.pdfs))) ?? [];
+  let resumed = 0;
   for (const job_id of unfinished) {
-    const job = await getJob(stores.pdfs, job_id);
-    if (job?.kind === 'bulk') await releaseAllChunkLeases(stores.pdfs, job_id);
+    // Bulk jobs resume from the queue, which kept their chunks. Their chunk leases belong to workers
+    // of the last run, all dead now.
+    const ok = await atStartUp(`resuming job ${job_id}`, async () => {
+      const job = await getJob(stores.pdfs, job_id);
+      if (job?.kind === 'bulk') await releaseAllChunkLeases(stores.pdfs, job_id);
+      else await invokeJobFunction({ job_id });
+      return true;
+    });
+    if (ok) resumed++;
   }
-  const requeued = await enqueueStrandedBulkJobs(new Date(), 0);
-  if (requeued > 0) console.info(`Queued ${requeued} bulk jobs whose submission died before their chunks were queued.`);
+  if (resumed > 0) console.info(`Resumed ${resumed} jobs left unfinished by the last run.`);
+  // A bulk job whose submission died before its chunks were queued is queued now (or fails, its
+  // reservation returned, when it cannot be).
+  const swept = await atStartUp('queueing bulk jobs whose submission died', () => enqueueStrandedBulkJobs(new Date(), 0));
+  if (swept && swept.queued > 0) console.info(`Queued ${swept.queued} bulk jobs whose submission died before their chunks were queued.`);
+  if (swept && swept.failed > 0) console.error(`${swept.failed} bulk jobs could not be queued: they failed, their reservations returned (see the log).`);
+  if (swept && swept.errors > 0) console.error(`${swept.errors} bulk jobs could not be queued now (see the log); tried again within a minute.`);
   // Lambda's event source mappings: the bulk worker on the bulk queue, within its maximum
   // concurrency; the reconcile function on its dead-letter queue (cdk/stack.ts maps both the same).
   const bulkMapping = startEventSourceMapping(
