@@ -3,7 +3,8 @@
  *
  * A key carries about 238 random bits, so a fast hash is the right tool (no salt or slow KDF
  * needed: there is nothing to brute-force). Authentication is a consistent read of the item named
- * by the hash of the presented key; a revoked key is refused from the next request on.
+ * by the hash of the presented key (requests of one process presenting the same key while it is
+ * being read share that read); a revoked key is refused from the next read on.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GetCommand, paginateQuery, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -88,6 +89,31 @@ export async function createApiKey(
   return { apiKey, key, webhookSecret };
 }
 
+/** Reads of key items under way, by table and hash (see keyItemByHash). */
+const keyReads = new Map<string, Promise<Record<string, unknown> | undefined>>();
+
+/**
+ * The item of the key with this hash. Requests presenting the same key while a read of it is under
+ * way share that read instead of each making its own: where one process serves many requests at
+ * once (the local stack), a key's flood of hundreds of simultaneous requests costs one read, not
+ * hundreds queued ahead of everything else (a Lambda container serves one request at a time, so
+ * there nothing is ever shared). A request that joins a read sees the key as it was when that read
+ * began, a moment before the request arrived: a key revoked during that moment may let those few
+ * requests in, never one that arrives after the read.
+ */
+function keyItemByHash(store: KeyStore, hash: string): Promise<Record<string, unknown> | undefined> {
+  const id = `${store.tableName}\n${hash}`;
+  let read = keyReads.get(id);
+  if (!read) {
+    read = store.client
+      .send(new GetCommand({ TableName: store.tableName, Key: { pk: `${ENTITY}#${hash}`, sk: ENTITY }, ConsistentRead: true }))
+      .then(({ Item }) => Item)
+      .finally(() => keyReads.delete(id));
+    keyReads.set(id, read);
+  }
+  return read;
+}
+
 /**
  * The key named by an `Authorization: Bearer <key>` header, or undefined when the header is
  * missing or malformed, or the key is unknown or revoked.
@@ -98,9 +124,7 @@ export async function findActiveKey(store: KeyStore, authorization: string | und
   if (!presented || !API_KEY_PATTERN.test(presented)) return undefined;
 
   const hash = hashApiKey(presented);
-  const { Item } = await store.client.send(
-    new GetCommand({ TableName: store.tableName, Key: { pk: `${ENTITY}#${hash}`, sk: ENTITY }, ConsistentRead: true }),
-  );
+  const Item = await keyItemByHash(store, hash);
   // The item was found by this very hash, so the comparison can only fail on a corrupted item;
   // it is still done in constant time so that no code path compares secrets byte by byte.
   if (!Item || typeof Item.keyHash !== 'string') return undefined;
