@@ -24,6 +24,8 @@ import { assertBulkLambdaExact, runBulkLambda } from './lib/bulk-lambda.ts';
 import { assertBulkCrashExact, runBulkCrash } from './lib/bulk-crash.ts';
 import { assertBulkFair, runBulkFairness } from './lib/bulk-fairness.ts';
 import { runNaive } from './lib/naive.ts';
+import { runNeighbours } from './lib/neighbours.ts';
+import { runOverload } from './lib/overload.ts';
 import { buildRows, renderMarkdown, renderText, type BenchResults } from './lib/report.ts';
 import { TreeRssSampler } from './lib/rss.ts';
 import { runService } from './lib/service.ts';
@@ -148,6 +150,14 @@ await phase('bulk-crash', async (log) => {
 await phase('bulk-fairness', async (log) => {
   results.bulkFairness = await runBulkFairness(config, log);
   assertBulkFair(results.bulkFairness);
+});
+
+await phase('neighbours', async (log) => {
+  results.neighbours = await runNeighbours(log, { requests: config.neighboursRequests, lanes: config.neighboursHostileLanes });
+});
+
+await phase('overload', async (log) => {
+  results.overload = await runOverload(log, { requests: config.overloadRequests, backToBackRequests: config.overloadBackToBack });
 });
 
 const durationSeconds = round((performance.now() - started) / 1000);

@@ -4,7 +4,7 @@
  */
 import { MAX_ARCHIVE_LINES } from '../../lib/documents/bulk-request.ts';
 
-export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk', 'bulk-lambda', 'bulk-crash', 'bulk-fairness'] as const;
+export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk', 'bulk-lambda', 'bulk-crash', 'bulk-fairness', 'neighbours', 'overload'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface BenchConfig {
@@ -40,6 +40,12 @@ export interface BenchConfig {
   /** Lines of the bulk-fairness phase's large job (one key) and of its small job (another key, sent right after). */
   readonly bulkFairnessLines: number;
   readonly bulkFairnessSmallLines: number;
+  /** The neighbours phase: the neighbour's sequential generates per window, and the hostile key's requests in flight. */
+  readonly neighboursRequests: number;
+  readonly neighboursHostileLanes: number;
+  /** The overload phase: generates sent at once by one key, and one client's back-to-back generates before and after. */
+  readonly overloadRequests: number;
+  readonly overloadBackToBack: number;
 }
 
 function int(name: string, fallback: number, { min = 1, max = Number.MAX_SAFE_INTEGER } = {}): number {
@@ -84,6 +90,12 @@ export function readConfig(): BenchConfig {
     // end long before it: 200 lines at least.
     bulkFairnessLines: int('BENCH_BULK_FAIRNESS_LINES', quick ? 200 : 2_000, { min: 200, max: MAX_ARCHIVE_LINES }),
     bulkFairnessSmallLines: int('BENCH_BULK_FAIRNESS_SMALL_LINES', quick ? 10 : 20, { max: MAX_ARCHIVE_LINES }),
+    neighboursRequests: int('BENCH_NEIGHBOURS_REQUESTS', quick ? 10 : 30, { min: 2 }),
+    // Each hostile request holds its worker 5 s and the key gets one worker of two on two cores, so
+    // 4 in flight wait at most 15 s for it, inside the pool's 20 s wait: all should end 422.
+    neighboursHostileLanes: int('BENCH_NEIGHBOURS_HOSTILE_LANES', 4),
+    overloadRequests: int('BENCH_OVERLOAD_REQUESTS', 400),
+    overloadBackToBack: int('BENCH_OVERLOAD_BACK_TO_BACK', quick ? 10 : 30, { min: 2 }),
   };
 }
 
@@ -108,4 +120,9 @@ export const KNOB_NAMES = [
   'BENCH_BULK_CRASH_LINES',
   'BENCH_BULK_FAIRNESS_LINES',
   'BENCH_BULK_FAIRNESS_SMALL_LINES',
+  'BENCH_NEIGHBOURS_REQUESTS',
+  'BENCH_NEIGHBOURS_HOSTILE_LANES',
+  'BENCH_OVERLOAD_REQUESTS',
+  'BENCH_OVERLOAD_BACK_TO_BACK',
+  'BENCH_STACK_NODE_ARGS',
 ] as const;

@@ -14,6 +14,8 @@ import type { BulkFairnessResult } from './bulk-fairness.ts';
 import type { DecompressResult } from './decompress.ts';
 import type { FloorResult } from './floor.ts';
 import type { NaiveResult } from './naive.ts';
+import { NEIGHBOURS_TARGETS, type NeighboursResults } from './neighbours.ts';
+import type { OverloadResults } from './overload.ts';
 import type { ServiceResult } from './service.ts';
 import { round, type LatencySummary } from './stats.ts';
 
@@ -37,6 +39,10 @@ export interface BenchResults {
   readonly bulkCrash?: BulkCrashResult;
   /** Phase `bulk-fairness`: a large bulk job of one key and a small one of another sent right after (bench/lib/bulk-fairness.ts). */
   readonly bulkFairness?: BulkFairnessResult;
+  /** Phase `neighbours`: one key's hostile templates at its rate limit, another key's generates and /health (bench/lib/neighbours.ts). */
+  readonly neighbours?: NeighboursResults;
+  /** Phase `overload`: 400 simultaneous generates of one key, goodput against one client back to back (bench/lib/overload.ts). */
+  readonly overload?: OverloadResults;
 }
 
 export type Status = 'PASS' | 'MISS' | 'n/a' | '';
@@ -306,6 +312,37 @@ export function buildRows(results: BenchResults): Row[] {
         [fair.large, fair.small].map((job) => (job.failedValidLines ? `; valid lines failed of ${job.lines}: ${counts(job.failedValidCodes)}` : '')).join(''),
       'small ends before the large is half done',
       status(fair.largeDoneWhenSmallEnded <= fair.large.lines / 2),
+    );
+  }
+  const neighbours = results.neighbours;
+  if (neighbours) {
+    const { idle, loaded, idleAfter, hostile } = neighbours;
+    add(
+      `local stack: neighbours unharmed, key B's generate p50 / p95 (${neighbours.requests} invoices one after another) while key A keeps ${hostile.lanes} hostile templates in flight (each holds a worker its ${hostile.fillLimitMs} ms), idle → loaded`,
+      `${ms(idle.generate.p50)} / ${ms(idle.generate.p95)} → ${ms(loaded.generate.p50)} / ${ms(loaded.generate.p95)}`,
+      `p95 ${times(neighbours.p95Ratio)}, p50 ${times(neighbours.p50Ratio)} idle; idle again after: ${ms(idleAfter.generate.p50)} / ${ms(idleAfter.generate.p95)}; ` +
+        `A (${hostile.tier}, at most ${hostile.ratePerMinute}/min): ${counts(hostile.outcomes)}, ${hostile.namingTheLimit} naming the limit, ${hostile.perMinute}/min, charged ${hostile.charged}; B ${counts(loaded.generateStatuses)}`,
+      `p95 ≤ ${NEIGHBOURS_TARGETS.loadedOverIdleP95}× idle`,
+      status(neighbours.p95Ratio <= NEIGHBOURS_TARGETS.loadedOverIdleP95),
+    );
+    add(
+      `local stack: neighbours unharmed, /health p50 / p95 / max (every 250 ms), idle → loaded`,
+      `${ms(idle.health.p50)} / ${ms(idle.health.p95)} / ${ms(idle.health.max)} → ${ms(loaded.health.p50)} / ${ms(loaded.health.p95)} / ${ms(loaded.health.max)}`,
+      `loaded: ${counts(loaded.healthStatuses)}`,
+      `< ${NEIGHBOURS_TARGETS.healthMs} ms`,
+      status(loaded.health.max < NEIGHBOURS_TARGETS.healthMs && Object.keys(loaded.healthStatuses).every((code) => code === '200')),
+    );
+  }
+  const overload = results.overload;
+  if (overload) {
+    const { burst, backToBack, backToBackAfter } = overload;
+    add(
+      `local stack: overload goodput, ${overload.requests} simultaneous generates of one key: PDFs served per second (served / time to the last 200)`,
+      `${rate(burst.goodput)} (${burst.served} in ${ms(burst.servedInMs)})`,
+      `${times(overload.ratio)} one client back to back (${rate(backToBack.perSecond)}; after: ${rate(backToBackAfter.perSecond)}); ${counts(burst.statuses)}; ` +
+        `refusals p50 / p95 ${ms(burst.refusedLatency.p50)} / ${ms(burst.refusedLatency.p95)}; charged ${burst.charged}`,
+      '≥ 1× back to back',
+      status(overload.ratio >= 1),
     );
   }
   return rows;
