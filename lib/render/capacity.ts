@@ -272,15 +272,18 @@ export class RenderCapacity {
    * Refuses one more single document of `keyId` when it would not start within `maxQueueWaitMs`:
    * the documents its key already holds (waiting, or admitted and not yet asking) go first, one
    * every `drainMs` (its pace as measured while it had documents waiting, every other key's turns
-   * included) or, before that is measured, one every `#workMs` (as if served one after another: the
-   * pace of a back-to-back client, which a burst's first documents cannot yet be shown to beat).
+   * included) or, before that is measured, as many at once as its share of the slots, each taking
+   * `#workMs` (a document's own time measured while others ran beside it, so that contention is in
+   * it): a burst of 20 from a key that may render several at once is not refused for waiting as if
+   * they ran one after another.
    * An estimate: a document admitted too hopefully is still dropped at `maxQueueWaitMs`, as before.
    */
   #lateRefusal(keyId: string): ServiceBusyError | undefined {
     const work = this.#work.get(keyId);
     const held = work ? work.waiting.length + work.promised : 0;
     if (!work || held === 0) return undefined;
-    const waitMs = (held + 1) * (work.drainMs ?? this.#workMs);
+    // Before its pace is measured, its documents start up to its share at once, each taking #workMs.
+    const waitMs = (held + 1) * (work.drainMs ?? this.#workMs / this.#capOf(work));
     if (waitMs <= this.#limits.maxQueueWaitMs) return undefined;
     const retryAfter = this.retryAfterSeconds();
     return new ServiceBusyError(
