@@ -50,30 +50,36 @@ export type { Refusal } from './tasks.ts';
 const BUNDLED_WORKER = new URL(`./${BUNDLED_WORKER_NAME}`, import.meta.url);
 const WORKER_FILE = existsSync(fileURLToPath(BUNDLED_WORKER)) ? BUNDLED_WORKER : WORKER_SOURCE;
 
-/** Each step's limit, and what is said when a task outlives it or outgrows its heap. */
-const STEPS: Readonly<Record<TaskStep, { limitMs: number; refusal: Refusal['refusal']; late: string; large: (heapMb: number) => string }>> = {
+/** Each step's time limit (./limits.ts). */
+export type StepLimits = Readonly<Record<TaskStep, number>>;
+
+const STEP_LIMITS: StepLimits = {
+  'data-check': DATA_CHECK_TIME_LIMIT_MS,
+  fill: TEMPLATE_FILL_TIME_LIMIT_MS,
+  inspect: HTML_INSPECTION_TIME_LIMIT_MS,
+  'save-check': TEMPLATE_SAVE_CHECK_TIME_LIMIT_MS,
+};
+
+/** What is said when a task outlives its step's limit or outgrows its heap. */
+const STEPS: Readonly<Record<TaskStep, { refusal: Refusal['refusal']; late: (limitMs: number) => string; large: (heapMb: number) => string }>> = {
   'data-check': {
-    limitMs: DATA_CHECK_TIME_LIMIT_MS,
     refusal: 'data',
-    late: `(root): checking the data against the data_schema took longer than ${DATA_CHECK_TIME_LIMIT_MS} ms; simplify the schema (a pattern that backtracks?) or the data`,
+    late: (limitMs) => `(root): checking the data against the data_schema took longer than ${limitMs} ms; simplify the schema (a pattern that backtracks?) or the data`,
     large: (heapMb) => `(root): checking the data against the data_schema needed more than ${heapMb} MB of memory; simplify the schema or the data`,
   },
   fill: {
-    limitMs: TEMPLATE_FILL_TIME_LIMIT_MS,
     refusal: 'template',
-    late: `filling the template took longer than ${TEMPLATE_FILL_TIME_LIMIT_MS} ms, its time limit (a loop or filter that works over too much?)`,
+    late: (limitMs) => `filling the template took longer than ${limitMs} ms, its time limit (a loop or filter that works over too much?)`,
     large: (heapMb) => `filling the template needed more than ${heapMb} MB of memory, its limit (a loop or filter that builds too much?)`,
   },
   inspect: {
-    limitMs: HTML_INSPECTION_TIME_LIMIT_MS,
     refusal: 'html',
-    late: `html took longer than ${HTML_INSPECTION_TIME_LIMIT_MS} ms to read; simplify its markup`,
+    late: (limitMs) => `html took longer than ${limitMs} ms to read; simplify its markup`,
     large: (heapMb) => `html needed more than ${heapMb} MB of memory to read; simplify its markup`,
   },
   'save-check': {
-    limitMs: TEMPLATE_SAVE_CHECK_TIME_LIMIT_MS,
     refusal: 'schema',
-    late: `checking the template (its Liquid, its data_schema and its sample_data) took longer than ${TEMPLATE_SAVE_CHECK_TIME_LIMIT_MS} ms; simplify the data_schema`,
+    late: (limitMs) => `checking the template (its Liquid, its data_schema and its sample_data) took longer than ${limitMs} ms; simplify the data_schema`,
     large: (heapMb) => `checking the template (its Liquid, its data_schema and its sample_data) needed more than ${heapMb} MB of memory; simplify the data_schema`,
   },
 };
@@ -91,9 +97,11 @@ class PooledWorker {
   /** Resolves once its modules are loaded; rejects if it could not start. */
   readonly ready: Promise<void>;
   readonly #heapMb: number;
+  readonly #limitsMs: StepLimits;
 
-  constructor(heapMb: number) {
+  constructor(heapMb: number, limitsMs: StepLimits) {
     this.#heapMb = heapMb;
+    this.#limitsMs = limitsMs;
     this.thread = new Worker(WORKER_FILE, {
       env: {},
       resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: CUSTOMER_CODE_YOUNG_HEAP_MB },
@@ -129,14 +137,14 @@ class PooledWorker {
       };
       const refuse = (why: 'late' | 'large') => {
         const { refusal, late, large } = STEPS[step];
-        finish({ outcome: { refusal, detail: why === 'late' ? late : large(this.#heapMb) }, reusable: false });
+        finish({ outcome: { refusal, detail: why === 'late' ? late(this.#limitsMs[step]) : large(this.#heapMb) }, reusable: false });
       };
       const arm = () => {
         clearTimeout(timer);
         timer = setTimeout(() => {
           void this.thread.terminate();
           refuse('late');
-        }, STEPS[step].limitMs);
+        }, this.#limitsMs[step]);
       };
       const onMessage = (message: WorkerMessage) => {
         if (message.type === 'step') {
@@ -168,14 +176,21 @@ export class CustomerCodePool {
   readonly workers: number;
   /** Each worker's JavaScript heap (old generation), in MB. */
   readonly heapMb: number;
+  /** Each step's time limit: ./limits.ts's, unless given (tests). */
+  readonly limitsMs: StepLimits;
   readonly #slots: RenderCapacity;
   readonly #idle: PooledWorker[] = [];
   #alive = 0;
   #closed = false;
 
-  constructor({ workers = Math.max(2, availableParallelism()), heapMb = CUSTOMER_CODE_HEAP_MB }: { workers?: number; heapMb?: number } = {}) {
+  constructor({
+    workers = Math.max(2, availableParallelism()),
+    heapMb = CUSTOMER_CODE_HEAP_MB,
+    limitsMs = {},
+  }: { workers?: number; heapMb?: number; limitsMs?: Partial<StepLimits> } = {}) {
     this.workers = workers;
     this.heapMb = heapMb;
+    this.limitsMs = { ...STEP_LIMITS, ...limitsMs };
     this.#slots = new RenderCapacity({ slots: workers, maxQueued: MAX_WAITING, maxQueueWaitMs: MAX_WAIT_MS });
   }
 
@@ -242,7 +257,7 @@ export class CustomerCodePool {
 
   #spawn(): PooledWorker {
     this.#alive++;
-    return new PooledWorker(this.heapMb);
+    return new PooledWorker(this.heapMb, this.limitsMs);
   }
 }
 
