@@ -7,8 +7,9 @@
  * Submission decides everything before any work: every line is read as it streams
  * (lib/bulk/upload-lines.ts) and checked, in a worker thread (lib/bulk/upload-check-pool.ts), never
  * on the event loop (400 naming the line numbers unless `skip_invalid`; without it, reading stops
- * once more than MAX_INVALID_LINES lines are invalid), the quota for every valid line is reserved (402, nothing started), the plan
- * of chunks is stored, the job recorded, then its chunks put on the queue.
+ * once more than MAX_INVALID_LINES lines are invalid), the quota for every valid line is reserved
+ * (402, nothing started), the plan of chunks is stored, the job recorded, then its chunks put on
+ * the queue.
  *
  * Money is exact under crashes, retries, duplicate deliveries and cancellation:
  * - every line's PDF has an id derived from the job's secret seed and the line number, and its record
@@ -46,7 +47,7 @@ import { afterChunk, endChunkLines, recordChunk } from './bulk-completion.ts';
 import { BULK_RESERVATION_LIFETIME_MS, CHUNKS_PER_SHARD, failQueuedBulkJob, isChunkDone, markBulkJobEnqueued, putPlan, readPlan, type PlannedChunk } from './bulk-records.ts';
 import { LINES_PER_CHUNK, MAX_INVALID_LINES, MAX_LINES_PER_CHUNK, planInput, refusalOf } from './upload-check.ts';
 import { uploadCheckPool } from './upload-check-pool.ts';
-import { isUploadId, newUploadId, openUpload, uploadObjectKey } from './uploads.ts';
+import { isUploadId, newUploadId, openUpload, uploadObjectKey, uploadSize } from './uploads.ts';
 
 // The planning of chunks lives with the reading (./upload-check.ts, which the worker runs); re-exported for the plan's readers.
 export { LINES_PER_CHUNK, MAX_INVALID_LINES, MAX_LINES_PER_CHUNK, planInput };
@@ -60,24 +61,31 @@ export interface BulkRequest {
 }
 
 /**
- * The input's bytes: the upload's, streamed from S3, or the inline items as JSON Lines, which are
- * written out as an upload of their own once the job is accepted (`inline`), so that workers read
- * every job's lines back one way.
+ * The input's bytes: the upload's, streamed from S3 once `open` is called (after a worker is free to
+ * read them), or the inline items as JSON Lines, which are written out as an upload of their own once
+ * the job is accepted (`inline`), so that workers read every job's lines back one way. An upload
+ * that is missing or too large is refused here, before any wait.
  */
-async function openInput(apiKey: ApiKey, request: BulkRequest): Promise<{ uploadId: string; body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>; inline?: Buffer }> {
+async function openInput(apiKey: ApiKey, request: BulkRequest): Promise<{ uploadId: string; open: () => Promise<AsyncIterable<Uint8Array> | Iterable<Uint8Array>>; inline?: Buffer }> {
   if (request.items !== undefined) {
     const inline = Buffer.from(request.items.map((item) => JSON.stringify(item) + '\n').join(''));
-    return { uploadId: newUploadId(), body: [inline], inline };
+    return { uploadId: newUploadId(), open: async () => [inline], inline };
   }
   const uploadId = request.upload_id!;
   if (!isUploadId(uploadId)) throw invalidRequest('upload_id must be the upload_id POST /v1/uploads answered');
-  const opened = await openUpload(pdfStore(), apiKey, uploadId);
-  if (!opened) throw invalidRequest(`No file was uploaded for ${uploadId} (or it expired): PUT the JSON Lines file to the url POST /v1/uploads answered first`);
-  if (opened.size > MAX_UPLOAD_BYTES) {
-    (opened.body as { destroy?: () => void }).destroy?.();
-    throw invalidRequest(`The upload is ${opened.size} bytes, larger than the ${MAX_UPLOAD_BYTES} bytes one bulk job takes; split it into several jobs.`);
+  const gone = () => invalidRequest(`No file was uploaded for ${uploadId} (or it expired): PUT the JSON Lines file to the url POST /v1/uploads answered first`);
+  const size = await uploadSize(pdfStore(), apiKey, uploadId);
+  if (size === undefined) throw gone();
+  if (size > MAX_UPLOAD_BYTES) {
+    throw invalidRequest(`The upload is ${size} bytes, larger than the ${MAX_UPLOAD_BYTES} bytes one bulk job takes; split it into several jobs.`);
   }
-  return { uploadId, body: opened.body };
+  const open = async () => {
+    const opened = await openUpload(pdfStore(), apiKey, uploadId);
+    if (!opened) throw gone();
+    // Put again larger since it was measured? The reader's own count refuses it past the limit as it streams.
+    return opened.body;
+  };
+  return { uploadId, open };
 }
 
 /**
@@ -101,7 +109,7 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
   // Read and checked in a worker thread, streamed (./upload-check-pool.ts): never on the event loop
   // that answers other keys, and refused as soon as it is known to be.
   const skipInvalid = request.skip_invalid === true;
-  const check = await uploadCheckPool().check(apiKey.keyId, source.body, { shared, skipInvalid });
+  const check = await uploadCheckPool().check(apiKey.keyId, source.open, { shared, skipInvalid });
   const refusal = refusalOf(check, { skipInvalid });
   if (refusal !== undefined || 'refused' in check) throw invalidRequest(refusal ?? 'The upload cannot be a job');
   const { plan, invalid, valid, total } = check;

@@ -189,13 +189,25 @@ export class UploadCheckPool {
     return { workers: this.workers, running, waiting };
   }
 
-  /** Reads and checks `body` (a bulk job's input) for `keyId` in a worker: its plan, or why it cannot be a job. */
-  async check(keyId: string, body: Body, options: UploadCheckOptions): Promise<UploadCheck> {
+  /**
+   * Reads and checks a bulk job's input for `keyId` in a worker: its plan, or why it cannot be a job.
+   * `input` is its bytes, or opens them (the upload's GET from S3): opened only once a worker is
+   * free, so a submission waiting its turn holds no connection to S3.
+   */
+  async check(keyId: string, input: Body | (() => Promise<Body>), options: UploadCheckOptions): Promise<UploadCheck> {
     using _slot = await this.#slots.acquire(keyId, { maxRunning: this.workers });
     const worker = this.#idle.pop() ?? new UploadCheckWorker(this.heapMb);
     let reusable = false;
     try {
       await worker.ready;
+      let body: Body;
+      try {
+        body = typeof input === 'function' ? await input() : input;
+      } catch (error) {
+        // Nothing was sent to the worker: it serves the next submission.
+        reusable = true;
+        throw error;
+      }
       const result = await worker.run(body, options, { heapMb: this.heapMb, timeLimitMs: this.timeLimitMs });
       reusable = result.reusable;
       return result.check;

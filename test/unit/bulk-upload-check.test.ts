@@ -126,6 +126,33 @@ describe('UploadCheckPool: the check in a worker thread, streamed', () => {
     expect([next.valid, next.total]).toEqual([3, 3]);
   });
 
+  it("a key's submission waiting its turn opens its input only once a worker is free for it", async () => {
+    // Arrange: the key's first submission streams until released; a key holds one of two workers at most
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const first = pool.check('key_c', (async function* () {
+      yield Buffer.from(VALID + '\n');
+      await released;
+      yield Buffer.from(VALID + '\n');
+    })(), { skipInvalid: false });
+    let opened = false;
+
+    // Act
+    const second = pool.check('key_c', async () => {
+      opened = true;
+      return [upload(1, () => true)];
+    }, { skipInvalid: false });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const openedWhileWaiting = opened;
+    release();
+    const [firstCheck, secondCheck] = [planned(await first), planned(await second)];
+
+    // Assert
+    expect(openedWhileWaiting).toBe(false);
+    expect(opened).toBe(true);
+    expect([firstCheck.total, secondCheck.total]).toEqual([2, 1]);
+  });
+
   it('a read past its time limit ends its worker and refuses the upload; the pool goes on', async () => {
     // Arrange: a stream that never ends
     const slow = new UploadCheckPool({ workers: 2, timeLimitMs: 300 });
