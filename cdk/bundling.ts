@@ -1,13 +1,14 @@
 /**
  * What bundling a function adds to esbuild's defaults, shared by every function (service-function.ts)
  * and run as a script after each bundle is written (`node cdk/bundling.ts <asset dir>`): the
- * customer-code worker bundled as a second entry point beside index.mjs, where the function starts
- * one. Kept free of aws-cdk-lib, so running it per function costs esbuild's time only.
+ * worker threads (customer code, bulk upload checks) bundled as entry points of their own beside
+ * index.mjs, where the function starts one. Kept free of aws-cdk-lib, so running it per function costs esbuild's time only.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { BUNDLED_UPLOAD_CHECK_WORKER_NAME, UPLOAD_CHECK_WORKER_SOURCE } from '#lib/bulk/upload-check-worker-file.ts';
 import { BUNDLED_WORKER_NAME, WORKER_SOURCE } from '#lib/customer-code/worker-file.ts';
 
 /**
@@ -17,27 +18,39 @@ import { BUNDLED_WORKER_NAME, WORKER_SOURCE } from '#lib/customer-code/worker-fi
 export const CREATE_REQUIRE_BANNER =
   "import { createRequire as __pdfApiCreateRequire } from 'node:module'; const require = __pdfApiCreateRequire(import.meta.url);";
 
+/** The worker threads a function may start, each bundled on its own under the name its starter looks for. */
+export const WORKER_ENTRIES: readonly { readonly name: string; readonly source: URL }[] = [
+  { name: BUNDLED_WORKER_NAME, source: WORKER_SOURCE },
+  { name: BUNDLED_UPLOAD_CHECK_WORKER_NAME, source: UPLOAD_CHECK_WORKER_SOURCE },
+];
+
 /**
- * Bundles the customer-code worker beside an asset's index.mjs when that bundle starts one (it
- * names the file: lib/customer-code/pool.ts is in it). The fact "this function runs customer code"
- * is read from what the function imports, so no list of functions can drift from it.
+ * Bundles each worker beside an asset's index.mjs when that bundle starts one (it names the file:
+ * lib/customer-code/pool.ts or lib/bulk/upload-check-pool.ts is in it). The fact "this function
+ * runs customer code" (or reads bulk uploads) is read from what the function imports, so no list of
+ * functions can drift from it. True when it bundled the customer-code worker.
  */
 export async function bundleCustomerCodeWorker(assetDir: string): Promise<boolean> {
-  if (!readFileSync(join(assetDir, 'index.mjs'), 'utf8').includes(BUNDLED_WORKER_NAME)) return false;
-  await build({
-    entryPoints: [fileURLToPath(WORKER_SOURCE)],
-    outfile: join(assetDir, BUNDLED_WORKER_NAME),
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node24',
-    mainFields: ['module', 'main'],
-    banner: { js: CREATE_REQUIRE_BANNER },
-    minify: true,
-    keepNames: true,
-    logLevel: 'warning',
-  });
-  return true;
+  const index = readFileSync(join(assetDir, 'index.mjs'), 'utf8');
+  let customerCode = false;
+  for (const { name, source } of WORKER_ENTRIES) {
+    if (!index.includes(name)) continue;
+    await build({
+      entryPoints: [fileURLToPath(source)],
+      outfile: join(assetDir, name),
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node24',
+      mainFields: ['module', 'main'],
+      banner: { js: CREATE_REQUIRE_BANNER },
+      minify: true,
+      keepNames: true,
+      logLevel: 'warning',
+    });
+    if (name === BUNDLED_WORKER_NAME) customerCode = true;
+  }
+  return customerCode;
 }
 
 if (import.meta.main) {

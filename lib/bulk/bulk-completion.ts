@@ -36,6 +36,7 @@ import {
   takeCompletion,
   type LineResult,
   type PlannedChunk,
+  type PlannedProblem,
 } from './bulk-records.ts';
 import { chunkResults, writeBulkArchive, writeBulkManifest } from './result-files.ts';
 import type { LineCheck } from './upload-lines.ts';
@@ -70,7 +71,7 @@ export async function endChunkLines(
   reason: string,
 ): Promise<LineResult[]> {
   const store = pdfStore();
-  const planned = new Map<number, NonNullable<PlannedChunk['invalid']>[number]>();
+  const planned = new Map<number, PlannedProblem>();
   const numbered = new Set<number>();
   for (const entry of chunk.invalid ?? []) {
     if (typeof entry === 'number') numbered.add(entry);

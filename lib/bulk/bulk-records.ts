@@ -62,7 +62,19 @@ export interface PlannedChunk {
   readonly last: number;
   readonly start: number;
   readonly end: number;
-  readonly invalid?: readonly { readonly line: number; readonly code: BatchItemCode; readonly message: string }[];
+  /**
+   * Its lines refused at submission: with their problem (the job's first refused lines), or by
+   * number alone (the others, lib/bulk/upload-check.ts PLANNED_PROBLEMS), so a plan does not grow
+   * by a message per refused line.
+   */
+  readonly invalid?: readonly (PlannedProblem | number)[];
+}
+
+/** A line refused at submission, with its problem. */
+export interface PlannedProblem {
+  readonly line: number;
+  readonly code: BatchItemCode;
+  readonly message: string;
 }
 
 /** What a line ended as, kept in its chunk's results until the manifest is written. */

@@ -5,9 +5,11 @@
  * when its last chunk is done.
  *
  * Submission decides everything before any work: every line is read as it streams
- * (lib/bulk/upload-lines.ts) and checked (400 naming the line numbers,
- * unless `skip_invalid`), the quota for every valid line is reserved (402, nothing started), the plan
- * of chunks is stored, the job recorded, then its chunks put on the queue.
+ * (lib/bulk/upload-lines.ts) and checked, in a worker thread (lib/bulk/upload-check-pool.ts), never
+ * on the event loop (400 naming the line numbers unless `skip_invalid`; without it, reading stops
+ * once more than MAX_INVALID_LINES lines are invalid), the quota for every valid line is reserved
+ * (402, nothing started), the plan of chunks is stored, the job recorded, then its chunks put on
+ * the queue.
  *
  * Money is exact under crashes, retries, duplicate deliveries and cancellation:
  * - every line's PDF has an id derived from the job's secret seed and the line number, and its record
@@ -33,7 +35,7 @@ import { ApiError, errorBody, invalidRequest } from '#lib/api/errors.ts';
 import { enqueueChunks, MessagesRefusedError, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { MAX_ARCHIVE_LINES, MAX_INLINE_ITEMS, MAX_UPLOAD_BYTES } from '#lib/documents/bulk-request.ts';
-import { latestTemplateVersions, namesTemplateWithoutVersion } from '#lib/documents/batch.ts';
+import { latestTemplateVersions } from '#lib/documents/batch.ts';
 import { itemOptionsSchema } from '#lib/documents/document-options.ts';
 import { deleteJobRequest, getJob, jobWebhookId, pendingJobIds, putJob, putJobRequest, queuedJob, type Job } from '#lib/jobs/job-records.ts';
 import { webhookDeps } from '#lib/jobs/job-webhooks.ts';
@@ -43,20 +45,12 @@ import { describeIssue } from '#lib/render/options.ts';
 import { attemptDelivery, enqueueDelivery } from '#lib/webhooks/deliveries.ts';
 import { afterChunk, endChunkLines, recordChunk } from './bulk-completion.ts';
 import { BULK_RESERVATION_LIFETIME_MS, CHUNKS_PER_SHARD, failQueuedBulkJob, isChunkDone, markBulkJobEnqueued, putPlan, readPlan, type PlannedChunk } from './bulk-records.ts';
-import { bulkLineCheck, readUploadLines, UploadRefusedError, type LineProblem, type UploadLine } from './upload-lines.ts';
-import { isUploadId, newUploadId, openUpload, uploadObjectKey } from './uploads.ts';
+import { LINES_PER_CHUNK, MAX_INVALID_LINES, MAX_LINES_PER_CHUNK, planInput, refusalOf } from './upload-check.ts';
+import { uploadCheckPool } from './upload-check-pool.ts';
+import { isUploadId, newUploadId, openUpload, uploadObjectKey, uploadSize } from './uploads.ts';
 
-/** Lines a chunk holds (valid ones; lines refused at submission ride along): see docs/bulk-jobs.md for why 10. */
-export const LINES_PER_CHUNK = 10;
-/**
- * Lines a chunk holds at most, valid or refused: a run of refused lines is split over chunks of this
- * many, so a worker never reads back, checks and records more than this many lines at once (an
- * upload of 1,000,000 refused lines and one valid one is 1,001 chunks, not one of 1,000,001 lines).
- */
-export const MAX_LINES_PER_CHUNK = 1_000;
-
-/** The most invalid lines a 400 names. */
-const NAMED_PROBLEMS = 20;
+// The planning of chunks lives with the reading (./upload-check.ts, which the worker runs); re-exported for the plan's readers.
+export { LINES_PER_CHUNK, MAX_INVALID_LINES, MAX_LINES_PER_CHUNK, planInput };
 
 export interface BulkRequest {
   readonly upload_id?: string | undefined;
@@ -67,91 +61,31 @@ export interface BulkRequest {
 }
 
 /**
- * The input's bytes: the upload's, streamed from S3, or the inline items as JSON Lines, which are
- * written out as an upload of their own once the job is accepted (`inline`), so that workers read
- * every job's lines back one way.
+ * The input's bytes: the upload's, streamed from S3 once `open` is called (after a worker is free to
+ * read them), or the inline items as JSON Lines, which are written out as an upload of their own once
+ * the job is accepted (`inline`), so that workers read every job's lines back one way. An upload
+ * that is missing or too large is refused here, before any wait.
  */
-async function openInput(apiKey: ApiKey, request: BulkRequest): Promise<{ uploadId: string; body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>; inline?: Buffer }> {
+async function openInput(apiKey: ApiKey, request: BulkRequest): Promise<{ uploadId: string; open: () => Promise<AsyncIterable<Uint8Array> | Iterable<Uint8Array>>; inline?: Buffer }> {
   if (request.items !== undefined) {
     const inline = Buffer.from(request.items.map((item) => JSON.stringify(item) + '\n').join(''));
-    return { uploadId: newUploadId(), body: [inline], inline };
+    return { uploadId: newUploadId(), open: async () => [inline], inline };
   }
   const uploadId = request.upload_id!;
   if (!isUploadId(uploadId)) throw invalidRequest('upload_id must be the upload_id POST /v1/uploads answered');
-  const opened = await openUpload(pdfStore(), apiKey, uploadId);
-  if (!opened) throw invalidRequest(`No file was uploaded for ${uploadId} (or it expired): PUT the JSON Lines file to the url POST /v1/uploads answered first`);
-  if (opened.size > MAX_UPLOAD_BYTES) {
-    (opened.body as { destroy?: () => void }).destroy?.();
-    throw invalidRequest(`The upload is ${opened.size} bytes, larger than the ${MAX_UPLOAD_BYTES} bytes one bulk job takes; split it into several jobs.`);
+  const gone = () => invalidRequest(`No file was uploaded for ${uploadId} (or it expired): PUT the JSON Lines file to the url POST /v1/uploads answered first`);
+  const size = await uploadSize(pdfStore(), apiKey, uploadId);
+  if (size === undefined) throw gone();
+  if (size > MAX_UPLOAD_BYTES) {
+    throw invalidRequest(`The upload is ${size} bytes, larger than the ${MAX_UPLOAD_BYTES} bytes one bulk job takes; split it into several jobs.`);
   }
-  return { uploadId, body: opened.body };
-}
-
-/** A chunk being planned: its lines so far. */
-interface PlanningChunk {
-  first: number;
-  last: number;
-  start: number;
-  end: number;
-  valid: number;
-  invalid: { line: number; code: LineProblem['code']; message: string }[];
-}
-
-const planned = ({ first, last, start, end, invalid }: PlanningChunk): PlannedChunk => ({ first, last, start, end, ...(invalid.length > 0 && { invalid }) });
-
-/** Reads and checks every line as it streams in; the chunks of the valid ones, and the problems of the others. */
-export async function planInput(lines: AsyncIterable<UploadLine>) {
-  const plan: PlannedChunk[] = [];
-  const problems: (LineProblem & { line: number })[] = [];
-  /** The templates valid lines name without a version: each is pinned to its latest when the job is made. */
-  const unpinnedTemplates = new Set<string>();
-  let valid = 0;
-  let total = 0;
-  let current: PlanningChunk | undefined;
-  try {
-    for await (const line of lines) {
-      total = line.line;
-      // A chunk holds LINES_PER_CHUNK valid lines; invalid ones ride along with the chunk they fall
-      // in, up to MAX_LINES_PER_CHUNK lines in all.
-      if (!current || current.last - current.first + 1 === MAX_LINES_PER_CHUNK || (!line.error && current.valid === LINES_PER_CHUNK)) {
-        if (current) plan.push(planned(current));
-        current = { first: line.line, last: line.line, start: line.start, end: line.end, valid: 0, invalid: [] };
-      }
-      current.last = line.line;
-      current.end = line.end;
-      if (line.error) {
-        problems.push({ line: line.line, ...line.error });
-        current.invalid.push({ line: line.line, ...line.error });
-      } else {
-        valid++;
-        current.valid++;
-        if (namesTemplateWithoutVersion(line.item)) unpinnedTemplates.add(line.item.template_id);
-      }
-    }
-  } catch (error) {
-    if (error instanceof UploadRefusedError) throw invalidRequest(error.message);
-    throw error;
-  }
-  if (current) plan.push(planned(current));
-  return { plan, problems, valid, total, unpinnedTemplates };
-}
-
-/** The invalid lines by number and problem, the first NAMED_PROBLEMS of them. */
-function listProblems(problems: readonly (LineProblem & { line: number })[]): string {
-  const named = problems.slice(0, NAMED_PROBLEMS).map((problem) => `line ${problem.line}: ${problem.message}`);
-  return named.join('; ') + (problems.length > NAMED_PROBLEMS ? `; and ${problems.length - NAMED_PROBLEMS} more` : '');
-}
-
-/** Why a job with some valid lines is refused: its invalid lines, and that `skip_invalid` would run the others. */
-function describeProblems(problems: readonly (LineProblem & { line: number })[]): string {
-  const counted = problems.length === 1 ? '1 line is not a valid batch item' : `${problems.length} lines are not valid batch items`;
-  return `${counted} (send "skip_invalid": true to run the others): ${listProblems(problems)}`;
-}
-
-/** Why a job with no valid line is refused, skip_invalid or not: there is nothing to run, so no advice to skip. */
-function describeNothingValid(problems: readonly (LineProblem & { line: number })[], total: number): string {
-  const lines = total === 1 ? 'The only line is not a valid batch item' : `None of the ${total} lines is a valid batch item`;
-  return `${lines}: ${listProblems(problems)}`;
+  const open = async () => {
+    const opened = await openUpload(pdfStore(), apiKey, uploadId);
+    if (!opened) throw gone();
+    // Put again larger since it was measured? The reader's own count refuses it past the limit as it streams.
+    return opened.body;
+  };
+  return { uploadId, open };
 }
 
 /**
@@ -172,10 +106,14 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
     if (!checked.success) throw invalidRequest(`options: ${describeIssue(checked.error)}`);
   }
   const source = await openInput(apiKey, request);
-  const { plan, problems, valid, total, unpinnedTemplates } = await planInput(readUploadLines(source.body, { check: bulkLineCheck(shared) }));
-  // With no valid line there is nothing to run, skip_invalid or not: no advice to send it.
-  if (valid === 0) throw invalidRequest(describeNothingValid(problems, total));
-  if (problems.length > 0 && !request.skip_invalid) throw invalidRequest(describeProblems(problems));
+  // Read and checked in a worker thread, streamed (./upload-check-pool.ts): never on the event loop
+  // that answers other keys, and refused as soon as it is known to be.
+  const skipInvalid = request.skip_invalid === true;
+  const check = await uploadCheckPool().check(apiKey.keyId, source.open, { shared, skipInvalid });
+  const refusal = refusalOf(check, { skipInvalid });
+  if (refusal !== undefined || 'refused' in check) throw invalidRequest(refusal ?? 'The upload cannot be a job');
+  const { plan, invalid, valid, total } = check;
+  const unpinnedTemplates = new Set(check.unpinnedTemplates);
   if (request.archive && total > MAX_ARCHIVE_LINES) {
     throw invalidRequest(`archive is available for jobs of at most ${MAX_ARCHIVE_LINES} lines (this one has ${total}): split the job, or download its PDFs through the manifest's links`);
   }
@@ -201,7 +139,7 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
       ...queuedJob({ id, owner: apiKey, kind: 'bulk', reservation, baseUrl: input.baseUrl, webhookUrl: input.webhookUrl, now }),
       bulk: {
         total,
-        invalid: problems.length,
+        invalid,
         chunks: plan.length,
         shards: Math.ceil(plan.length / CHUNKS_PER_SHARD),
         uploadId: source.uploadId,
@@ -241,7 +179,7 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
 export function chunkMessage(jobId: string, index: number, chunk: PlannedChunk): ChunkMessage {
   const message = { job_id: jobId, chunk: index, first: chunk.first, last: chunk.last, start: chunk.start, end: chunk.end };
   if (!chunk.invalid?.length) return message;
-  const refused = new Set(chunk.invalid.map((problem) => problem.line));
+  const refused = new Set(chunk.invalid.map((problem) => (typeof problem === 'number' ? problem : problem.line)));
   const valid: number[] = [];
   for (let line = chunk.first; line <= chunk.last; line++) if (!refused.has(line)) valid.push(line);
   return { ...message, valid };

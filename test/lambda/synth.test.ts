@@ -22,6 +22,7 @@ import { bundledFontFiles, FONT_BUNDLE_PATHS } from '#lib/render/fonts.ts';
 import { SITE_ASSETS, SITE_ASSETS_DIR } from '#lib/site/assets.ts';
 import { CREATE_REQUIRE_BANNER } from '../../cdk/bundling.ts';
 import { BUNDLED_WORKER_NAME } from '#lib/customer-code/worker-file.ts';
+import { BUNDLED_UPLOAD_CHECK_WORKER_NAME } from '#lib/bulk/upload-check-worker-file.ts';
 import { functionId, SECRETS_MANAGER_CLIENT } from '../../cdk/constructs/service-function.ts';
 import { PROJECT_ROOT, STACK_NAME } from '../../cdk/stack.ts';
 
@@ -95,6 +96,36 @@ describe('npx cdk synth', () => {
     // Assess
     expect(carriers).toEqual(expect.arrayContaining(['templates', 'preview', 'generate', 'render']));
     expect(JSON.parse(stdout)).toEqual({ type: 'done', outcome: { sources: { html: '<p>€12.50</p>' } } });
+  });
+
+  test.each(ALL_FUNCTIONS)('%s carries the upload-check worker bundle exactly when its bundle starts one', (name) => {
+    const dir = assetDir(functionId(name));
+    const startsOne = readFileSync(join(dir, 'index.mjs'), 'utf8').includes(BUNDLED_UPLOAD_CHECK_WORKER_NAME);
+    expect(existsSync(join(dir, BUNDLED_UPLOAD_CHECK_WORKER_NAME))).toBe(startsOne);
+  });
+
+  test('the bulk function starts upload-check workers, whose bundle loads on its own and checks an input fed to it', async () => {
+    // Prepare
+    const worker = join(assetDir(functionId('bulk')), BUNDLED_UPLOAD_CHECK_WORKER_NAME);
+    const script = `
+      import { Worker } from 'node:worker_threads';
+      const worker = new Worker(${JSON.stringify(worker)});
+      worker.on('message', (message) => {
+        if (message.type === 'ready') {
+          worker.postMessage({ type: 'start', skipInvalid: false });
+          worker.postMessage({ type: 'bytes', bytes: new TextEncoder().encode('{"html":"<p>a</p>"}\\nx\\n') });
+          worker.postMessage({ type: 'end' });
+        }
+        if (message.type === 'done' || message.type === 'failed') { console.log(JSON.stringify(message)); process.exit(0); }
+      });`;
+
+    // Act
+    const scriptDir = mkdtempSync(join(tmpdir(), 'pdf-api-worker-check-'));
+    writeFileSync(join(scriptDir, 'check.mjs'), script);
+    const { stdout } = await run(process.execPath, [join(scriptDir, 'check.mjs')], { timeout: 60_000 }).finally(() => rmSync(scriptDir, { recursive: true, force: true }));
+
+    // Assess
+    expect(JSON.parse(stdout)).toMatchObject({ type: 'done', check: { valid: 1, invalid: 1, total: 2, problems: [{ line: 2, code: 'INVALID_OPTIONS' }] } });
   });
 
   test.each(ALL_FUNCTIONS)('%s keeps @sparticuz/chromium outside exactly when it runs Chromium', (name) => {
