@@ -16,10 +16,9 @@
  * In AWS the bulk function serves one submission per execution environment; the same code runs
  * there, the worker's file bundled beside the function's index.mjs (cdk/bundling.ts).
  */
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startBoundedWorker, workerFile } from '#lib/customer-code/bounded-worker.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { RenderCapacity } from '#lib/render/capacity.ts';
 import type { UploadCheck } from './upload-check.ts';
@@ -50,8 +49,7 @@ export const RECYCLE_AFTER_BYTES = 1024 * 1024;
 const MAX_WAIT_MS = 30_000;
 const MAX_WAITING = 64;
 
-const BUNDLED_WORKER = new URL(`./${BUNDLED_UPLOAD_CHECK_WORKER_NAME}`, import.meta.url);
-const WORKER_FILE = existsSync(fileURLToPath(BUNDLED_WORKER)) ? BUNDLED_WORKER : UPLOAD_CHECK_WORKER_SOURCE;
+const WORKER_FILE = workerFile(import.meta.url, BUNDLED_UPLOAD_CHECK_WORKER_NAME, UPLOAD_CHECK_WORKER_SOURCE);
 
 export interface UploadCheckOptions {
   /** The job's shared options, under each line's own. */
@@ -66,19 +64,7 @@ class UploadCheckWorker {
   readonly ready: Promise<void>;
 
   constructor(heapMb: number) {
-    this.thread = new Worker(WORKER_FILE, { resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: YOUNG_HEAP_MB } });
-    this.thread.unref();
-    this.ready = new Promise((resolve, reject) => {
-      const onMessage = (message: UploadCheckReply) => {
-        if (message.type !== 'ready') return;
-        this.thread.off('message', onMessage);
-        this.thread.off('error', reject);
-        resolve();
-      };
-      this.thread.on('message', onMessage);
-      this.thread.once('error', reject);
-    });
-    this.ready.catch(() => {});
+    ({ thread: this.thread, ready: this.ready } = startBoundedWorker(WORKER_FILE, { heapMb, youngHeapMb: YOUNG_HEAP_MB }));
   }
 
   /** Reads `body` through the worker; settles once, however the worker ends. `reusable` is false when it was terminated or read much. */

@@ -18,10 +18,8 @@
  * their module, which a single-file Lambda bundle does not have; and the fairness and the refusals
  * are ours anyway. This is one worker file, bundled as a second entry of each asset that needs it.
  */
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { RenderCapacity } from '#lib/render/capacity.ts';
 import { inspectHtml, type HtmlInspection } from '#lib/render/html.ts';
@@ -39,6 +37,7 @@ import {
 import type { CustomerCodeTask, Refusal, TaskOutcome, TaskStep } from './tasks.ts';
 import type { WorkerMessage } from './worker.ts';
 import { BUNDLED_WORKER_NAME, WORKER_SOURCE } from './worker-file.ts';
+import { startBoundedWorker, workerFile } from './bounded-worker.ts';
 
 export type { Refusal } from './tasks.ts';
 
@@ -47,8 +46,7 @@ export type { Refusal } from './tasks.ts';
  * `import.meta.url` is then the bundle's), else this directory's TypeScript, which Node runs as is.
  * The bundle carries the name, which is how the build knows to add the worker.
  */
-const BUNDLED_WORKER = new URL(`./${BUNDLED_WORKER_NAME}`, import.meta.url);
-const WORKER_FILE = existsSync(fileURLToPath(BUNDLED_WORKER)) ? BUNDLED_WORKER : WORKER_SOURCE;
+const WORKER_FILE = workerFile(import.meta.url, BUNDLED_WORKER_NAME, WORKER_SOURCE);
 
 /** Each step's time limit (./limits.ts). */
 export type StepLimits = Readonly<Record<TaskStep, number>>;
@@ -102,24 +100,7 @@ class PooledWorker {
   constructor(heapMb: number, limitsMs: StepLimits) {
     this.#heapMb = heapMb;
     this.#limitsMs = limitsMs;
-    this.thread = new Worker(WORKER_FILE, {
-      env: {},
-      resourceLimits: { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: CUSTOMER_CODE_YOUNG_HEAP_MB },
-    });
-    // Idle workers never keep a process alive; a task's own timer does while it runs.
-    this.thread.unref();
-    this.ready = new Promise((resolve, reject) => {
-      const onMessage = (message: WorkerMessage) => {
-        if (message.type !== 'ready') return;
-        this.thread.off('message', onMessage);
-        this.thread.off('error', reject);
-        resolve();
-      };
-      this.thread.on('message', onMessage);
-      this.thread.once('error', reject);
-    });
-    // Not awaited by anyone until a task needs it: a failed start is that task's error.
-    this.ready.catch(() => {});
+    ({ thread: this.thread, ready: this.ready } = startBoundedWorker(WORKER_FILE, { heapMb, youngHeapMb: CUSTOMER_CODE_YOUNG_HEAP_MB, env: {} }));
   }
 
   /** Runs one task, holding each step to its limit; settles once, however the worker ends. */
