@@ -117,7 +117,7 @@ export const OPTION_DOCS: Readonly<Record<OptionName, OptionDoc>> = {
   },
   user_agent: {
     description:
-      'url only. The `User-Agent` of every request of the document and `navigator.userAgent`, its service and dedicated workers’ requests included (not yet a shared worker’s, nor the request for a service worker’s own script); 1 to 300 printable ASCII characters. Not a secret, so not limited to the origin.',
+      'url only. The `User-Agent` of every request of the document and `navigator.userAgent`, its service and dedicated workers’ requests included, and the request for a service worker’s own script (not yet a shared worker’s requests; a service worker’s own `navigator.userAgent` stays Chromium’s); 1 to 300 printable ASCII characters. Not a secret, so not limited to the origin.',
     example: 'ACME-Reports/1.0',
   },
   fail_on_http_status: {

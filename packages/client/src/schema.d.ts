@@ -677,7 +677,7 @@ export type components = {
                 password: string;
             };
             /**
-             * @description url only. The `User-Agent` of every request of the document and `navigator.userAgent`, its service and dedicated workers’ requests included (not yet a shared worker’s, nor the request for a service worker’s own script); 1 to 300 printable ASCII characters. Not a secret, so not limited to the origin.
+             * @description url only. The `User-Agent` of every request of the document and `navigator.userAgent`, its service and dedicated workers’ requests included, and the request for a service worker’s own script (not yet a shared worker’s requests; a service worker’s own `navigator.userAgent` stays Chromium’s); 1 to 300 printable ASCII characters. Not a secret, so not limited to the origin.
              * @example ACME-Reports/1.0
              */
             user_agent?: string;
@@ -978,7 +978,7 @@ export type components = {
                 password: string;
             };
             /**
-             * @description url only. The `User-Agent` of every request of the document and `navigator.userAgent`, its service and dedicated workers’ requests included (not yet a shared worker’s, nor the request for a service worker’s own script); 1 to 300 printable ASCII characters. Not a secret, so not limited to the origin.
+             * @description url only. The `User-Agent` of every request of the document and `navigator.userAgent`, its service and dedicated workers’ requests included, and the request for a service worker’s own script (not yet a shared worker’s requests; a service worker’s own `navigator.userAgent` stays Chromium’s); 1 to 300 printable ASCII characters. Not a secret, so not limited to the origin.
              * @example ACME-Reports/1.0
              */
             user_agent?: string;
@@ -1263,7 +1263,7 @@ export type components = {
                     password: string;
                 };
                 /**
-                 * @description url only. The `User-Agent` of every request of the document and `navigator.userAgent`, its service and dedicated workers’ requests included (not yet a shared worker’s, nor the request for a service worker’s own script); 1 to 300 printable ASCII characters. Not a secret, so not limited to the origin.
+                 * @description url only. The `User-Agent` of every request of the document and `navigator.userAgent`, its service and dedicated workers’ requests included, and the request for a service worker’s own script (not yet a shared worker’s requests; a service worker’s own `navigator.userAgent` stays Chromium’s); 1 to 300 printable ASCII characters. Not a secret, so not limited to the origin.
                  * @example ACME-Reports/1.0
                  */
                 user_agent?: string;
