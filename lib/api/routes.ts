@@ -197,13 +197,13 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   jobs: { table: ['GetItem', 'UpdateItem', 'Query'], jobResults: ['GetObject'], bulkObjects: ['GetObject'] },
   // A bulk job: its input read and checked (the upload, or the inline items written out), its quota
   // reserved (repairing dead requests' first, through the index), its shared options sealed as a job
-  // request, its plan and job written, its chunks queued. An input of 256 MB is read within the
-  // API's 29 s on a whole vCPU (1769 MB).
+  // request, its plan and job written, its chunks queued (a job that cannot be queued fails, its
+  // sealed request removed). An input of 256 MB is read within the API's 29 s on a whole vCPU (1769 MB).
   bulk: {
     table: ['GetItem', 'UpdateItem', 'PutItem'],
     index: ['Query'],
     bulkObjects: ['GetObject', 'PutObject'],
-    jobRequests: ['PutObject'],
+    jobRequests: ['PutObject', 'DeleteObject'],
     jobRequestKey: ['Encrypt'],
     sendsBulkChunks: true,
     idempotency: true,
@@ -216,7 +216,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   // reservation), its lease, done mark and shard counts (UpdateItem), its results; the last chunk
   // asks for the job's completion on the queue, and a completion writes the manifest and archive,
   // settles the reservation, queues and tries the webhook (the key's secret read through the index,
-  // made if the key has none) and records the job.
+  // made if the key has none) and records the job, removing its sealed request.
   bulkWorker: {
     chromium: true,
     bulkWorker: true,
@@ -227,7 +227,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     // A line naming a stored template is rendered from it (lib/documents/render-item.ts).
     templateBodies: ['GetObject'],
     bulkObjects: ['GetObject', 'PutObject', 'AbortMultipartUpload'],
-    jobRequests: ['GetObject'],
+    jobRequests: ['GetObject', 'DeleteObject'],
     jobRequestKey: ['Decrypt'],
     linkSecret: true,
   },
