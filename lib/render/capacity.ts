@@ -111,14 +111,6 @@ interface KeyWork {
   running: number;
   /** Its documents rendered at once at most (the latest share it asked with). */
   maxRunning: number;
-  /**
-   * Its pace while it has documents waiting: the moving average of the time between two of its
-   * waiting documents getting their slots (so with every other key's turns and the machine's speed
-   * in it). Unknown until measured.
-   */
-  drainMs?: number;
-  /** When its last waiting document got a slot, if it still had others waiting then. */
-  lastQueuedGrantAt?: number;
 }
 
 /** Service time assumed before any document was measured, for the first retry estimates. */
@@ -138,12 +130,6 @@ export class RenderCapacity {
   /** Keys with documents waiting, in the order they get their next turn. */
   readonly #turns: string[] = [];
   #serviceMs = INITIAL_SERVICE_MS;
-  /**
-   * A single document's own time in this process once admitted, its wait for a slot left out: its
-   * share and quota taken, rendered, stored and answered (moving average). What a document costs
-   * when documents are served one after another.
-   */
-  #workMs = INITIAL_SERVICE_MS;
 
   constructor(limits: CapacityLimits) {
     if (!Number.isInteger(limits.slots) || limits.slots < 1) throw new Error('slots must be a positive integer');
@@ -201,24 +187,15 @@ export class RenderCapacity {
    * the queue cannot take them. They take up their places with the admission's `acquire` (a batch's
    * items, arriving separately, with `acquire(keyId, { batchItem: true })`); release the admission
    * when the work is done.
-   *
-   * A single document (`count` 1, not a batch's) that would not get its turn within
-   * `maxQueueWaitMs` is refused now too (see #lateRefusal), rather than admitted to be dropped when
-   * its wait runs out: its request has not reserved its quota nor taken its key's share yet, and
-   * answering it at once leaves the process to the documents it will print. A key with nothing
-   * admitted is still always let in.
    */
   admit(keyId: string, count: number, { forBatchItems = false }: { forBatchItems?: boolean } = {}): Admission {
-    const single = count === 1 && !forBatchItems;
-    const refusal = this.#refusal(keyId, count) ?? (single ? this.#lateRefusal(keyId) : undefined);
+    const refusal = this.#refusal(keyId, count);
     if (refusal) throw refusal;
     const work = this.#workOf(keyId);
     const places: PromisedPlaces = { remaining: count, forBatchItems };
     work.admissions.push(places);
     work.promised += count;
     this.#promisedTotal += count;
-    const admittedAt = performance.now();
-    let waitedMs: number | undefined;
     let released = false;
     const release = () => {
       if (released) return;
@@ -226,18 +203,12 @@ export class RenderCapacity {
       this.#takeUp(work, places, places.remaining);
       work.admissions.splice(work.admissions.indexOf(places), 1);
       this.#forgetIfIdle(keyId);
-      // Only a single document that got its slot says what a document costs.
-      if (single && waitedMs !== undefined) this.#workMs += SERVICE_TIME_WEIGHT * (performance.now() - admittedAt - waitedMs - this.#workMs);
     };
     const acquire = (options: KeyShare & { readonly signal?: AbortSignal } = {}): Promise<RenderSlot> => {
       if (released || places.remaining === 0) return this.acquire(keyId, options);
       if (options.signal?.aborted) return Promise.reject(options.signal.reason);
       this.#takeUp(work, places, 1);
-      const asked = performance.now();
-      return this.#slotFor(keyId, options).then((slot) => {
-        waitedMs = (waitedMs ?? 0) + performance.now() - asked;
-        return slot;
-      });
+      return this.#slotFor(keyId, options);
     };
     return { acquire, release, [Symbol.dispose]: release };
   }
@@ -266,30 +237,6 @@ export class RenderCapacity {
     if (held + count <= Math.ceil(this.#limits.maxQueued / this.#keysHoldingWork())) return undefined;
     const retryAfter = this.retryAfterSeconds();
     return new ServiceBusyError(`The service is busy: too many documents are waiting to be rendered. Retry in ${retryAfter} s.`, retryAfter);
-  }
-
-  /**
-   * Refuses one more single document of `keyId` when it would not start within `maxQueueWaitMs`:
-   * the documents its key already holds (waiting, or admitted and not yet asking) go first, one
-   * every `drainMs` (its pace as measured while it had documents waiting, every other key's turns
-   * included) or, before that is measured, as many at once as its share of the slots, each taking
-   * `#workMs` (a document's own time measured while others ran beside it, so that contention is in
-   * it): a burst of 20 from a key that may render several at once is not refused for waiting as if
-   * they ran one after another.
-   * An estimate: a document admitted too hopefully is still dropped at `maxQueueWaitMs`, as before.
-   */
-  #lateRefusal(keyId: string): ServiceBusyError | undefined {
-    const work = this.#work.get(keyId);
-    const held = work ? work.waiting.length + work.promised : 0;
-    if (!work || held === 0) return undefined;
-    // Before its pace is measured, its documents start up to its share at once, each taking #workMs.
-    const waitMs = (held + 1) * (work.drainMs ?? this.#workMs / this.#capOf(work));
-    if (waitMs <= this.#limits.maxQueueWaitMs) return undefined;
-    const retryAfter = this.retryAfterSeconds();
-    return new ServiceBusyError(
-      `The service is busy: this key's documents already waiting would not all start within ${this.#limits.maxQueueWaitMs} ms. Retry in ${retryAfter} s.`,
-      retryAfter,
-    );
   }
 
   #keysHoldingWork(): number {
@@ -384,13 +331,6 @@ export class RenderCapacity {
       const work = this.#work.get(keyId) as KeyWork;
       const waiter = work.waiting.shift() as Waiter;
       this.#waitingTotal--;
-      const now = performance.now();
-      if (work.lastQueuedGrantAt !== undefined) {
-        const intervalMs = now - work.lastQueuedGrantAt;
-        work.drainMs = work.drainMs === undefined ? intervalMs : work.drainMs + SERVICE_TIME_WEIGHT * (intervalMs - work.drainMs);
-      }
-      // Measured again only while the key still has documents waiting (never across an idle gap).
-      work.lastQueuedGrantAt = work.waiting.length > 0 ? now : undefined;
       // Its next document, if any, waits for the key's next turn, behind every other key's.
       if (work.waiting.length > 0) this.#turns.push(keyId);
       waiter.cleanup();

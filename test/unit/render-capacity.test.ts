@@ -277,63 +277,6 @@ describe('single documents', () => {
   });
 });
 
-describe('single documents that would not start in time', () => {
-  it('are refused at once, before any pace is measured as if served one after another, while another key is still let in', () => {
-    // Prepare: the slot busy; 500 ms a document until one is measured, 1 s of wait allowed
-    const capacity = new RenderCapacity(limits({ slots: 1, maxQueued: 100, maxQueueWaitMs: 1_000 }));
-    void capacity.acquire('x');
-
-    // Act
-    const first = capacity.admit('a', 1);
-    const second = capacity.admit('a', 1);
-    const third = (() => {
-      try {
-        return capacity.admit('a', 1);
-      } catch (error) {
-        return error;
-      }
-    })();
-    const other = capacity.admit('b', 1);
-
-    // Assess: a's second starts after one document (500 ms), its third would wait 1.5 s
-    expect(third).toBeInstanceOf(ServiceBusyError);
-    expect((third as ServiceBusyError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
-    expect(capacity.state.promised).toBe(3);
-    for (const admission of [first, second, other]) admission.release();
-  });
-
-  it('are admitted as far as the pace its waiting documents were served at allows', async () => {
-    // Prepare: one slot; a's documents waiting get it one every 100 ms
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setImmediate', 'performance'] });
-    const capacity = new RenderCapacity(limits({ slots: 1, maxQueued: 100, maxQueueWaitMs: 1_000 }));
-    let slot = await capacity.acquire('a');
-    const waiting = Array.from({ length: 6 }, () => capacity.acquire('a'));
-    for (const next of waiting.slice(0, 4)) {
-      await vi.advanceTimersByTimeAsync(100);
-      slot.release();
-      slot = await next;
-    }
-
-    // Act: a still has 2 waiting; admit until refused
-    const admitted = [];
-    let refusal: unknown;
-    while (!refusal) {
-      try {
-        admitted.push(capacity.admit('a', 1));
-      } catch (error) {
-        refusal = error;
-      }
-    }
-
-    // Assess: at 100 ms a document, 10 are in line for 1 s: the 2 waiting and 8 more
-    expect(refusal).toBeInstanceOf(ServiceBusyError);
-    expect(admitted).toHaveLength(8);
-    for (const admission of admitted) admission.release();
-    slot.release();
-    for (const next of waiting.slice(4)) (await next).release();
-  });
-});
-
 describe('retry estimates', () => {
   it('grow with the work queued and stay whole seconds of at least 1', async () => {
     // Prepare
