@@ -71,7 +71,10 @@ export async function storedPdfs(keyId: string): Promise<{ objects: string[]; re
     const objects: string[] = [];
     let continuationToken: string | undefined;
     do {
-      const page = await s3.send(new ListObjectsV2Command({ Bucket: info.bucketName, ContinuationToken: continuationToken }));
+      // Under the PDFs' prefix only: s3rver lists by walking its directories, and fails the whole
+      // listing (500) when another test's deletes remove one under it meanwhile (stored templates'
+      // saves and DELETEs, under templates/).
+      const page = await s3.send(new ListObjectsV2Command({ Bucket: info.bucketName, Prefix: 'retention/', ContinuationToken: continuationToken }));
       for (const { Key } of page.Contents ?? []) {
         // retention/<days>d/<key id>/<pdf id>.pdf (lib/storage/pdfs.ts)
         const match = Key?.match(/\/([^/]+)\/(pdf_[^/]+)\.pdf$/);
