@@ -100,26 +100,28 @@ describe('the template store', () => {
   });
 
   it('keeps exactly the tier’s newest versions however many large saves race, and a delete leaves none of their records or bodies', async () => {
-    // Prepare: a pro key keeps 100 versions; each version is over 64 KB, so its body is an object in the bucket
-    const keeper = await createKey('pro');
-    const { versionsKept } = TEMPLATE_LIMITS.pro;
+    // Prepare: a free key keeps 10 versions (its rate limit raised for the saves); each version is
+    // over 64 KB, so its body is an object in the bucket
+    const keeper = await createKey('free', ['--rate-limit', '100']);
+    const { versionsKept } = TEMPLATE_LIMITS.free;
     const id = await createTemplate(keeper.apiKey, largeTemplate(1));
     expect(await storedTemplate(keeper.keyId, id)).toMatchObject({ objects: [expect.any(String)], versions: [1] });
 
-    // Act: versions 2 to 111 at once
-    const saves = await Promise.all(Array.from({ length: 110 }, (_, i) => json('PUT', `/v1/templates/${id}`, keeper.apiKey, largeTemplate(i + 2))));
+    // Act: versions 2 to 21 at once, twice as many as are kept
+    const saves = await Promise.all(Array.from({ length: 2 * versionsKept }, (_, i) => json('PUT', `/v1/templates/${id}`, keeper.apiKey, largeTemplate(i + 2))));
     const kept = await storedTemplate(keeper.keyId, id);
-    const oldestKept = await json('GET', `/v1/templates/${id}?version=12`, keeper.apiKey);
-    const dropped = await json('GET', `/v1/templates/${id}?version=11`, keeper.apiKey);
+    const oldestKeptVersion = 2 * versionsKept + 1 - versionsKept + 1;
+    const oldestKept = await json('GET', `/v1/templates/${id}?version=${oldestKeptVersion}`, keeper.apiKey);
+    const dropped = await json('GET', `/v1/templates/${id}?version=${oldestKeptVersion - 1}`, keeper.apiKey);
     const deleted = await json('DELETE', `/v1/templates/${id}`, keeper.apiKey);
     const afterDelete = await storedTemplate(keeper.keyId, id);
 
     // Assess
-    expect(saves.map((save) => save.status)).toEqual(Array(110).fill(200));
-    expect(kept.versions).toEqual(Array.from({ length: versionsKept }, (_, i) => i + 12));
+    expect(saves.map((save) => save.status)).toEqual(Array(2 * versionsKept).fill(200));
+    expect(kept.versions).toEqual(Array.from({ length: versionsKept }, (_, i) => i + oldestKeptVersion));
     expect(kept.objects).toHaveLength(versionsKept);
     expect(oldestKept.status).toBe(200);
-    expect(oldestKept.body.html).toBe(saves.find((save) => save.body.version === 12)!.body.html);
+    expect(oldestKept.body.html).toBe(saves.find((save) => save.body.version === oldestKeptVersion)!.body.html);
     expectApiError(dropped, 404, 'not_found');
     expect(deleted.status).toBe(204);
     expect(afterDelete).toEqual({ objects: [], versions: [] });
