@@ -354,37 +354,8 @@ export async function cancelBulkJob(store: PdfStore, jobId: string, now: Date): 
  * it was cancelled, or it ended), and nothing changed.
  */
 export async function failQueuedBulkJob(store: PdfStore, job: Job, end: { result: unknown; completedAt: Date }): Promise<boolean> {
-  try {
-    await store.dynamo.send(
-      new UpdateCommand({
-        TableName: store.tableName,
-        Key: jobKey(job.id),
-        UpdateExpression: 'SET #status = :failed, #result = :result, #completedAt = :completedAt, #succeeded = :zero, #failed = :total REMOVE #p, #s',
-        ConditionExpression: '#status = :queued AND attribute_not_exists(#completedAt)',
-        ExpressionAttributeNames: {
-          '#status': 'status',
-          '#result': 'result',
-          '#completedAt': 'completedAt',
-          '#succeeded': 'succeeded',
-          '#failed': 'failed',
-          '#p': ENTITY_INDEX.partitionKey,
-          '#s': ENTITY_INDEX.sortKey,
-        },
-        ExpressionAttributeValues: {
-          ':failed': 'failed',
-          ':queued': 'queued',
-          ':result': end.result,
-          ':completedAt': end.completedAt.toISOString(),
-          ':zero': 0,
-          ':total': job.bulk?.total ?? 0,
-        },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    return false;
-  }
+  const total = job.bulk?.total ?? 0;
+  return writeEnding(store, job.id, { status: 'failed', result: end.result, succeeded: 0, failed: total, completedAt: end.completedAt }, 'queued');
 }
 
 /**
@@ -398,38 +369,53 @@ export async function finishBulkJob(
 ): Promise<boolean> {
   for (let seen: Job | undefined = job; seen && seen.completedAt === undefined; ) {
     const status = seen.status === 'cancelled' ? 'cancelled' : end.status;
-    try {
-      await store.dynamo.send(
-        new UpdateCommand({
-          TableName: store.tableName,
-          Key: jobKey(job.id),
-          UpdateExpression: 'SET #status = :status, #result = :result, #completedAt = :completedAt, #succeeded = :succeeded, #failed = :failed REMOVE #p, #s',
-          ConditionExpression: 'attribute_not_exists(#completedAt) AND #status = :seen',
-          ExpressionAttributeNames: {
-            '#status': 'status',
-            '#result': 'result',
-            '#completedAt': 'completedAt',
-            '#succeeded': 'succeeded',
-            '#failed': 'failed',
-            '#p': ENTITY_INDEX.partitionKey,
-            '#s': ENTITY_INDEX.sortKey,
-          },
-          ExpressionAttributeValues: {
-            ':status': status,
-            ':result': end.result,
-            ':completedAt': end.completedAt.toISOString(),
-            ':succeeded': end.succeeded,
-            ':failed': end.failed,
-            ':seen': seen.status,
-          },
-        }),
-      );
-      return true;
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: jobKey(job.id), ConsistentRead: true }));
-      seen = Item ? asJob(Item) : undefined;
-    }
+    if (await writeEnding(store, job.id, { ...end, status }, seen.status)) return true;
+    const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: jobKey(job.id), ConsistentRead: true }));
+    seen = Item ? asJob(Item) : undefined;
   }
   return false;
+}
+
+/**
+ * A job's ending in one conditional write: its status, result and counts, and it leaves the
+ * pending list; only while it has not ended and its status is still `expected` (false otherwise,
+ * nothing changed).
+ */
+async function writeEnding(
+  store: PdfStore,
+  jobId: string,
+  end: { status: string; result: unknown; succeeded: number; failed: number; completedAt: Date },
+  expected: string,
+): Promise<boolean> {
+  try {
+    await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: jobKey(jobId),
+        UpdateExpression: 'SET #status = :status, #result = :result, #completedAt = :completedAt, #succeeded = :succeeded, #failed = :failed REMOVE #p, #s',
+        ConditionExpression: 'attribute_not_exists(#completedAt) AND #status = :expected',
+        ExpressionAttributeNames: {
+          '#status': 'status',
+          '#result': 'result',
+          '#completedAt': 'completedAt',
+          '#succeeded': 'succeeded',
+          '#failed': 'failed',
+          '#p': ENTITY_INDEX.partitionKey,
+          '#s': ENTITY_INDEX.sortKey,
+        },
+        ExpressionAttributeValues: {
+          ':status': end.status,
+          ':result': end.result,
+          ':completedAt': end.completedAt.toISOString(),
+          ':succeeded': end.succeeded,
+          ':failed': end.failed,
+          ':expected': expected,
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return false;
+  }
 }
