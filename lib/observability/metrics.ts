@@ -34,8 +34,9 @@ export function flushMetrics(): { after: () => void; onError: () => void } {
   const flush = () => {
     // With the invocation's own metrics: how long the event loop was held lately (the metric an
     // alarm on a process that serves everyone watches; see lib/observability/event-loop.ts).
-    if (metrics.hasStoredMetrics()) metrics.addMetric('EventLoopDelayMax', MetricUnit.Milliseconds, eventLoopDelay().maxMs);
-    if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+    if (!metrics.hasStoredMetrics()) return;
+    metrics.addMetric('EventLoopDelayMax', MetricUnit.Milliseconds, eventLoopDelay().maxMs);
+    metrics.publishStoredMetrics();
   };
   return { after: flush, onError: flush };
 }
