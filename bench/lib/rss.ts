@@ -14,7 +14,8 @@ export interface RssPeak {
   readonly samples: number;
 }
 
-function parentOf(pid: number): number | undefined {
+/** A process's parent, from /proc; undefined once it has exited. */
+export function parentOf(pid: number): number | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may contain spaces and parentheses: fields resume after the last ')'.

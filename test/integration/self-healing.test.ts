@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getBrowser } from '#lib/render/browser.ts';
-import { processTree } from '../../bench/lib/rss.ts';
+import { parentOf, processTree } from '../../bench/lib/rss.ts';
 import { renderCapacity } from '#lib/render/capacity.ts';
 import { expectApiError } from '../support/api.ts';
 import { isRunning, rendererPids, startPrivateStack, until, type PrivateStack } from '../support/private-stack.ts';
@@ -30,9 +30,14 @@ const NEXT_REQUEST_PAUSE_MS = 1_500;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The browser processes under this worker (not their renderers, zygotes or helpers), found without launching one. */
+/**
+ * The browser processes under this worker (not their renderers, zygotes or helpers), found without
+ * launching one. A child the browser has forked but not yet exec'd still shows the browser's
+ * command line (seen with one core busy: 3 "browsers" a moment after a launch), so a process whose
+ * parent is itself such a process is not a browser.
+ */
 function browserPids(): number[] {
-  return processTree(process.pid).filter((pid) => {
+  const candidates = processTree(process.pid).filter((pid) => {
     try {
       const commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       return commandLine.includes('--remote-debugging-pipe') && !commandLine.includes('--type=') && isRunning(pid);
@@ -40,6 +45,8 @@ function browserPids(): number[] {
       return false;
     }
   });
+  const browserCommandLines = new Set(candidates);
+  return candidates.filter((pid) => !browserCommandLines.has(parentOf(pid) ?? 0));
 }
 
 async function timed<T>(work: Promise<T>): Promise<{ value: T; ms: number }> {
