@@ -3,27 +3,30 @@ import LongestFirstSequencer from './test/support/sequencer.ts';
 
 export default defineConfig({
   test: {
-    // On a clean clone (CI), the files known to take longest start first, so none is left running alone at the end.
+    // Two groups, one after the other: every project but lambda together (three workers), then the
+    // Lambda emulation alone. Inside a group the longest files start first, whatever their project
+    // (./test/support/sequencer.ts), so the unit and CDK files, short and bound by the CPU, fill the
+    // workers the integration files (which mostly wait) leave at the end.
     sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
-          // Groups run one after another (fast first); only integration and fidelity share theirs.
+          // Pure logic, bound by the CPU: its short files run beside the integration files, which mostly wait.
           sequence: { groupOrder: 0 },
-          // Pure logic, bound by the CPU: a worker per core (vitest's default is one fewer, one here).
-          maxWorkers: 2,
+          // A group's projects share one pool: the same maxWorkers in each (vitest requires it).
+          maxWorkers: 3,
         },
       },
       {
         test: {
           name: 'lambda',
           include: ['test/lambda/**/*.test.ts'],
-          // After the CDK tests, before the integration tests' stack starts.
-          sequence: { groupOrder: 2 },
+          // Alone, after every other file: it starts Chromium environments of its own on two cores.
+          sequence: { groupOrder: 1 },
           // Synthesizing with bundling (once, for every file: the real `cdk synth`, which synth.test.ts
-          // checks) starts in the global setup and runs beside the unit and CDK groups (each file
+          // checks) starts in the global setup and runs beside the first group's files (each file
           // awaits it: ./test/lambda/assembly.ts; 216 s was seen on two cores shared with other work,
           // hence the hook timeout), then every function started cold in a sandbox of its own.
           globalSetup: ['test/lambda/global-setup.ts'],
@@ -37,14 +40,14 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          sequence: { groupOrder: 3 },
+          sequence: { groupOrder: 0 },
           // One local stack (dynalite, s3rver, the API adapter and Chromium) serves every file.
           globalSetup: ['test/support/global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          // Three workers for this group (vitest's pool is per group: the same maxWorkers as fidelity's):
-          // the fidelity file holds one for its first minute and a half, two integration files share
-          // the rest; then three run at once. Their tests mostly wait (timeouts, receivers, restarts).
+          // Three workers for the group: the fidelity file holds one for its first two minutes, two
+          // integration files share the rest; then three run at once. Their tests mostly wait
+          // (timeouts, receivers, restarts), so the unit and CDK files fit beside them.
           maxWorkers: 3,
         },
       },
@@ -52,9 +55,9 @@ export default defineConfig({
         test: {
           name: 'cdk',
           include: ['test/cdk/**/*.test.ts'],
-          sequence: { groupOrder: 1 },
-          // Each file synthesizes the stack, bound by the CPU: a worker per core.
-          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
+          // Each file synthesizes the stack (without bundling), bound by the CPU, in seconds.
+          maxWorkers: 3,
           // Synthesizing the stack without bundling takes seconds; the real `cdk synth` (with bundling)
           // is synthesized once, by the lambda project, whose synth.test.ts checks that assembly.
           testTimeout: 60_000,
@@ -67,7 +70,7 @@ export default defineConfig({
           include: ['test/fidelity/**/*.test.ts'],
           // Beside the integration tests, in a worker of its own: it prints the whole corpus twice
           // (service and plain Chromium) and compares every page, mostly waiting (see maxConcurrency).
-          sequence: { groupOrder: 3 },
+          sequence: { groupOrder: 0 },
           // A local stack of its own, with production limits (test/fidelity/service.ts).
           globalSetup: ['test/fidelity/global-setup.ts'],
           maxWorkers: 3,

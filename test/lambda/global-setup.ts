@@ -3,7 +3,7 @@
  * the assembly itself), as `cdk deploy` would synthesize it (`LAMBDA_TEST_CDK_OUT=<dir>` reuses an
  * assembly already synthesized there, while working on these tests), removed when they are done.
  *
- * The synth (about 35 s on two cores) is started here but not awaited: the unit and CDK groups run
+ * The synth (about 35 s on two cores) is started here but not awaited: the other projects' files run
  * meanwhile, and each lambda file waits for it with `synthesizedAssembly()` (./assembly.ts), which
  * reads the outcome this setup writes beside the assembly.
  */
