@@ -4,13 +4,22 @@
  * validate requests. So the reference, `GET /v1/openapi.json`, the docs page, the playground, the
  * typed client and the CLI all say the same thing, and a field's words live in one place: its
  * schema's description. test/unit/docs-drift.test.ts fails when the checked-in file differs.
- *
  * Only the grouping by task is this file's own.
+ *
+ * It also writes the generated parts of hand-written pages (between `<!-- generated: name -->` and
+ * `<!-- end generated: name -->`): docs/api.md's error tables, from the catalogues the API answers
+ * from (lib/api/errors.ts, lib/documents/batch.ts), and docs/deploying.md's table of what the stack
+ * creates, counted from the synthesized template. What cannot be generated without losing its
+ * words (the endpoint list, the settings, the CDK switches, the events/ table) is checked against
+ * the code by test/unit/docs-facts.test.ts instead.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { API_ERRORS } from '#lib/api/errors.ts';
 import { openApiDocument } from '#lib/api/openapi.ts';
+import { BATCH_ITEM_ERRORS, MERGE_ERRORS } from '#lib/documents/batch.ts';
+import { synthesizedTemplate, type StackTemplate } from '../cdk/template.ts';
 
 const DOCS = fileURLToPath(new URL('../docs/', import.meta.url));
 
@@ -193,9 +202,93 @@ export function optionsReference(): string {
   return lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd() + '\n';
 }
 
-/** Each generated file's path and text. */
+/**
+ * A hand-written page's generated part: the lines between `<!-- generated: <name> ... -->` and
+ * `<!-- end generated: <name> -->`, replaced whole; the words around it stay the page's own.
+ */
+export function withRegion(text: string, name: string, body: string): string {
+  const start = new RegExp(`^<!-- generated: ${name}\\b.*-->$`, 'm').exec(text);
+  const end = text.indexOf(`<!-- end generated: ${name} -->`);
+  if (!start || end < start.index) throw new Error(`no <!-- generated: ${name} ... --> ... <!-- end generated: ${name} --> region`);
+  const after = start.index + start[0].length;
+  return `${text.slice(0, after)}\n\n${body.trim()}\n\n${text.slice(end)}`;
+}
+
+/** docs/api.md's error table: every code the API answers with, from the catalogue `ApiError` takes its status from. */
+export function errorTable(): string {
+  const rows = Object.entries(API_ERRORS).map(([name, entry]) => {
+    const extra = 'extra' in entry ? Object.keys(entry.extra).map(code).join(', ') : '';
+    return `| ${entry.status} | ${code(name)} | ${extra} | ${cell(entry.description)} |`;
+  });
+  return ['| Status | `code` | Extra fields | When |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+/** docs/api.md's batch item and merge errors, from the catalogues the OpenAPI document describes them with. */
+export function itemErrorTables(): string {
+  const table = (head: string, codes: Record<string, string>) => [head, '|---|---|', ...Object.entries(codes).map(([name, meaning]) => `| ${code(name)} | ${cell(meaning)} |`)].join('\n');
+  return `${table('| Item `error.code` | When |', BATCH_ITEM_ERRORS)}\n\n${table('| `merge_error` | When |', MERGE_ERRORS)}`;
+}
+
+/**
+ * What each kind of resource of the stack is, in a reader's words. A kind the stack gains without
+ * words here stops `npm run generate:docs` (and the drift test) until it is described.
+ */
+const RESOURCE_WORDS: Readonly<Record<string, string>> = {
+  'AWS::ApiGateway::RestApi': 'the regional REST API',
+  'AWS::ApiGateway::Stage': 'its `prod` stage (throttling, access logs, tracing)',
+  'AWS::ApiGateway::Deployment': 'its deployment',
+  'AWS::ApiGateway::Account': "API Gateway's account-level CloudWatch role setting (one per account and region)",
+  'AWS::ApiGateway::Resource': 'API paths, from `lib/api/routes.ts`',
+  'AWS::ApiGateway::Method': 'API methods: each route, and `ANY` to the fallback function on every path',
+  'AWS::ApiGateway::GatewayResponse': "API Gateway's own errors rewritten in the API's error shape",
+  'AWS::Lambda::Function': 'Lambda functions, one per file of `functions/`',
+  'AWS::Lambda::LayerVersion': 'the Chromium layer (`@sparticuz/chromium`)',
+  'AWS::Lambda::Permission': 'permissions for API Gateway and EventBridge to invoke the functions',
+  'AWS::Lambda::EventInvokeConfig': "the job function's asynchronous retries and failure destination",
+  'AWS::Lambda::EventSourceMapping': 'SQS event sources: the bulk queue to the bulk worker, the failure queues to the reconcile function',
+  'AWS::Lambda::Version': 'published function versions (with provisioned concurrency)',
+  'AWS::Lambda::Alias': '`live` aliases (with provisioned concurrency)',
+  'AWS::IAM::Role': "roles: one per function (least privilege, from its profile in `lib/api/routes.ts`), and API Gateway's logging role",
+  'AWS::IAM::Policy': "the functions' inline policies",
+  'AWS::Logs::LogGroup': 'log groups: one per function and the API access log',
+  'AWS::Logs::MetricFilter': 'metric filters: render errors counted from the Chromium functions\' logs',
+  'AWS::DynamoDB::Table': 'DynamoDB tables: the service table (keys, counters, PDF, job and template records) and the Idempotency-Key table',
+  'AWS::S3::Bucket': 'S3 buckets: the PDFs (and job requests, results, uploads, bulk files, template bodies) and its access logs',
+  'AWS::S3::BucketPolicy': 'bucket policies (TLS only; log delivery)',
+  'AWS::SecretsManager::Secret': 'the download-link signing key',
+  'AWS::KMS::Key': 'the KMS key that seals the requests of asynchronous jobs',
+  'AWS::SQS::Queue': "SQS queues: the bulk queue, the job function's failure queue, and a dead-letter queue for each",
+  'AWS::SQS::QueuePolicy': 'queue policies (TLS only)',
+  'AWS::Events::Rule': 'EventBridge schedules: reconcile every 5 minutes, webhooks every minute',
+  'AWS::SNS::Topic': 'the alarm topic',
+  'AWS::SNS::TopicPolicy': 'its policy (TLS only)',
+  'AWS::SNS::Subscription': 'the `alarmEmail` subscription',
+  'AWS::CloudWatch::Alarm': 'CloudWatch alarms (docs/operating.md, "Alarms")',
+};
+
+/** docs/deploying.md's table of what the stack creates, counted from the synthesized template. */
+export function resourceTable(template: StackTemplate = synthesizedTemplate()): string {
+  const byType = new Map<string, string[]>();
+  for (const [id, resource] of Object.entries(template.Resources)) byType.set(resource.Type, [...(byType.get(resource.Type) ?? []), id]);
+  const undescribed = [...byType.keys()].filter((type) => !RESOURCE_WORDS[type]);
+  if (undescribed.length > 0) throw new Error(`bin/generate-docs.ts: describe ${undescribed.join(', ')} in RESOURCE_WORDS`);
+  const rows = Object.entries(RESOURCE_WORDS)
+    .filter(([type]) => byType.has(type))
+    .map(([type, words]) => {
+      const ids = byType.get(type)!;
+      return `| ${ids.length} | ${code(type)} | ${cell(words)} |`;
+    });
+  return ['| How many | Type | What |', '|---|---|---|', ...rows].join('\n');
+}
+
+/** Each generated file's path and text: docs/options.md whole, and the generated parts of api.md and deploying.md. */
 export function generatedDocs(): Record<string, string> {
-  return { [join(DOCS, 'options.md')]: optionsReference() };
+  const page = (name: string) => readFileSync(join(DOCS, name), 'utf8');
+  let api = page('api.md');
+  api = withRegion(api, 'errors', errorTable());
+  api = withRegion(api, 'item-errors', itemErrorTables());
+  const deploying = withRegion(page('deploying.md'), 'resources', resourceTable());
+  return { [join(DOCS, 'options.md')]: optionsReference(), [join(DOCS, 'api.md')]: api, [join(DOCS, 'deploying.md')]: deploying };
 }
 
 if (import.meta.main) {

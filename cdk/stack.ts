@@ -21,7 +21,7 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { CfnBucket } from 'aws-cdk-lib/aws-s3';
 import type { Construct, Node } from 'constructs';
 import { RETENTION_DAYS } from '#lib/accounts/tiers.ts';
-import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS, type FunctionName, type FunctionProfile } from '#lib/api/routes.ts';
+import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS, type FunctionName, type FunctionProfile, type InternalFunctionName } from '#lib/api/routes.ts';
 import { retentionPrefix } from '#lib/storage/pdfs.ts';
 import { IDEMPOTENT_BODY_PREFIX } from '#lib/storage/idempotency-store.ts';
 import { JOB_ASYNC_INVOKE, JOB_REQUEST_PREFIX, JOB_RESULT_PREFIX } from '#lib/jobs/job-records.ts';
@@ -226,6 +226,8 @@ export class PdfApiStack extends Stack {
       AnyFunctionName,
       IFunction
     >;
+    /** How a caller names a function it invokes (`<NAME>_FUNCTION_NAME`): the bare function's name, or its alias's ARN. */
+    const invokedName = (name: InternalFunctionName) => (targets[name] === functions[name] ? functions[name].functionName : targets[name].functionArn);
 
     // Least privilege, from each function's profile: the table operations it performs on the
     // table, its queries of the entity index, its object operations under the retention prefixes
@@ -411,7 +413,7 @@ export class PdfApiStack extends Stack {
       for (const target of profile.invokes ?? []) {
         // An alias's ARN is the qualified one: the grant covers that alias alone, and the SDK takes it as FunctionName.
         fn.addToRolePolicy(new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [targets[target].functionArn] }));
-        fn.addEnvironment(`${target.toUpperCase()}_FUNCTION_NAME`, targets[target] === functions[target] ? functions[target].functionName : targets[target].functionArn);
+        fn.addEnvironment(`${target.toUpperCase()}_FUNCTION_NAME`, invokedName(target));
       }
       if (props.tracing) {
         Validations.of(fn.role!).acknowledge({
@@ -452,5 +454,12 @@ export class PdfApiStack extends Stack {
       value: linkSigningSecret.secretArn,
     });
     new CfnOutput(this, 'AlarmTopicArn', { description: 'SNS topic of the alarms: subscribe to be told', value: this.alarms.topic.topicArn });
+    // The rest of what the functions' environments name, so that `npm run sam-env` (bin/sam-env.ts) can
+    // write a complete env.json for `sam local invoke` from the outputs alone: every value of a
+    // function's environment that is not a literal is one of these (test/cdk/sam-env.test.ts).
+    new CfnOutput(this, 'RenderFunctionName', { description: 'The render function batch and job invoke (RENDER_FUNCTION_NAME)', value: invokedName('render') });
+    new CfnOutput(this, 'JobFunctionName', { description: 'The job function generate and batch invoke for "async": true (JOB_FUNCTION_NAME)', value: invokedName('job') });
+    new CfnOutput(this, 'JobRequestKeyArn', { description: 'KMS key sealing the requests of asynchronous jobs (JOB_REQUEST_KEY_ARN)', value: jobRequestKey.keyArn });
+    new CfnOutput(this, 'BulkQueueUrl', { description: 'The bulk queue: one message per chunk of a bulk job (BULK_QUEUE_URL)', value: this.bulkQueue.queueUrl });
   }
 }

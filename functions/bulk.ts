@@ -1,14 +1,12 @@
-import { ApiError, invalidRequest } from '#lib/api/errors.ts';
+import { invalidRequest } from '#lib/api/errors.ts';
 import { json, publicBaseUrl } from '#lib/api/http.ts';
 import { byApiKey } from '#lib/api/authentication.ts';
 import { byIdempotencyKey } from '#lib/api/idempotency.ts';
 import { apiHandler } from '#lib/api/middlewares.ts';
 import { refuseMerge, submitBulkJob } from '#lib/bulk/bulk-submission.ts';
 import { bulkBodySchema } from '#lib/documents/bulk-request.ts';
-import { statusUrl } from '#lib/jobs/jobs.ts';
+import { checkSubmittedWebhookUrl, statusUrl } from '#lib/jobs/jobs.ts';
 import { describeIssue } from '#lib/render/options.ts';
-import { settings } from '#lib/settings.ts';
-import { checkWebhookUrl } from '#lib/webhooks/send.ts';
 
 /**
  * POST /v1/pdf/bulk: a bulk job from an upload (`upload_id`) or inline `items`, every line checked
@@ -21,10 +19,7 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
   const parsed = bulkBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
   const { webhook_url: webhookUrl, ...request } = parsed.data;
-  if (webhookUrl !== undefined) {
-    const checked = await checkWebhookUrl(webhookUrl, { allowPrivateHosts: settings.allowPrivateHosts });
-    if ('problem' in checked) throw new ApiError('url_not_allowed', checked.problem);
-  }
+  if (webhookUrl !== undefined) await checkSubmittedWebhookUrl(webhookUrl);
   const baseUrl = publicBaseUrl(event);
   const job = await submitBulkJob({ apiKey, request, baseUrl, ...(webhookUrl !== undefined && { webhookUrl }) });
   const accepted = { job_id: job.id, status: 'queued', status_url: statusUrl(baseUrl, job.id), total: job.bulk!.total };

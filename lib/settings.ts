@@ -234,6 +234,14 @@ export const settings = {
     return intFromEnv('WEBHOOK_CONCURRENCY_PER_KEY', 2);
   },
 
+  /**
+   * Whether this process is a Lambda function (Lambda sets AWS_LAMBDA_FUNCTION_NAME), rather than
+   * the local stack or a test: there the caller is the operator, and errors may name settings.
+   */
+  get runsOnLambda(): boolean {
+    return Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME);
+  },
+
   /** Another Chromium to use instead of the one @sparticuz/chromium ships (macOS, Debian's chromium). */
   get chromePath(): string | undefined {
     return process.env.CHROME_PATH || undefined;

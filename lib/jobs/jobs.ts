@@ -105,9 +105,18 @@ export const statusUrl = (baseUrl: string, jobId: string) => `${baseUrl}/v1/jobs
 export async function asyncRequestOf(body: { async?: boolean | undefined; webhook_url?: string | undefined }): Promise<{ async: boolean; webhookUrl?: string }> {
   if (body.webhook_url === undefined) return { async: body.async === true };
   if (body.async !== true) throw invalidRequest('webhook_url needs "async": true: a synchronous request answers with its result instead');
-  const checked = await checkWebhookUrl(body.webhook_url, { allowPrivateHosts: settings.allowPrivateHosts });
-  if ('problem' in checked) throw new ApiError('url_not_allowed', checked.problem);
+  await checkSubmittedWebhookUrl(body.webhook_url);
   return { async: true, webhookUrl: body.webhook_url };
+}
+
+/**
+ * A submitted `webhook_url` (a job's, a bulk job's), refused with 400 `url_not_allowed` when the
+ * egress rules would not let it be called. Outside Lambda (the local stack), the refusal of a
+ * private or plain-http receiver names the setting that allows it.
+ */
+export async function checkSubmittedWebhookUrl(webhookUrl: string): Promise<void> {
+  const checked = await checkWebhookUrl(webhookUrl, { allowPrivateHosts: settings.allowPrivateHosts }, { nameTheAllowance: !settings.runsOnLambda });
+  if ('problem' in checked) throw new ApiError('url_not_allowed', checked.problem);
 }
 
 /** The 202 answer to an accepted job. */

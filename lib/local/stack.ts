@@ -75,6 +75,11 @@ export interface StackInfo {
 }
 
 export const stackInfoPath = (dataDir: string) => join(dataDir, 'stack.json');
+/**
+ * Written by a clean stop (SIGTERM, Ctrl-C), removed at start: the next start knows whether the last
+ * run was stopped or killed, and says which in what it repairs.
+ */
+const cleanStopPath = (dataDir: string) => join(dataDir, 'stopped-cleanly');
 
 /** The environment that points the AWS SDK and the settings at a local stack. */
 export function localAwsEnvironment(info: Omit<StackInfo, 'pid' | 'apiUrl' | 'lambdaEndpoint'>): Record<string, string> {
@@ -255,12 +260,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   // Each repair at start-up on its own, and each job or reservation within it: what fails is said
   // and skipped (the minute's sweep below tries it again), and the stack starts anyway.
   const stores = { counters: counterStore(), pdfs: pdfStore() };
+  // What the last run left is said as it happened: a clean stop ends work in flight too (jobs running
+  // are resumed below), but was no kill.
+  const lastRun = existsSync(cleanStopPath(dataDir)) ? 'as the last run stopped' : 'when the last run was killed';
+  await rm(cleanStopPath(dataDir), { force: true });
   const mended = await atStartUp('mending half-written PDF records', () => mendTornPdfRecords(stores.pdfs));
-  if (mended && mended.completed + mended.dropped > 0) console.info(`Mended PDF records half-written when the last run was killed: ${mended.completed} completed, ${mended.dropped} dropped.`);
+  if (mended && mended.completed + mended.dropped > 0) console.info(`Mended PDF records half-written ${lastRun}: ${mended.completed} completed, ${mended.dropped} dropped.`);
   const repaired = await atStartUp('settling reservations', () => reconcileQuotas(stores, new Date(), { everyRequestIsDead: true }));
   // A job request outlives no job: one left by a run killed between ending its job and removing it goes now.
   const leftovers = await atStartUp('removing job requests of ended jobs', () => removeLeftoverJobRequests(stores.pdfs));
-  if (leftovers) console.info(`Removed ${leftovers} job requests left by jobs that had ended when the last run was killed.`);
+  if (leftovers) console.info(`Removed ${leftovers} job requests left by jobs that had ended ${lastRun}.`);
   if (repaired && repaired.repaired > 0) console.info(`Settled ${repaired.repaired} reservations left by requests that died: ${repaired.returned} PDFs given back, ${repaired.charged} charged.`);
   if (repaired && repaired.errors > 0) console.error(`${repaired.errors} reservations could not be settled (see the log); tried again within a minute.`);
   // And while it runs, as the scheduled reconcile function does in AWS: every step whatever the others did.
@@ -351,6 +360,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await new Promise<void>((resolveClose) => invokeEndpoint.close(() => resolveClose()));
     await shutDownRendering();
     await standIns.close();
+    await writeFile(cleanStopPath(dataDir), `${new Date().toISOString()}\n`);
   }
   return { apiUrl, info, coldStartMs, standIns, stop: stopStack };
 }

@@ -11,9 +11,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import { notFound } from '#lib/api/errors.ts';
-import { publicBaseUrl } from '#lib/api/http.ts';
+import { header, publicBaseUrl } from '#lib/api/http.ts';
 import { pdfStore } from '#lib/aws/stores.ts';
 import { downloadOrigin } from '#lib/storage/pdfs.ts';
+import { EncodedFile, pickCoding } from './asset-encoding.ts';
 import { SITE_ASSETS, SITE_ASSETS_DIR, type SiteAssetName } from './assets.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -30,7 +31,7 @@ async function readAsset(name: SiteAssetName): Promise<Buffer> {
   }
 }
 
-const cache = new Map<SiteAssetName, Buffer>();
+const cache = new Map<SiteAssetName, EncodedFile>();
 
 const COMMON_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
@@ -214,18 +215,29 @@ async function playgroundPage(baseUrl: string): Promise<APIGatewayProxyResult> {
   );
 }
 
-async function asset(name: string): Promise<APIGatewayProxyResult> {
+/**
+ * An allow-listed file: compressed as the browser accepts, with an ETag; a browser that has it gets
+ * a 304 (lib/site/asset-encoding.ts). It may be cached for 5 minutes, then is asked for again with
+ * If-None-Match, so a deploy reaches browsers within minutes and an unchanged file costs no bytes.
+ */
+async function asset(name: string, event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> {
   if (!Object.hasOwn(SITE_ASSETS, name)) throw notFound(`No asset named ${JSON.stringify(name.slice(0, 100))}.`);
   const known = name as SiteAssetName;
-  let bytes = cache.get(known);
-  if (!bytes) {
-    bytes = await readAsset(known);
-    cache.set(known, bytes);
+  let file = cache.get(known);
+  if (!file) {
+    file = new EncodedFile(await readAsset(known));
+    cache.set(known, file);
   }
+  const coding = pickCoding(header(event, 'accept-encoding'));
+  const caching = { 'Cache-Control': 'public, max-age=300', Vary: 'Accept-Encoding', ...COMMON_HEADERS };
+  if (file.matches(header(event, 'if-none-match'))) return { statusCode: 304, headers: { ETag: file.etag(coding), ...caching }, body: '' };
+  const body = await file.body(coding);
   return {
     statusCode: 200,
-    headers: { 'Content-Type': SITE_ASSETS[known].type, 'Cache-Control': 'public, max-age=300', ...COMMON_HEADERS },
-    body: bytes.toString('utf8'),
+    headers: { 'Content-Type': SITE_ASSETS[known].type, ETag: body.etag, ...(coding !== 'identity' && { 'Content-Encoding': coding }), ...caching },
+    // Binary either way (API Gateway decodes it: every type is a binary media type, lib/api/routes.ts).
+    body: body.bytes.toString('base64'),
+    isBase64Encoded: true,
   };
 }
 
@@ -237,7 +249,7 @@ export async function sitePage(event: APIGatewayProxyEvent): Promise<APIGatewayP
     case '/':
       return playgroundPage(publicBaseUrl(event));
     case '/assets/{name}':
-      return asset(event.pathParameters?.name ?? '');
+      return asset(event.pathParameters?.name ?? '', event);
     default:
       throw notFound(`No page at ${event.path}.`);
   }

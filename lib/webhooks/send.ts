@@ -15,9 +15,15 @@ import { hostPortOf, portOf, resolveDestination, type EgressPolicy } from '#lib/
 
 /**
  * Whether a webhook URL may be called now: the address to connect to, or why not, in words a
- * caller can act on.
+ * caller can act on. With `nameTheAllowance` (the local stack, where the caller is the operator), a
+ * refusal that the deployment could lift says how: a plain-http or loopback receiver on the
+ * developer's machine is what trying webhooks locally needs, and only a setting allows it.
  */
-export async function checkWebhookUrl(raw: string, policy: EgressPolicy): Promise<{ url: URL; address: string } | { problem: string }> {
+export async function checkWebhookUrl(
+  raw: string,
+  policy: EgressPolicy,
+  { nameTheAllowance = false }: { nameTheAllowance?: boolean } = {},
+): Promise<{ url: URL; address: string } | { problem: string }> {
   let url: URL;
   try {
     url = new URL(raw);
@@ -25,11 +31,18 @@ export async function checkWebhookUrl(raw: string, policy: EgressPolicy): Promis
     return { problem: 'webhook_url is not a valid absolute URL' };
   }
   const allowListed = policy.allowPrivateHosts.has(hostPortOf(url));
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowListed)) return { problem: 'webhook_url must be an https URL' };
+  const allowance = nameTheAllowance && !allowListed ? ` ${localAllowance(url)}` : '';
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowListed)) return { problem: `webhook_url must be an https URL.${allowance}` };
   const destination = await resolveDestination(url.hostname, portOf(url), policy);
   if (destination.allowed) return { url, address: destination.address };
   if (destination.reason === 'unresolvable') return { problem: `webhook_url's host ${JSON.stringify(url.hostname)} does not resolve` };
-  return { problem: 'webhook_url must point to a publicly reachable host, not a private, loopback or link-local address' };
+  return { problem: `webhook_url must point to a publicly reachable host, not a private, loopback or link-local address.${allowance}` };
+}
+
+/** How the operator of a local stack lets a receiver on their machine be called (docs/async-and-webhooks.md). */
+function localAllowance(url: URL): string {
+  const hostPort = hostPortOf(url);
+  return `To send webhooks to a receiver on this machine, restart the local stack with PDF_ALLOW_PRIVATE_HOSTS=${hostPort} (comma-separated host:port entries): a listed host:port may be private and plain http.`;
 }
 
 export type SendOutcome =

@@ -110,9 +110,20 @@ describe('observability', () => {
     expect(alarm.Dimensions).toEqual([{ Name: 'QueueName', Value: queueName }]);
   });
 
-  test('outputs the API URL, the tables’ and bucket’s names, the secret’s ARN and the alarm topic', () => {
+  test('outputs the API URL, the tables’ and bucket’s names, the secret’s ARN, the alarm topic, and what the functions invoke, seal with and queue on', () => {
     const { template } = synthStack();
     const outputs = template.toJSON().Outputs as Record<string, unknown>;
-    expect(Object.keys(outputs).sort()).toEqual(['AlarmTopicArn', 'ApiUrl', 'BucketName', 'IdempotencyTableName', 'LinkSigningSecretArn', 'TableName']);
+    expect(Object.keys(outputs).sort()).toEqual([
+      'AlarmTopicArn',
+      'ApiUrl',
+      'BucketName',
+      'BulkQueueUrl',
+      'IdempotencyTableName',
+      'JobFunctionName',
+      'JobRequestKeyArn',
+      'LinkSigningSecretArn',
+      'RenderFunctionName',
+      'TableName',
+    ]);
   });
 });

@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { apiUrl } from '../support/api.ts';
@@ -85,6 +85,18 @@ describe('the README', () => {
     // usage: the key's tier, and the five PDFs of the quick start charged.
     expect(stdout).toMatch(/^tier +pro$/m);
     expect(stdout).toMatch(/^PDFs this month +5 of /m);
+
+    // Run from the checkout's root, as the README says, it leaves nothing git would show as untracked.
+    const left = (await readdir(scratch, { recursive: true, withFileTypes: true })).filter((entry) => entry.isFile()).map((entry) => relative(scratch!, join(entry.parentPath, entry.name)));
+    expect(left.length).toBeGreaterThan(5);
+    const notIgnored = await Promise.all(
+      left.map(async (path) => {
+        // check-ignore exits 1 for a path no rule ignores.
+        const ignored = await run('git', ['check-ignore', '--no-index', '--quiet', path], { cwd: ROOT }).then(() => true, () => false);
+        return ignored ? undefined : path;
+      }),
+    );
+    expect(notIgnored.filter(Boolean), 'files the quick start leaves untracked in the checkout').toEqual([]);
   });
 
   it('points at a playground and an API reference that answer', async () => {

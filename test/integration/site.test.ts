@@ -5,6 +5,9 @@
  * refuse anything the page itself does.
  */
 import { readFile } from 'node:fs/promises';
+import { get } from 'node:http';
+import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -364,6 +367,48 @@ describe('GET /assets/{name}', () => {
     expect(redoc.status).toBe(200);
     expect(redoc.text.length).toBeGreaterThan(500_000);
     expect((await request('GET', '/assets/playground.css')).headers.get('content-type')).toMatch(/^text\/css/);
+  });
+
+  /** An asset as the wire carries it (fetch would decode it): status, headers and the bytes sent. */
+  const onTheWire = (name: string, headers: Record<string, string>) =>
+    new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; bytes: Buffer }>((resolve, reject) => {
+      get(`${apiUrl}/assets/${name}`, { headers }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, bytes: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+
+  test('sends the docs page’s 1.1 MB of Redoc compressed, as the browser accepts, and a 304 to a browser that has it', async () => {
+    const original = await readFile(join(import.meta.dirname, '../../node_modules/redoc/bundles/redoc.standalone.js'));
+
+    // Brotli, as browsers ask: the same bytes, in a third of the size or less.
+    const br = await onTheWire('redoc.standalone.js', { 'Accept-Encoding': 'gzip, deflate, br, zstd' });
+    expect(br.status).toBe(200);
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(br.headers.vary).toMatch(/Accept-Encoding/i);
+    expect(br.headers['cache-control']).toMatch(/public/);
+    expect(brotliDecompressSync(br.bytes).equals(original)).toBe(true);
+    expect(br.bytes.length).toBeLessThan(original.length / 3);
+
+    // gzip where Brotli is not accepted; the file as it is where nothing is.
+    const gzip = await onTheWire('redoc.standalone.js', { 'Accept-Encoding': 'gzip;q=1, br;q=0' });
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gzip.bytes).equals(original)).toBe(true);
+    const plain = await onTheWire('redoc.standalone.js', {});
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.bytes.equals(original)).toBe(true);
+
+    // Each representation has its own ETag; asking again with any of them is a 304 with no body.
+    const etags = [br, gzip, plain].map((answer) => answer.headers.etag as string);
+    expect(new Set(etags).size).toBe(3);
+    for (const etag of etags) {
+      const again = await onTheWire('redoc.standalone.js', { 'Accept-Encoding': 'br', 'If-None-Match': etag });
+      expect(again.status).toBe(304);
+      expect(again.bytes.length).toBe(0);
+    }
+    // Another file's ETag is no match.
+    expect((await onTheWire('docs.js', { 'If-None-Match': etags[0]! })).status).toBe(200);
   });
 
   test.each(['..%2Fpackage.json', '%2E%2E%2F%2E%2E%2Fpackage.json', 'pages.ts', 'assets.ts', 'nope.js', 'constructor', '__proto__'])(

@@ -1,6 +1,8 @@
 /**
  * docs/options.md is generated from the schemas that validate requests (bin/generate-docs.ts), so
  * no option is described by hand twice: a schema's words changed without regenerating fail here.
+ * So are the generated parts of docs/api.md (the error tables, from the catalogues the API answers
+ * from) and docs/deploying.md (what the stack creates, from the synthesized template).
  */
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';

@@ -1,6 +1,7 @@
 /**
  * The README is the front door: every page of docs/ is one click from it, and every link of the
- * README and of docs/ reaches a file of the checkout (and, with a #fragment, a heading of it).
+ * README and of docs/ reaches a file of the checkout (and, with a #fragment, a heading of it): none
+ * leaves the repository, where a plain clone would find nothing.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -41,9 +42,7 @@ function linksOf(page: string): { readonly target: string; readonly file: string
     .map((target) => {
       const [path, fragment] = target.split('#') as [string, string | undefined];
       return { target, file: path === '' ? page : relative(ROOT, join(ROOT, dirname(page), path)), fragment };
-    })
-    // The contract lives beside the checkout (shared/spec), not in it.
-    .filter(({ file }) => !file.startsWith('..'));
+    });
 }
 
 describe('the README and docs/', () => {
@@ -58,6 +57,12 @@ describe('the README and docs/', () => {
       return fragment !== undefined && file.endsWith('.md') && !anchorsOf(file).has(fragment);
     });
     expect(broken.map(({ target }) => target)).toEqual([]);
+  });
+
+  it.each(PAGES)('%s links to nothing outside the repository, and names no file a clone lacks', (page) => {
+    expect(linksOf(page).filter(({ file }) => file.startsWith('..')).map(({ target }) => target)).toEqual([]);
+    // The specification the project was built from lives beside the repository, not in it.
+    expect(readFileSync(join(ROOT, page), 'utf8')).not.toMatch(/shared\/spec|\.\.\/shared\//);
   });
 
   it('the README stays a front door: under 200 lines', () => {

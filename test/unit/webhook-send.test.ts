@@ -51,11 +51,26 @@ describe('sending a webhook', () => {
 
   test('only https, or http to an allow-listed host; names that do not resolve say so', async () => {
     const policy = { allowPrivateHosts: new Set<string>(), resolve: async () => ['93.184.216.34'] };
-    expect(await checkWebhookUrl('http://example.com/hook', policy)).toEqual({ problem: 'webhook_url must be an https URL' });
+    expect(await checkWebhookUrl('http://example.com/hook', policy)).toEqual({ problem: 'webhook_url must be an https URL.' });
     expect(await checkWebhookUrl('not a url', policy)).toEqual({ problem: 'webhook_url is not a valid absolute URL' });
     expect(await checkWebhookUrl('https://example.com/hook', policy)).toMatchObject({ address: '93.184.216.34' });
     const unresolvable = { allowPrivateHosts: new Set<string>(), resolve: async () => Promise.reject(new Error('ENOTFOUND')) };
     expect(await checkWebhookUrl('https://nowhere.invalid/hook', unresolvable)).toEqual({ problem: expect.stringContaining('does not resolve') });
+  });
+
+  test('locally, a refused receiver on this machine is told the setting that allows it, with its own host:port; never on Lambda', async () => {
+    const loopback = { allowPrivateHosts: new Set<string>(), resolve: async () => ['127.0.0.1'] };
+    const local = { nameTheAllowance: true };
+    // Plain http to loopback: the first refusal a developer meets.
+    const http = await checkWebhookUrl('http://127.0.0.1:8765/hooks/pdf', loopback, local);
+    expect(http).toEqual({ problem: expect.stringMatching(/^webhook_url must be an https URL\. .*PDF_ALLOW_PRIVATE_HOSTS=127\.0\.0\.1:8765 /) });
+    // https to a name that resolves to loopback: the second.
+    const https = await checkWebhookUrl('https://localhost:9443/in', loopback, local);
+    expect(https).toEqual({ problem: expect.stringMatching(/^webhook_url must point to a publicly reachable host.*PDF_ALLOW_PRIVATE_HOSTS=localhost:9443 /) });
+    // Once listed, the same receiver is allowed, plain http included.
+    expect(await checkWebhookUrl('http://127.0.0.1:8765/hooks/pdf', { ...loopback, allowPrivateHosts: new Set(['127.0.0.1:8765']) }, local)).toMatchObject({ address: '127.0.0.1' });
+    // A deployment's customers are not told about the operator's settings.
+    expect((await checkWebhookUrl('http://127.0.0.1:8765/hooks/pdf', loopback)) as { problem: string }).toEqual({ problem: 'webhook_url must be an https URL.' });
   });
 
   test('a receiver that answers a byte at a time gets timeoutMs for the whole answer, not for each pause', async () => {
