@@ -23,12 +23,13 @@ import { ServiceBusyError } from '#lib/render/capacity.ts';
 import { documentErrorToApiError } from './document-errors.ts';
 import { ApiError, errorBody, invalidRequest, serviceBusy } from './errors.ts';
 import { json } from './http.ts';
+import { requestIdOf, requestLog } from './request-log.ts';
 
 export type Event = APIGatewayProxyEvent;
 export type Result = APIGatewayProxyResult;
 
 /**
- * Turns any error into the documented error shape. Unexpected errors are logged with their stack
+ * Turns any error into the documented error shape. Unexpected errors are logged (name and message)
  * and answered with a plain 500 that names only the request id: no stack, path or internal message.
  */
 export function errorResponder(): MiddlewareObj<Event, Result, Error, Context> {
@@ -51,7 +52,8 @@ export function errorResponder(): MiddlewareObj<Event, Result, Error, Context> {
         // Load, not a fault: the caller is told when to come back.
         else if (apiError.code === 'service_busy') logger.info('service busy', { code: apiError.code, retry_after: apiError.extra.retry_after });
         else logger.error('request failed', { code: apiError.code, ...errorFields(error) });
-        apiError.extra.request_id = request.context.awsRequestId;
+        // The id the client also gets in x-amzn-RequestId, which every line of the request carries.
+        apiError.extra.request_id = requestIdOf(request.event, request.context);
       }
       request.response = json(apiError.status, errorBody(apiError), apiError.headers);
     },
@@ -165,6 +167,7 @@ export function apiHandler<O extends Options>(options: O, handle: (input: InputF
     // Never the event, whatever POWERTOOLS_LOGGER_LOG_EVENT says: it holds the API key and the body,
     // whose url options may carry credentials (http_headers, cookies, basic_auth).
     .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
+    .use(requestLog())
     .use(flushMetrics())
     .use(responseHeaders())
     .use(errorResponder());

@@ -30,6 +30,7 @@ import { batchBodySchema, MAX_BATCH_SIZE, MAX_METADATA_BYTES, metadataSchema } f
 import { bulkBodySchema, MAX_ARCHIVE_LINES, MAX_BULK_ITEMS, MAX_INLINE_ITEMS, MAX_LINE_BYTES, MAX_UPLOAD_BYTES } from '#lib/documents/bulk-request.ts';
 import { asyncRequestShape, documentOptionsShape, MAX_PREVIEW_PDF_BYTES, previewBodySchema, templateBodySchema, templateSourceShape } from '#lib/documents/document-options.ts';
 import { FORMAT_NAMES } from '#lib/render/options.ts';
+import { URL_ONLY_OPTIONS } from '#lib/render/url-access-options.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '#lib/storage/pdfs.ts';
 
 type OptionName = keyof typeof documentOptionsShape;
@@ -136,6 +137,8 @@ function documented<S extends Record<string, z.ZodType>>(shape: S): S {
       // JSON Schema 2020-12 (OpenAPI 3.1) has `examples`, an array; `example` is the deprecated 3.0 form.
       // Set by `override`, because zod leaves a transformed schema's examples and default out of its input form.
       const annotations = {
+        // Which sources an option applies to, for tools built on this document (the playground hides the others).
+        ...((URL_ONLY_OPTIONS as readonly string[]).includes(name) && { 'x-applies-to': ['url'] }),
         ...(values && { enum: [...values] }),
         ...(example !== undefined && { examples: [example] }),
         ...(byDefault !== undefined && { default: byDefault }),

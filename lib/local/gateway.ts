@@ -72,7 +72,7 @@ const OVERSIZED_BODY_LINGER_MS = 5_000;
  * instead of a reset connection. Nothing of it is kept, and the connection is cut after that moment.
  */
 function refuseOversizedBody(request: IncomingMessage, response: ServerResponse): void {
-  writeGatewayError(response, 413, 'payload_too_large', `The request body is larger than the gateway's limit of ${GATEWAY_MAX_PAYLOAD_BYTES} bytes.`);
+  writeGatewayError(response, randomUUID(), 413, 'payload_too_large', `The request body is larger than the gateway's limit of ${GATEWAY_MAX_PAYLOAD_BYTES} bytes.`);
   request.resume();
   setTimeout(() => request.socket.destroy(), OVERSIZED_BODY_LINGER_MS).unref();
 }
@@ -88,7 +88,7 @@ function isBinaryMediaType(contentType: string | undefined): boolean {
   });
 }
 
-function toProxyEvent(request: IncomingMessage, body: Buffer, url: URL): { event: APIGatewayProxyEvent; handler: FunctionName } {
+function toProxyEvent(request: IncomingMessage, body: Buffer, url: URL, requestId: string): { event: APIGatewayProxyEvent; handler: FunctionName } {
   const method = request.method ?? 'GET';
   const match = matchRoute(method, url.pathname);
   const isRoute = 'route' in match;
@@ -112,7 +112,6 @@ function toProxyEvent(request: IncomingMessage, body: Buffer, url: URL): { event
   const hasQuery = Object.keys(query).length > 0;
   const binaryBody = isBinaryMediaType(request.headers['content-type']);
   const now = Date.now();
-  const requestId = randomUUID();
   const event: APIGatewayProxyEvent = {
     resource,
     path: url.pathname,
@@ -161,21 +160,36 @@ function toProxyEvent(request: IncomingMessage, body: Buffer, url: URL): { event
   return { event, handler: isRoute ? match.route.handler : FALLBACK_HANDLER };
 }
 
-function writeResult(response: ServerResponse, result: APIGatewayProxyResult): void {
+/**
+ * API Gateway's request id header, on every answer (the function's and the gateway's own), as the
+ * real one sends it: what a customer quotes to support, and what every log line of the request
+ * carries as `request_id` (lib/api/request-log.ts).
+ */
+export const REQUEST_ID_HEADER = 'x-amzn-RequestId';
+
+function writeResult(response: ServerResponse, result: APIGatewayProxyResult, requestId: string): void {
   response.statusCode = result.statusCode;
+  response.setHeader(REQUEST_ID_HEADER, requestId);
   for (const [name, value] of Object.entries(result.headers ?? {})) response.setHeader(name, String(value));
   for (const [name, values] of Object.entries(result.multiValueHeaders ?? {})) response.setHeader(name, values.map(String));
   response.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
 }
 
-function writeGatewayError(response: ServerResponse, status: number, code: string, message: string, extra: { headers?: Record<string, string>; fields?: object } = {}): void {
-  response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...extra.headers });
+function writeGatewayError(
+  response: ServerResponse,
+  requestId: string,
+  status: number,
+  code: string,
+  message: string,
+  extra: { headers?: Record<string, string>; fields?: object } = {},
+): void {
+  response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', [REQUEST_ID_HEADER]: requestId, ...extra.headers });
   response.end(JSON.stringify({ error: { code, message, ...extra.fields } }));
 }
 
 /** A throttled function, as API Gateway's INTEGRATION_FAILURE gateway response answers it (cdk/constructs/rest-api.ts). */
 function writeThrottled(response: ServerResponse, requestId: string): void {
-  writeGatewayError(response, 503, 'service_busy', THROTTLED_FUNCTION.message, {
+  writeGatewayError(response, requestId, 503, 'service_busy', THROTTLED_FUNCTION.message, {
     headers: { 'Retry-After': String(THROTTLED_FUNCTION.retryAfterSeconds) },
     fields: { retry_after: THROTTLED_FUNCTION.retryAfterSeconds, request_id: requestId },
   });
@@ -186,6 +200,7 @@ export function createGateway(
   options: { timeoutMs: number; concurrency?: LambdaConcurrency },
 ): Server {
   const server = createServer(async (request, response) => {
+    const requestId = randomUUID();
     try {
       const url = new URL(request.url ?? '/', 'http://local');
       const body = await readBody(request, GATEWAY_MAX_PAYLOAD_BYTES);
@@ -193,7 +208,7 @@ export function createGateway(
         refuseOversizedBody(request, response);
         return;
       }
-      const { event, handler } = toProxyEvent(request, body, url);
+      const { event, handler } = toProxyEvent(request, body, url, requestId);
       // Each request is an invocation of its function: past the account's (or the function's)
       // concurrency, Lambda throttles it and the gateway says so, before the function runs.
       const started = options.concurrency?.tryStart(handler) ?? { release: () => undefined };
@@ -215,11 +230,11 @@ export function createGateway(
         if (error instanceof FunctionThrottledError) return writeThrottled(response, event.requestContext.requestId);
         throw error;
       }
-      writeResult(response, result);
+      writeResult(response, result, requestId);
     } catch {
       // What API Gateway answers when the function itself fails (a crash, not an error response),
       // in the 5xx shape of decisions.md (cdk/constructs/rest-api.ts rewrites the real one the same way).
-      if (!response.headersSent) writeGatewayError(response, 502, 'render_failed', 'The request could not be completed because of an internal error.');
+      if (!response.headersSent) writeGatewayError(response, requestId, 502, 'render_failed', 'The request could not be completed because of an internal error.');
       else response.destroy();
     }
   });

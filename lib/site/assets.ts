@@ -10,6 +10,9 @@ export const SITE_ASSETS = {
   'docs.css': { source: 'lib/site/assets/docs.css', type: 'text/css; charset=utf-8' },
   'playground.js': { source: 'lib/site/assets/playground.js', type: 'text/javascript; charset=utf-8' },
   'playground.css': { source: 'lib/site/assets/playground.css', type: 'text/css; charset=utf-8' },
+  // pdf.js (Mozilla's own build), which the playground draws PDFs with, and its worker.
+  'pdf.min.mjs': { source: 'node_modules/pdfjs-dist/build/pdf.min.mjs', type: 'text/javascript; charset=utf-8' },
+  'pdf.worker.min.mjs': { source: 'node_modules/pdfjs-dist/build/pdf.worker.min.mjs', type: 'text/javascript; charset=utf-8' },
   // The worked invoice example (examples/invoice/), which the playground's template tab starts from.
   // Its HTML is served as text: a template is source to edit, never a page of this origin.
   'example-invoice.html': { source: 'examples/invoice/template.html', type: 'text/plain; charset=utf-8' },

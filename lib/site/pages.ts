@@ -118,32 +118,46 @@ async function playgroundPage(baseUrl: string): Promise<APIGatewayProxyResult> {
 <main>
   <section class="key">
     <label for="api-key">API key</label>
-    <input id="api-key" type="password" autocomplete="off" spellcheck="false" placeholder="pdfk_…">
-    <small>Kept in this tab only (sessionStorage), sent as <code>Authorization: Bearer</code>.</small>
+    <input id="api-key" type="password" autocomplete="off" spellcheck="false" placeholder="Paste your key: pdfk_…">
+    <small>Kept in this tab only (sessionStorage). Make one with <code>npm run keys -- create --tier pro</code>.</small>
   </section>
   <div class="tabs" role="tablist">
     <button type="button" role="tab" id="tab-single" aria-selected="true" aria-controls="single">One PDF</button>
     <button type="button" role="tab" id="tab-batch" aria-selected="false" aria-controls="batch">Batch</button>
     <button type="button" role="tab" id="tab-templates" aria-selected="false" aria-controls="templates">Templates</button>
   </div>
-  <section id="single" role="tabpanel" aria-labelledby="tab-single">
-    <fieldset class="source">
-      <legend>Source</legend>
-      <label><input type="radio" name="source" value="html" checked> HTML</label>
-      <label><input type="radio" name="source" value="url"> URL</label>
-      <textarea id="html" rows="10" spellcheck="false"></textarea>
-      <input id="url" type="url" placeholder="https://example.com/report" hidden>
-    </fieldset>
-    <details id="options-panel" open>
-      <summary>Options</summary>
-      <div id="options" class="options"><p class="loading">Loading the options from the OpenAPI document…</p></div>
-    </details>
-    <button type="button" id="generate" class="primary">Generate</button>
-    <div id="single-result" class="result" aria-live="polite"></div>
-    <iframe id="preview" title="PDF preview" hidden></iframe>
+  <section id="single" class="workspace" role="tabpanel" aria-labelledby="tab-single">
+    <div class="form">
+      <fieldset class="source">
+        <legend>Source</legend>
+        <label><input type="radio" name="source" value="html" checked> HTML</label>
+        <label><input type="radio" name="source" value="url"> URL</label>
+        <label><input type="radio" name="source" value="template"> Stored template</label>
+        <textarea id="html" rows="9" spellcheck="false" aria-label="HTML"></textarea>
+        <input id="url" type="url" placeholder="e.g. https://example.com/report" aria-label="URL" hidden>
+        <div id="template-source" hidden>
+          <label for="single-template">Template</label>
+          <select id="single-template"><option value="">Paste your key above to list your templates</option></select>
+          <label for="single-data">Data (JSON, checked against the template's schema)</label>
+          <textarea id="single-data" rows="6" spellcheck="false" placeholder='e.g. { "customer": { "name": "Ada" } }'></textarea>
+        </div>
+      </fieldset>
+      <div id="options-panel">
+        <div id="common-options" class="options"><p class="loading">Loading the options…</p></div>
+        <details id="more-options">
+          <summary>More options</summary>
+          <div id="options" class="options"></div>
+        </details>
+      </div>
+      <button type="button" id="generate" class="primary">Generate</button>
+    </div>
+    <div class="output">
+      <div id="single-result" class="result" aria-live="polite"><p class="hint">The PDF appears here, page by page.</p></div>
+      <div id="preview" class="pages" hidden></div>
+    </div>
   </section>
   <section id="batch" role="tabpanel" aria-labelledby="tab-batch" hidden>
-    <p>One document per item; each item's options are the options above.</p>
+    <p>One document per item. The options above apply to every item; an item's own options (JSON) win over them, option by option.</p>
     <div id="items"></div>
     <button type="button" id="add-item">Add an item</button>
     <label><input type="checkbox" id="merge"> Also merge them into one PDF</label>
@@ -191,7 +205,7 @@ async function playgroundPage(baseUrl: string): Promise<APIGatewayProxyResult> {
         <div id="template-result" class="result" aria-live="polite"></div>
       </div>
       <div class="template-output">
-        <iframe id="template-frame" title="Template preview" hidden></iframe>
+        <div id="template-frame" class="pages" hidden></div>
         <p id="template-frame-empty">The preview appears here: save the template, then press Preview.</p>
       </div>
     </div>
@@ -200,17 +214,19 @@ async function playgroundPage(baseUrl: string): Promise<APIGatewayProxyResult> {
 </body>
 </html>`;
   // The PDF is fetched through its download link, which redirects to the storage's presigned URL:
-  // that origin, and nothing else beyond our own, may be read; the preview is a blob: of those bytes.
-  // A template's preview answers the PDF itself, from the API: a blob: of those bytes too.
+  // that origin, and nothing else beyond our own, may be read. A template's preview answers the PDF
+  // itself, from the API. Either is drawn page by page by pdf.js (our own copy, its worker from this
+  // origin too), so it shows in any browser, one without a PDF viewer (headless) included; a blob:
+  // of the bytes is what the "open" link points at.
   const storage = await downloadOrigin(pdfStore());
   return page(
     html,
     csp({
       'script-src': "'self'",
       'style-src': "'self'",
-      'img-src': "'self' data:",
+      'img-src': "'self' data: blob:",
       'connect-src': `'self' ${storage}`,
-      'frame-src': 'blob:',
+      'worker-src': "'self'",
     }),
   );
 }

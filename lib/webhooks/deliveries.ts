@@ -18,7 +18,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Webhook } from 'standardwebhooks';
-import { webhookSecretOf, type KeyStore } from '#lib/accounts/keys.ts';
+import { webhookSecretsOf, type KeyStore } from '#lib/accounts/keys.ts';
 import { logger } from '#lib/observability/logger.ts';
 import { randomBase62 } from '#lib/random.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
@@ -229,13 +229,17 @@ async function closeDelivery(store: KeyStore, delivery: Delivery, end: { status:
   );
 }
 
-/** The Standard Webhooks headers of one try of `body`: the same id every time, this try's time and signature. */
-export function signDelivery(secret: string, id: string, body: string, at: Date): Record<string, string> {
+/**
+ * The Standard Webhooks headers of one try of `body`: the same id every time, this try's time, and
+ * one `v1,` signature per secret, space-separated (the current secret's first, then those a rotation
+ * keeps signing for its overlap), so a receiver holding any of them verifies it.
+ */
+export function signDelivery(secrets: readonly string[], id: string, body: string, at: Date): Record<string, string> {
   const timestamp = Math.floor(at.getTime() / 1000);
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': new Webhook(secret).sign(id, new Date(timestamp * 1000), body),
+    'webhook-signature': secrets.map((secret) => new Webhook(secret).sign(id, new Date(timestamp * 1000), body)).join(' '),
   };
 }
 
@@ -250,7 +254,8 @@ export async function attemptDelivery(deps: WebhookDeps, delivery: Delivery, now
   const claimedUntil = new Date(now.getTime() + CLAIM_MS);
   if (!(await reschedule(deps.store, delivery, claimedUntil))) return undefined;
   const claimed = { ...delivery, nextAttemptAt: claimedUntil.toISOString() };
-  const secret = await webhookSecretOf(deps.store, delivery.keyId);
+  const secrets = await webhookSecretsOf(deps.store, delivery.keyId, now);
+  const secret = secrets && [secrets.current, ...secrets.retiring.map((entry) => entry.secret)];
   const body = JSON.stringify(event);
   const outcome: SendOutcome = secret
     ? await sendWebhook(delivery.url, signDelivery(secret, delivery.id, body, now), body, { ...deps.egress, timeoutMs: deps.timeoutMs })

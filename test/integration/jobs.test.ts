@@ -85,10 +85,10 @@ describe('asynchronous jobs and webhooks', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it('the key tool prints a whsec_ signing secret at creation and rotates it on demand', async () => {
+  it('the key tool prints a whsec_ signing secret at creation and rotates it on demand (with no overlap: the old one stops at once)', async () => {
     expect(key.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const other = await makeKey('free');
-    const rotated = await runKeyTool(['rotate-webhook-secret', other.keyId, '--json'], { DATA_DIR: dataDir });
+    const rotated = await runKeyTool(['rotate-webhook-secret', other.keyId, '--overlap', '0', '--json'], { DATA_DIR: dataDir });
     expect(rotated.code).toBe(0);
     const secret = JSON.parse(rotated.stdout).webhook_secret as string;
     expect(secret).toMatch(/^whsec_/);

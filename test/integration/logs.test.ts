@@ -1,6 +1,6 @@
 /**
  * Error log lines carry their cause: the error's name and message (first line, no stack) and the
- * request id, the same one the 5xx answer gives the client. Read from the JSON lines a local stack
+ * request id, the same one the 5xx answer gives the client (in its body and in `x-amzn-RequestId`). Read from the JSON lines a local stack
  * prints, run as `npm start` runs it (a child process of its own, logging at ERROR), with a real
  * storage fault: the directory where S3 (s3rver) would store the key's PDFs is a file.
  */
@@ -67,10 +67,11 @@ describe('error logs', () => {
     expect(response.status).toBeGreaterThanOrEqual(500);
     const requestId = response.body.error.request_id as string;
     expect(requestId).toMatch(/\S/);
+    expect(response.headers.get('x-amzn-requestid')).toBe(requestId);
     expect(response.text).not.toMatch(/InternalError|ENOTDIR|EEXIST/);
     // ... and the log line with that id says what went wrong: S3's answer to the failed write
     const line = await vi.waitFor(() => {
-      const found = logLines(stack).find((candidate) => candidate.level === 'ERROR' && candidate.function_request_id === requestId);
+      const found = logLines(stack).find((candidate) => candidate.level === 'ERROR' && candidate.request_id === requestId);
       expect(found).toBeDefined();
       return found!;
     });

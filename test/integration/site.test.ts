@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { get } from 'node:http';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { createCanvas, loadImage } from '@napi-rs/canvas';
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -41,8 +42,9 @@ interface Visit {
   readonly problems: string[];
 }
 
-async function visit(path: string): Promise<Visit> {
+async function visit(path: string, viewport?: { width: number; height: number }): Promise<Visit> {
   const page = await browser.newPage();
+  if (viewport) await page.setViewport(viewport);
   const requested: string[] = [];
   const blocked: string[] = [];
   const problems: string[] = [];
@@ -119,7 +121,7 @@ describe('GET / (the playground)', () => {
       await page.select('#opt-orientation', JSON.stringify('landscape'));
       await page.click('#generate');
       await page.waitForSelector('#download-link', { timeout: 30_000 });
-      await page.waitForFunction(() => (document.getElementById('preview') as HTMLIFrameElement).src.startsWith('blob:'), { timeout: 30_000 });
+      await page.waitForSelector('#preview[data-drawn]', { timeout: 30_000 });
 
       // Assess: the link downloads the PDF asked for; the preview holds the same bytes.
       const href = await page.$eval('#download-link', (a) => (a as HTMLAnchorElement).href);
@@ -131,7 +133,7 @@ describe('GET / (the playground)', () => {
       expect(pdf.pages[0]!.height / POINTS_PER_INCH).toBeCloseTo(8.5, 1);
       // The playground's CSP lets it read nothing but the API and the storage, so the preview's blob:
       // is read from another page of the same origin (blob: URLs belong to the origin).
-      const previewUrl = await page.$eval('#preview', (frame) => (frame as HTMLIFrameElement).src);
+      const previewUrl = await page.$eval('#preview', (frame) => (frame as HTMLElement).dataset.blob!);
       const reader = await browser.newPage();
       await reader.goto(`${apiUrl}/v1/openapi.json`);
       const preview = await reader.evaluate(async (url) => {
@@ -168,7 +170,7 @@ describe('GET / (the playground)', () => {
     try {
       await page.type('#api-key', key.apiKey);
       await page.click('#tab-batch');
-      await page.$$eval('#items textarea', (areas) => {
+      await page.$$eval('#items .item-html', (areas) => {
         (areas[0] as HTMLTextAreaElement).value = '<h1>Good item</h1>';
         (areas[1] as HTMLTextAreaElement).value = '<div';
       });
@@ -186,14 +188,22 @@ describe('GET / (the playground)', () => {
     }
   });
 
-  test('an API error is shown with its code and message', async () => {
+  test('a 401 says to paste the key into the key field, with or without one there', async () => {
     const { page } = await visit('/');
     try {
-      await page.type('#api-key', 'pdfk_not_a_real_key_000000000000000000');
+      // Act: no key, then a wrong one
       await page.click('#generate');
       await page.waitForSelector('#single-result .error', { timeout: 30_000 });
-      expect(await page.$eval('#single-result .error', (box) => (box as HTMLElement).dataset.code)).toBe('unauthorized');
-      expect(await page.$eval('#single-result .error', (box) => box.textContent)).toMatch(/401 unauthorized: Invalid or missing API key/);
+      const empty = await page.$eval('#single-result .error', (box) => ({ code: (box as HTMLElement).dataset.code, text: box.textContent }));
+      await page.type('#api-key', 'pdfk_not_a_real_key_000000000000000000');
+      await page.click('#generate');
+      await page.waitForFunction(() => document.querySelector('#single-result .error')?.textContent?.includes('not accepted'), { timeout: 30_000 });
+      const wrong = await page.$eval('#single-result .error', (box) => box.textContent);
+
+      // Assess
+      expect(empty).toEqual({ code: 'unauthorized', text: expect.stringMatching(/^401 unauthorized: Paste your API key .* into the API key field at the top/) });
+      expect(wrong).toMatch(/^401 unauthorized: The API key in the field at the top was not accepted .*: paste a valid key there/);
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('api-key');
     } finally {
       await page.close();
     }
@@ -208,7 +218,178 @@ describe('GET / (the playground)', () => {
     expect(policy).toContain("style-src 'self'");
     expect(policy).not.toContain('unsafe');
     expect(policy).toMatch(/connect-src 'self' http:\/\/127\.0\.0\.1:\d+(;|$)/);
-    expect(policy).toContain('frame-src blob:');
+    expect(policy).toContain("worker-src 'self'");
+    expect(policy).not.toContain('frame-src');
+  });
+});
+
+describe('GET / (the playground) for the first minute, on a 1280x800 screen', () => {
+  const SCREEN = { width: 1280, height: 800 };
+  /** Where an element is on the screen, and whether it is drawn there at all. */
+  const box = (page: Page, selector: string) =>
+    page.$eval(selector, (element) => {
+      const { x, y, width, height } = element.getBoundingClientRect();
+      return { x, y, width, height, shown: width > 0 && height > 0 && getComputedStyle(element).visibility !== 'hidden' };
+    });
+  /** How many canvases the container holds, and how many of them have ink (pixels that are not white). */
+  const drawnPages = (page: Page, selector: string) =>
+    page.$eval(selector, (container) =>
+      Array.from(container.querySelectorAll('canvas')).map((canvas) => {
+        const { data } = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height);
+        let ink = 0;
+        for (let i = 0; i < data.length; i += 4) if (data[i]! < 128 && data[i + 1]! < 128 && data[i + 2]! < 128) ink++;
+        return ink;
+      }),
+    );
+
+  test('shows the key, the source and Generate without scrolling (checked in a screenshot), the common options first, the rest folded, help rendered, hints as hints', async () => {
+    const { page, problems } = await visit('/', SCREEN);
+    try {
+      // Act
+      await page.waitForSelector('#opt-format');
+      const screenshot = await page.screenshot({ type: 'png' });
+      const [keyBox, sourceBox, buttonBox] = await Promise.all([box(page, '#api-key'), box(page, '#html'), box(page, '#generate')]);
+
+      // Assess: all three inside the first screen, the page not scrolled
+      expect(await page.evaluate(() => window.scrollY)).toBe(0);
+      for (const shown of [keyBox, sourceBox, buttonBox]) {
+        expect(shown.shown).toBe(true);
+        expect(shown.y).toBeGreaterThanOrEqual(0);
+        expect(shown.y + shown.height).toBeLessThanOrEqual(SCREEN.height);
+      }
+      // ... and the screenshot has the Generate button painted there: its dark blue, inside its padding
+      const image = await loadImage(Buffer.from(screenshot));
+      expect([image.width, image.height]).toEqual([SCREEN.width, SCREEN.height]);
+      const canvas = createCanvas(image.width, image.height);
+      canvas.getContext('2d').drawImage(image, 0, 0);
+      const [r, g, b] = canvas.getContext('2d').getImageData(Math.round(buttonBox.x + 4), Math.round(buttonBox.y + buttonBox.height / 2), 1, 1).data;
+      expect(Math.abs(r! - 0x1d) + Math.abs(g! - 0x35) + Math.abs(b! - 0x57)).toBeLessThan(30);
+      // The common options open, the others folded
+      expect(await page.$$eval('#common-options [data-option]', (rows) => rows.map((row) => (row as HTMLElement).dataset.option))).toEqual(['format', 'margin', 'orientation', 'print_background']);
+      expect(await page.$eval('#more-options', (details) => (details as HTMLDetailsElement).open)).toBe(false);
+      // Help is rendered: `code` becomes code elements, no backtick is left
+      const help = await page.$eval('[data-option=header_html] .help', (small) => ({ text: small.textContent, code: Array.from(small.querySelectorAll('code')).map((code) => code.textContent) }));
+      expect(help.code).toContain('{{pageNumber}}');
+      expect(help.text).not.toContain('`');
+      // Placeholders read as hints, drawn lighter than the text typed
+      expect(await page.$eval('#opt-scale', (input) => (input as HTMLInputElement).placeholder)).toBe('e.g. 0.8');
+      expect(await page.$eval('#url', (input) => (input as HTMLInputElement).placeholder)).toMatch(/^e\.g\. https:/);
+      const colours = await page.$eval('#opt-scale', (input) => ({ typed: getComputedStyle(input).color, hint: getComputedStyle(input, '::placeholder').color }));
+      expect(colours.hint).not.toBe(colours.typed);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('shows only the options that apply to the source: url-only ones with a URL, not with HTML or a template', async () => {
+    const { page } = await visit('/', SCREEN);
+    try {
+      await page.waitForSelector('#opt-format');
+      const urlOnly = (await request('GET', '/v1/openapi.json')).body.components.schemas.DocumentOptions.properties;
+      const names = Object.entries(urlOnly).filter(([, schema]) => (schema as { 'x-applies-to'?: string[] })['x-applies-to']?.join() === 'url').map(([name]) => name);
+      const shownOf = () => page.$$eval('[data-option]', (rows, wanted) => rows.filter((row) => wanted.includes((row as HTMLElement).dataset.option!) && !(row as HTMLElement).hidden).length, names);
+
+      // Act / Assess
+      expect(names).toEqual(expect.arrayContaining(['http_headers', 'cookies', 'basic_auth', 'user_agent', 'fail_on_http_status']));
+      expect(await shownOf()).toBe(0);
+      await page.click('input[name=source][value=url]');
+      expect(await shownOf()).toBe(names.length);
+      expect(await page.$eval('#html', (area) => (area as HTMLElement).hidden)).toBe(true);
+      await page.click('input[name=source][value=template]');
+      expect(await shownOf()).toBe(0);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('draws the PDF page by page with pdf.js beside the download link', async () => {
+    const { page, blocked, problems } = await visit('/', SCREEN);
+    try {
+      // Act: a two-page document
+      await page.type('#api-key', key.apiKey);
+      await page.waitForSelector('#opt-format');
+      await page.$eval('#html', (area) => {
+        (area as HTMLTextAreaElement).value = '<h1 style="font-size:80px">First page</h1><h1 style="break-before:page;font-size:80px">Second page</h1>';
+      });
+      await page.click('#generate');
+      await page.waitForSelector('#preview[data-drawn]', { timeout: 30_000 });
+
+      // Assess: two canvases with ink, beside the download link (right of the form, at the same height)
+      const ink = await drawnPages(page, '#preview');
+      expect(ink).toHaveLength(2);
+      expect(ink.every((pixels) => pixels > 500)).toBe(true);
+      expect(await page.$eval('[data-field=pages] td:last-child', (cell) => cell.textContent)).toBe('2');
+      const [link, pages, form] = await Promise.all([box(page, '#download-link'), box(page, '#preview'), box(page, '#html')]);
+      expect(link.x).toBeGreaterThan(form.x + form.width);
+      expect(pages.x).toBeGreaterThan(form.x + form.width);
+      expect(link.y).toBeLessThan(SCREEN.height);
+      expect(blocked).toEqual([]);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('renders a stored template with data in the One PDF tab', async () => {
+    // Prepare: a key with a template
+    const owner = await createKey('starter');
+    const made = await request('POST', '/v1/templates', {
+      apiKey: owner.apiKey,
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'Greeting', html: '<h1>Hello {{ name }}</h1>', sample_data: { name: 'Sample' } }),
+    });
+    expect(made.status).toBe(201);
+    const { page, problems } = await visit('/', SCREEN);
+    try {
+      // Act
+      await page.type('#api-key', owner.apiKey);
+      await page.click('input[name=source][value=template]');
+      await page.waitForFunction(() => (document.getElementById('single-data') as HTMLTextAreaElement).value.includes('Sample'), { timeout: 30_000 });
+      const picked = await page.$eval('#single-template', (select) => (select as HTMLSelectElement).value);
+      await page.$eval('#single-data', (area) => {
+        (area as HTMLTextAreaElement).value = '{ "name": "Grace Hopper" }';
+      });
+      await page.click('#generate');
+      await page.waitForSelector('#preview[data-drawn]', { timeout: 30_000 });
+
+      // Assess: the stored PDF is the template filled with the data, and it is drawn
+      expect(picked).toBe(made.body.template_id);
+      const pdf = await readPdf(await download(await page.$eval('#download-link', (a) => (a as HTMLAnchorElement).href)));
+      expect(normalizeText(pdf.text)).toBe('Hello Grace Hopper');
+      expect(await drawnPages(page, '#preview')).toHaveLength(1);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  test('a batch item’s own options win over the shared ones', async () => {
+    const { page, problems } = await visit('/', SCREEN);
+    try {
+      // Act: shared Letter; the second item A5 landscape of its own
+      await page.type('#api-key', key.apiKey);
+      await page.click('#tab-batch');
+      await page.waitForSelector('#opt-format');
+      expect((await box(page, '#single')).shown).toBe(false);
+      await page.select('#opt-format', JSON.stringify('Letter'));
+      await page.$$eval('#items .item-options', (details) => details.forEach((d) => ((d as HTMLDetailsElement).open = true)));
+      await page.$$eval('#items .item-options textarea', (areas) => {
+        (areas[1] as HTMLTextAreaElement).value = '{ "format": "A5", "orientation": "landscape" }';
+      });
+      await page.click('#run-batch');
+      await page.waitForSelector('#batch-result table.items', { timeout: 30_000 });
+      const links = await page.$$eval('#batch-result table.items a', (anchors) => anchors.map((a) => (a as HTMLAnchorElement).href));
+
+      // Assess
+      expect(links).toHaveLength(2);
+      const [first, second] = await Promise.all(links.map(async (href) => (await readPdf(await download(href))).pages[0]!));
+      expect([first!.width / POINTS_PER_INCH, first!.height / POINTS_PER_INCH].map((inches) => Math.round(inches * 10) / 10)).toEqual([8.5, 11]);
+      expect([second!.width / POINTS_PER_INCH, second!.height / POINTS_PER_INCH].map((inches) => Math.round(inches * 10) / 10)).toEqual([8.3, 5.8]);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
   });
 });
 
@@ -236,10 +417,11 @@ describe('GET / (the playground), its Templates tab', () => {
   async function preview(page: Page, previous: string) {
     await page.click('#template-preview');
     await page.waitForFunction((before) => {
-      const frame = document.getElementById('template-frame') as HTMLIFrameElement;
-      return frame.src.startsWith('blob:') && frame.src !== before && !frame.hidden;
+      const frame = document.getElementById('template-frame') as HTMLElement;
+      const blob = frame.dataset.blob ?? '';
+      return blob.startsWith('blob:') && blob !== before && !frame.hidden && frame.querySelectorAll('canvas').length > 0;
     }, { timeout: 30_000 }, previous);
-    const url = await page.$eval('#template-frame', (frame) => (frame as HTMLIFrameElement).src);
+    const url = await page.$eval('#template-frame', (frame) => (frame as HTMLElement).dataset.blob!);
     return { url, pdf: await readPdf(await blobBytes(url)) };
   }
 
@@ -280,7 +462,7 @@ describe('GET / (the playground), its Templates tab', () => {
       expect(normalizeText(german.pdf.text)).toContain('1.237,60 €');
       expect(normalizeText(english.pdf.text)).toContain('Invoice');
       expect(normalizeText(english.pdf.text)).toContain('€1,237.60');
-      expect(await text(page, '#template-preview-info')).toMatch(/^Version 1, 1 page, \d+ bytes: not stored, not charged\.$/);
+      expect(await text(page, '#template-preview-info')).toBe(`Version 1, 1 page, ${(await blobBytes(english.url)).length} bytes: not stored, not charged.`);
       expect(await page.$('#template-unsaved')).toBeNull();
       expect(await quotaUsed(owner)).toBe(usedBefore);
 

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { hashApiKey, limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
+import { acceptsCredential, hashApiKey, limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
 import { TIER_NAMES, TIERS, type TierName } from '#lib/accounts/tiers.ts';
 
 function keyOf(tier: TierName, overrides: Partial<ApiKey> = {}): ApiKey {
@@ -111,5 +111,27 @@ describe('limitsFor', () => {
 
     // Assess
     expect(TIERS).toEqual(before);
+  });
+});
+
+describe('acceptsCredential', () => {
+  const now = new Date('2026-11-28T10:00:00.000Z');
+  const credentials = {
+    current: { createdAt: '2026-11-28T09:00:00.000Z' },
+    overlapping: { createdAt: '2026-11-01T00:00:00.000Z', retiresAt: '2026-11-28T10:00:00.001Z' },
+    ending: { createdAt: '2026-11-01T00:00:00.000Z', retiresAt: '2026-11-28T10:00:00.000Z' },
+  };
+
+  it('accepts a plaintext key with no end, and one whose end is still ahead', () => {
+    // Act / Assess
+    expect(acceptsCredential(credentials, 'current', now)).toBe(true);
+    expect(acceptsCredential(credentials, 'overlapping', now)).toBe(true);
+  });
+
+  it('refuses one from the very moment of its end, and one the key does not list', () => {
+    // Act / Assess
+    expect(acceptsCredential(credentials, 'ending', now)).toBe(false);
+    expect(acceptsCredential(credentials, 'overlapping', new Date('2026-11-28T10:00:00.001Z'))).toBe(false);
+    expect(acceptsCredential(credentials, 'unknown', now)).toBe(false);
   });
 });

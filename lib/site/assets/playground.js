@@ -4,6 +4,7 @@
 // validates requests), so every option the API takes is here and nothing it refuses. All URLs are
 // relative to the page's <base>, the API's public address: the page works at a local stack's root
 // and under an API Gateway stage alike. No inline script, no third-party request (see the CSP).
+// PDFs are drawn page by page with pdf.js (served from this origin), so they show in any browser.
 
 const $ = (selector, root = document) => root.querySelector(selector);
 const KEY_STORAGE = 'pdfapi.key';
@@ -18,7 +19,10 @@ const SAMPLE_HTML = `<!doctype html>
 // ---- the key: this tab only ----
 const keyInput = $('#api-key');
 keyInput.value = sessionStorage.getItem(KEY_STORAGE) ?? '';
-keyInput.addEventListener('input', () => sessionStorage.setItem(KEY_STORAGE, keyInput.value.trim()));
+keyInput.addEventListener('input', () => {
+  sessionStorage.setItem(KEY_STORAGE, keyInput.value.trim());
+  keyInput.classList.remove('attention');
+});
 
 // ---- tabs ----
 for (const tab of document.querySelectorAll('[role=tab]')) {
@@ -33,18 +37,45 @@ for (const tab of document.querySelectorAll('[role=tab]')) {
     const panel = $('#options-panel');
     const target = tab.id === 'tab-batch' ? $('#items') : $('#generate');
     target.before(panel);
+    showOptionsFor(tab.id === 'tab-batch' ? 'html' : currentSource());
   });
 }
 
 // ---- source ----
 $('#html').value = SAMPLE_HTML;
+const currentSource = () => document.querySelector('input[name=source]:checked').value;
 for (const radio of document.querySelectorAll('input[name=source]')) {
   radio.addEventListener('change', () => {
-    const url = radio.value === 'url' && radio.checked;
-    $('#html').hidden = url;
-    $('#url').hidden = !url;
+    const source = currentSource();
+    $('#html').hidden = source !== 'html';
+    $('#url').hidden = source !== 'url';
+    $('#template-source').hidden = source !== 'template';
+    if (source === 'template') listSingleTemplates();
+    showOptionsFor(source);
   });
 }
+
+/** The key's templates in the One PDF tab's picker, each with its sample data as the data to start from. */
+async function listSingleTemplates() {
+  const pick = $('#single-template');
+  if (keyInput.value.trim() === '') {
+    pick.replaceChildren(new Option('Paste your key above to list your templates', ''));
+    return;
+  }
+  const { status, answer } = await callApi('v1/templates?limit=100', undefined, 'GET');
+  if (status !== 200) return showError($('#single-result'), status, answer);
+  const options = answer.data.map((template) => new Option(`${template.name} (v${template.version}, ${template.template_id})`, template.template_id));
+  pick.replaceChildren(...(options.length ? options : [new Option('No templates yet: make one in the Templates tab', '')]));
+  if (options.length) await fillSingleData();
+}
+
+async function fillSingleData() {
+  const id = $('#single-template').value;
+  if (!id) return;
+  const { status, answer } = await callApi(`v1/templates/${encodeURIComponent(id)}`, undefined, 'GET');
+  if (status === 200) $('#single-data').value = answer.sample_data === undefined ? '{}' : JSON.stringify(answer.sample_data, null, 2);
+}
+$('#single-template').addEventListener('change', fillSingleData);
 
 // ---- options, from the OpenAPI document ----
 
@@ -57,12 +88,47 @@ function controlKind(schema) {
   return 'json'; // objects, arrays, and either-or values such as margin
 }
 
-const optionControls = new Map(); // name -> { kind, schema, element }
+const optionControls = new Map(); // name -> { kind, schema, element, row }
+
+/** The options shown first, open: what most documents set. The rest are folded under "More options". */
+const COMMON_OPTIONS = ['format', 'orientation', 'margin', 'print_background'];
+
+/**
+ * An option's help, from the OpenAPI document's Markdown: `code`, **bold** and [links](https://…)
+ * become elements (built, never parsed as HTML: the text stays text).
+ */
+function renderHelp(markdown) {
+  const help = document.createElement('small');
+  help.className = 'help';
+  const pattern = /`([^`]+)`|\*\*([^*]+)\*\*|\[([^\]]+)\]\(([^)\s]+)\)/g;
+  let at = 0;
+  for (const match of markdown.matchAll(pattern)) {
+    help.append(document.createTextNode(markdown.slice(at, match.index)));
+    if (match[1] !== undefined) help.append(Object.assign(document.createElement('code'), { textContent: match[1] }));
+    else if (match[2] !== undefined) help.append(Object.assign(document.createElement('strong'), { textContent: match[2] }));
+    else if (/^(https?:|#|[\w./-]+$)/.test(match[4])) help.append(link(match[4], match[3]));
+    else help.append(document.createTextNode(match[3]));
+    at = match.index + match[0].length;
+  }
+  help.append(document.createTextNode(markdown.slice(at)));
+  return help;
+}
+
+/** A placeholder that reads as a hint, never as a value already filled in. */
+function hint(schema) {
+  const example = schema.examples?.[0];
+  const short = example && typeof example === 'object' && (schema.anyOf ?? []).some((choice) => choice.type === 'string') ? Object.values(example)[0] : undefined;
+  if (typeof short === 'string') return `e.g. ${short}, or ${JSON.stringify(example)}`;
+  if (example !== undefined) return `e.g. ${typeof example === 'string' ? example : JSON.stringify(example)}`;
+  if (schema.default !== undefined) return `default: ${schema.default}`;
+  return '';
+}
 
 function buildOptionControl(name, schema) {
   const kind = controlKind(schema);
   const row = document.createElement('div');
   row.className = `option option-${kind}`;
+  row.dataset.option = name;
   const label = document.createElement('label');
   label.textContent = name;
   label.htmlFor = `opt-${name}`;
@@ -70,13 +136,16 @@ function buildOptionControl(name, schema) {
   if (kind === 'enum' || kind === 'boolean') {
     element = document.createElement('select');
     const values = kind === 'enum' ? schema.enum : [true, false];
-    const unset = new Option(schema.default !== undefined ? `default (${schema.default})` : '(not set)', '');
+    const unset = new Option(schema.default !== undefined ? `${schema.default} (default)` : '(not set)', '');
     element.append(unset, ...values.map((value) => new Option(String(value), JSON.stringify(value))));
+  } else if (kind === 'json' && (schema.anyOf ?? []).some((choice) => choice.type === 'string')) {
+    // A length or an object (margin): one line, the short form as its hint.
+    element = document.createElement('input');
+    element.type = 'text';
   } else if (kind === 'json') {
     element = document.createElement('textarea');
     element.rows = 2;
     element.spellcheck = false;
-    if (schema.examples?.[0] !== undefined) element.placeholder = JSON.stringify(schema.examples[0]);
   } else {
     element = document.createElement('input');
     element.type = kind === 'number' ? 'number' : 'text';
@@ -85,22 +154,33 @@ function buildOptionControl(name, schema) {
       if (schema.maximum !== undefined) element.max = String(schema.maximum);
       element.step = schema.type === 'integer' ? '1' : 'any';
     }
-    const example = schema.examples?.[0];
-    element.placeholder = example !== undefined ? String(example) : schema.default !== undefined ? `default ${schema.default}` : '';
   }
+  if (kind !== 'enum' && kind !== 'boolean') element.placeholder = hint(schema);
   element.id = `opt-${name}`;
   element.name = `opt-${name}`;
-  const help = document.createElement('small');
-  help.textContent = schema.description ?? '';
-  row.append(label, element, help);
-  optionControls.set(name, { kind, schema, element });
+  row.append(label, element, renderHelp(schema.description ?? ''));
+  // The common options show no help under them (to keep the first screen short): it is their tooltip.
+  row.title = (schema.description ?? '').replace(/`([^`]+)`/g, '$1').replace(/\*\*([^*]+)\*\*/g, '$1');
+  optionControls.set(name, { kind, schema, element, row });
   return row;
+}
+
+/** Shows only the options that apply to `source` (html, url or template); hidden ones are not sent. */
+function showOptionsFor(source) {
+  let folded = 0;
+  for (const { schema, row } of optionControls.values()) {
+    const appliesTo = schema['x-applies-to'];
+    row.hidden = Array.isArray(appliesTo) && !appliesTo.includes(source);
+    if (!row.hidden && row.parentElement?.id === 'options') folded++;
+  }
+  $('#more-options summary').textContent = `More options (${folded})`;
 }
 
 /** The options the form sets, as the API takes them; throws a sentence when one cannot be read. */
 function readOptions() {
   const options = {};
-  for (const [name, { kind, schema, element }] of optionControls) {
+  for (const [name, { kind, schema, element, row }] of optionControls) {
+    if (row.hidden) continue;
     const raw = element.value.trim();
     if (raw === '') continue;
     if (kind === 'enum' || kind === 'boolean') options[name] = JSON.parse(raw);
@@ -112,7 +192,7 @@ function readOptions() {
       } catch {
         // margin is a length or an object: a bare length is a string, not JSON.
         if ((schema.anyOf ?? []).some((choice) => choice.type === 'string')) options[name] = raw;
-        else throw new Error(`${name} must be JSON, for example ${element.placeholder || '{}'}`);
+        else throw new Error(`${name} must be JSON, for example ${element.placeholder.replace(/^e\.g\. /, '') || '{}'}`);
       }
     }
   }
@@ -124,10 +204,14 @@ async function loadOptions() {
   try {
     const response = await fetch('v1/openapi.json');
     const document_ = await response.json();
-    const properties = document_.components.schemas.DocumentOptions.properties;
-    container.replaceChildren(...Object.entries(properties).map(([name, schema]) => buildOptionControl(name, schema)));
+    const properties = Object.entries(document_.components.schemas.DocumentOptions.properties);
+    const common = properties.filter(([name]) => COMMON_OPTIONS.includes(name));
+    const more = properties.filter(([name]) => !COMMON_OPTIONS.includes(name));
+    $('#common-options').replaceChildren(...common.map(([name, schema]) => buildOptionControl(name, schema)));
+    container.replaceChildren(...more.map(([name, schema]) => buildOptionControl(name, schema)));
+    showOptionsFor($('#batch').hidden ? currentSource() : 'html');
   } catch {
-    container.textContent = 'The options could not be loaded from v1/openapi.json.';
+    $('#common-options').textContent = 'The options could not be loaded from v1/openapi.json.';
   }
 }
 
@@ -156,8 +240,19 @@ function showError(target, status, answer) {
   box.dataset.code = error.code;
   const code = document.createElement('strong');
   code.textContent = `${status} ${error.code}`;
-  box.append(code, document.createTextNode(`: ${error.message}`));
+  // A 401 here means the key field: say so in the page's words, not the API's header name.
+  const message =
+    status === 401
+      ? keyInput.value.trim() === ''
+        ? 'Paste your API key (pdfk_…) into the API key field at the top of the page, then try again.'
+        : 'The API key in the field at the top was not accepted (mistyped, revoked, or of another stack): paste a valid key there, then try again.'
+      : error.message;
+  box.append(code, document.createTextNode(`: ${message}`));
   target.replaceChildren(box);
+  if (status === 401) {
+    keyInput.classList.add('attention');
+    keyInput.focus();
+  }
 }
 
 function link(href, text) {
@@ -180,8 +275,55 @@ function recordTable(record) {
   return table;
 }
 
+let pdfjs;
+/** pdf.js, loaded on first use (from this origin), its worker too. */
+async function loadPdfJs() {
+  if (!pdfjs) {
+    pdfjs = await import('./pdf.min.mjs');
+    pdfjs.GlobalWorkerOptions.workerSrc = new URL('./pdf.worker.min.mjs', import.meta.url).href;
+  }
+  return pdfjs;
+}
+
+/** Most pages drawn in a preview: enough to see a document, not a 2,000-page one. */
+const MAX_DRAWN_PAGES = 20;
+
+/**
+ * Draws a PDF's pages into `container` as canvases (one per page, `data-page` its number), each as
+ * wide as the container; answers how many were drawn.
+ */
+async function drawPdf(bytes, container) {
+  const { getDocument } = await loadPdfJs();
+  // A copy: pdf.js hands its data to its worker, which leaves the caller's buffer empty.
+  const pdf = await getDocument({ data: new Uint8Array(bytes).slice(), isEvalSupported: false }).promise;
+  const width = Math.max(200, container.clientWidth || 600);
+  const canvases = [];
+  try {
+    for (let number = 1; number <= Math.min(pdf.numPages, MAX_DRAWN_PAGES); number++) {
+      const page = await pdf.getPage(number);
+      const unscaled = page.getViewport({ scale: 1 });
+      const ratio = window.devicePixelRatio || 1;
+      const viewport = page.getViewport({ scale: (width / unscaled.width) * ratio });
+      const canvas = document.createElement('canvas');
+      canvas.width = Math.floor(viewport.width);
+      canvas.height = Math.floor(viewport.height);
+      canvas.style.width = `${Math.floor(viewport.width / ratio)}px`;
+      canvas.dataset.page = String(number);
+      canvas.setAttribute('aria-label', `Page ${number} of ${pdf.numPages}`);
+      await page.render({ canvas, canvasContext: canvas.getContext('2d'), viewport }).promise;
+      canvases.push(canvas);
+    }
+    const more = pdf.numPages > MAX_DRAWN_PAGES ? [Object.assign(document.createElement('p'), { className: 'hint', textContent: `The first ${MAX_DRAWN_PAGES} of ${pdf.numPages} pages are shown: download the PDF for all.` })] : [];
+    container.replaceChildren(...canvases, ...more);
+    container.dataset.drawn = String(canvases.length);
+    return canvases.length;
+  } finally {
+    await pdf.destroy();
+  }
+}
+
 let previewUrl;
-/** Shows the PDF itself: its bytes, read through the download link, as a blob: URL. */
+/** Shows the PDF itself, drawn page by page: its bytes, read through the download link. */
 async function showPreview(url) {
   const frame = $('#preview');
   const response = await fetch(url);
@@ -189,18 +331,35 @@ async function showPreview(url) {
   const bytes = await response.arrayBuffer();
   if (previewUrl) URL.revokeObjectURL(previewUrl);
   previewUrl = URL.createObjectURL(new Blob([bytes], { type: 'application/pdf' }));
-  frame.src = previewUrl;
   frame.hidden = false;
+  frame.dataset.blob = previewUrl;
+  await drawPdf(bytes, frame);
 }
 
 async function generateOne() {
   const result = $('#single-result');
   const button = $('#generate');
   $('#preview').hidden = true;
+  delete $('#preview').dataset.drawn;
   let body;
   try {
-    const source = document.querySelector('input[name=source]:checked').value;
-    body = { ...(source === 'url' ? { url: $('#url').value.trim() } : { html: $('#html').value }), ...readOptions() };
+    const source = currentSource();
+    let document_;
+    if (source === 'url') document_ = { url: $('#url').value.trim() };
+    else if (source === 'html') document_ = { html: $('#html').value };
+    else {
+      const id = $('#single-template').value;
+      if (!id) throw new Error('Pick a template (make one in the Templates tab first).');
+      const raw = $('#single-data').value.trim();
+      let data;
+      try {
+        data = raw === '' ? {} : JSON.parse(raw);
+      } catch (error) {
+        throw new Error(`The data is not JSON: ${error.message}`);
+      }
+      document_ = { template_id: id, data };
+    }
+    body = { ...document_, ...readOptions() };
   } catch (error) {
     showError(result, 400, { error: { code: 'invalid_options', message: error.message } });
     return;
@@ -212,6 +371,7 @@ async function generateOne() {
     if (status !== 200) return showError(result, status, answer);
     const download = link(answer.url, 'Download the PDF');
     download.id = 'download-link';
+    download.className = 'download';
     result.replaceChildren(download, recordTable(answer));
     await showPreview(answer.url).catch((error) => result.append(Object.assign(document.createElement('p'), { className: 'error', textContent: error.message })));
   } catch {
@@ -230,11 +390,26 @@ function addItem(html = '') {
   area.rows = 4;
   area.spellcheck = false;
   area.value = html;
+  area.className = 'item-html';
+  area.setAttribute('aria-label', 'HTML of this item');
+  const own = document.createElement('details');
+  own.className = 'item-options';
+  const summary = document.createElement('summary');
+  summary.textContent = 'Options for this item';
+  const options = document.createElement('textarea');
+  options.rows = 2;
+  options.spellcheck = false;
+  options.placeholder = 'e.g. { "format": "A5", "orientation": "landscape" }';
+  options.setAttribute('aria-label', 'Options of this item (JSON)');
+  own.append(summary, options);
   const remove = document.createElement('button');
   remove.type = 'button';
   remove.textContent = 'Remove';
   remove.addEventListener('click', () => item.remove());
-  item.append(area, remove);
+  const body = document.createElement('div');
+  body.className = 'item-body';
+  body.append(area, own);
+  item.append(body, remove);
   $('#items').append(item);
 }
 
@@ -248,10 +423,23 @@ async function runBatch() {
     showError(result, 400, { error: { code: 'invalid_options', message: error.message } });
     return;
   }
-  const items = [...document.querySelectorAll('#items textarea')].map((area) => ({
-    html: area.value,
-    ...(Object.keys(options).length > 0 && { options }),
-  }));
+  let items;
+  try {
+    items = [...document.querySelectorAll('#items .item')].map((item, index) => {
+      const raw = $('.item-options textarea', item).value.trim();
+      let own = {};
+      try {
+        own = raw === '' ? {} : JSON.parse(raw);
+      } catch (error) {
+        throw new Error(`The options of item #${index + 1} are not JSON: ${error.message}`);
+      }
+      const merged = { ...options, ...own };
+      return { html: $('.item-html', item).value, ...(Object.keys(merged).length > 0 && { options: merged }) };
+    });
+  } catch (error) {
+    showError(result, 400, { error: { code: 'invalid_options', message: error.message } });
+    return;
+  }
   button.disabled = true;
   result.textContent = `Generating ${items.length} PDFs…`;
   try {
@@ -476,9 +664,11 @@ async function previewTemplate() {
     const bytes = await response.arrayBuffer();
     if (templatePreviewUrl) URL.revokeObjectURL(templatePreviewUrl);
     templatePreviewUrl = URL.createObjectURL(new Blob([bytes], { type: 'application/pdf' }));
-    $('#template-frame').src = templatePreviewUrl;
-    $('#template-frame').hidden = false;
+    const frame = $('#template-frame');
+    frame.hidden = false;
     $('#template-frame-empty').hidden = true;
+    await drawPdf(bytes, frame);
+    frame.dataset.blob = templatePreviewUrl;
     const pages = response.headers.get('X-Pdf-Pages');
     const info = document.createElement('p');
     info.id = 'template-preview-info';
@@ -523,6 +713,7 @@ function openTemplates() {
 keyInput.addEventListener('change', () => {
   templatesListed = false;
   if (!$('#templates').hidden) listTemplates();
+  if (currentSource() === 'template') listSingleTemplates();
 });
 $('#template-pick').addEventListener('change', () => {
   const id = $('#template-pick').value;
