@@ -17,6 +17,9 @@ export default defineConfig({
           sequence: { groupOrder: 0 },
           // A group's projects share one pool: the same maxWorkers in each (vitest requires it).
           maxWorkers: 3,
+          // Beside Chromium's renders, a test that starts worker threads (bulk files, customer code)
+          // can take several times its quiet second: vitest's 5 s default would be a speed bound.
+          testTimeout: 30_000,
         },
       },
       {
