@@ -25,6 +25,7 @@ import { assertBulkCrashExact, runBulkCrash } from './lib/bulk-crash.ts';
 import { assertBulkFair, runBulkFairness } from './lib/bulk-fairness.ts';
 import { runNaive } from './lib/naive.ts';
 import { runNeighbours } from './lib/neighbours.ts';
+import { runMergeLoop } from './lib/merge-loop.ts';
 import { runOverload } from './lib/overload.ts';
 import { buildRows, renderMarkdown, renderText, type BenchResults } from './lib/report.ts';
 import { TreeRssSampler } from './lib/rss.ts';
@@ -154,6 +155,10 @@ await phase('bulk-fairness', async (log) => {
 
 await phase('neighbours', async (log) => {
   results.neighbours = await runNeighbours(log, { requests: config.neighboursRequests, lanes: config.neighboursHostileLanes });
+});
+
+await phase('merge-loop', async (log) => {
+  results.mergeLoop = await runMergeLoop(log);
 });
 
 await phase('overload', async (log) => {

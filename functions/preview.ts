@@ -27,7 +27,7 @@ export const handler = apiHandler({ auth: byApiKeyPreviewing, body: true }, asyn
   await using _share = await takeRenderShare(apiKey, { want: 1, lifetimeMs: context.getRemainingTimeInMillis() });
   let preview;
   try {
-    preview = await renderPreview(request);
+    preview = await renderPreview(request, apiKey.keyId);
   } catch (error) {
     if (error instanceof DocumentError && error.code === 'PDF_TOO_LARGE') {
       throw new ApiError('pdf_too_large', `The preview is larger than ${MAX_PREVIEW_PDF_BYTES} bytes, the most a preview answers; generate the document instead.`, {

@@ -4,7 +4,7 @@
  */
 import { MAX_ARCHIVE_LINES } from '../../lib/documents/bulk-request.ts';
 
-export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk', 'bulk-lambda', 'bulk-crash', 'bulk-fairness', 'neighbours', 'overload'] as const;
+export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk', 'bulk-lambda', 'bulk-crash', 'bulk-fairness', 'neighbours', 'merge-loop', 'overload'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface BenchConfig {

@@ -15,6 +15,7 @@ import type { DecompressResult } from './decompress.ts';
 import type { FloorResult } from './floor.ts';
 import type { NaiveResult } from './naive.ts';
 import { NEIGHBOURS_TARGETS, type NeighboursResults } from './neighbours.ts';
+import { MERGE_LOOP_TARGET_P99_MS, type MergeLoopResults } from './merge-loop.ts';
 import type { OverloadResults } from './overload.ts';
 import type { ServiceResult } from './service.ts';
 import { round, type LatencySummary } from './stats.ts';
@@ -41,6 +42,8 @@ export interface BenchResults {
   readonly bulkFairness?: BulkFairnessResult;
   /** Phase `neighbours`: one key's hostile templates at its rate limit, another key's generates and /health (bench/lib/neighbours.ts). */
   readonly neighbours?: NeighboursResults;
+  /** Phase `merge-loop`: the event loop's delay while 100 items of 300 pages are joined, on the loop and in a merge worker (bench/lib/merge-loop.ts). */
+  readonly mergeLoop?: MergeLoopResults;
   /** Phase `overload`: 400 simultaneous generates of one key, goodput against one client back to back (bench/lib/overload.ts). */
   readonly overload?: OverloadResults;
 }
@@ -331,6 +334,17 @@ export function buildRows(results: BenchResults): Row[] {
       `loaded: ${counts(loaded.healthStatuses)}`,
       `< ${NEIGHBOURS_TARGETS.healthMs} ms`,
       status(loaded.health.max < NEIGHBOURS_TARGETS.healthMs && Object.keys(loaded.healthStatuses).every((code) => code === '200')),
+    );
+  }
+  const mergeLoop = results.mergeLoop;
+  if (mergeLoop) {
+    const { onTheLoop, inAWorker } = mergeLoop;
+    add(
+      `in process: the event loop's delay p99 / max while ${mergeLoop.items} items of ${mergeLoop.itemPages} pages (${round(mergeLoop.itemBytes / 1e6)} MB each) are joined, on the loop → in a merge worker`,
+      `${ms(onTheLoop.delayP99Ms)} / ${ms(onTheLoop.delayMaxMs)} → ${ms(inAWorker.delayP99Ms)} / ${ms(inAWorker.delayMaxMs)}`,
+      `merge took ${ms(onTheLoop.wallMs)} → ${ms(inAWorker.wallMs)}; ${onTheLoop.pages} / ${inAWorker.pages} pages, ${onTheLoop.bytes} / ${inAWorker.bytes} bytes`,
+      `p99 < ${MERGE_LOOP_TARGET_P99_MS} ms in a worker`,
+      status(inAWorker.delayP99Ms < MERGE_LOOP_TARGET_P99_MS && inAWorker.pages === onTheLoop.pages),
     );
   }
   const overload = results.overload;

@@ -19,15 +19,10 @@ import { AssetHashType, DockerImage } from 'aws-cdk-lib';
 import { Architecture, Code, LayerVersion, type Runtime } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { PACKED_CHROMIUM_FILE } from '#lib/render/chromium-packing.ts';
+import { CHROMIUM_PACKAGE, LAYER_PACKAGES, QPDF_PACKAGE } from '../layer-packages.ts';
 
-export const CHROMIUM_PACKAGE = '@sparticuz/chromium';
-/**
- * qpdf compiled to WebAssembly (lib/render/encryption.ts) loads its .wasm from beside its own code,
- * so, like Chromium, it is kept out of the bundles and shipped in the layer.
- */
-export const QPDF_PACKAGE = '@neslinesli93/qpdf-wasm';
-/** What the layer carries, for the functions that render; their bundles keep these external. */
-export const LAYER_PACKAGES = [CHROMIUM_PACKAGE, QPDF_PACKAGE] as const;
+/** What the layer carries (../layer-packages.ts), for the functions that render; their bundles keep these external. */
+export { CHROMIUM_PACKAGE, LAYER_PACKAGES, QPDF_PACKAGE } from '../layer-packages.ts';
 
 /** One installed package of the layer's dependency closure. */
 export interface InstalledPackage {

@@ -9,6 +9,7 @@ import { assertUrlAllowed } from '#lib/render/document-url.ts';
 import { documentReadingPool } from '#lib/customer-code/pool.ts';
 import { describeIssue, resolveRenderOptions, type RenderOptions } from '#lib/render/options.ts';
 import { renderPdf, type DocumentSource, type RenderLimits } from '#lib/render/render.ts';
+import { finishInWorker } from './pdf-workers.ts';
 import { recordPdfGenerated } from '#lib/observability/metrics.ts';
 import { settings } from '#lib/settings.ts';
 import { describePdf, putPdfObject, putPdfRecord, type PdfRecord, type PdfStore } from '#lib/storage/pdfs.ts';
@@ -109,7 +110,7 @@ export async function renderToObject(
   const started = performance.now();
   const createdAt = now();
   const limits = renderLimits(making.renderTimeoutMs !== undefined ? { timeoutMs: making.renderTimeoutMs } : {});
-  const rendered = await renderPdf(request.source, request.options, limits, createdAt);
+  const rendered = await renderPdf(request.source, request.options, limits, { now: createdAt, finish: finishInWorker(owner.keyId) });
   recordPdfGenerated({ renderMs: performance.now() - started, pages: rendered.pages, bytes: rendered.bytes.byteLength });
   const record = describePdf({
     id: making.pdfId ?? newPdfId(),

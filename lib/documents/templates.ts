@@ -19,6 +19,7 @@ import { MAX_PREVIEW_PDF_BYTES, templateIdSchema, templateVersionSchema } from '
 import { sourcesOf, type TemplateContent } from './template-records.ts';
 import { prepareDocument, renderLimits, type DocumentRequest } from './produce-pdf.ts';
 import { markedAsPreview } from './preview-mark.ts';
+import { finishInWorker } from './pdf-workers.ts';
 import { renderPdf } from '#lib/render/render.ts';
 import { sourceProblem } from './source.ts';
 
@@ -201,8 +202,9 @@ export async function preparePreview(reference: { id: string; version?: number; 
  * stored nowhere, and marked PREVIEW on every page (preview-mark.ts: uncharged, it must be no
  * substitute for a document).
  */
-export async function renderPreview(request: DocumentRequest): Promise<{ bytes: Uint8Array; pages: number }> {
+export async function renderPreview(request: DocumentRequest, keyId: string): Promise<{ bytes: Uint8Array; pages: number }> {
   const limits = renderLimits();
   const marked = markedAsPreview(request);
-  return renderPdf(marked.source, marked.options, { ...limits, maxPdfBytes: Math.min(limits.maxPdfBytes, MAX_PREVIEW_PDF_BYTES) });
+  // The mark is drawn by finishing, in a worker on the key's share (./pdf-workers.ts).
+  return renderPdf(marked.source, marked.options, { ...limits, maxPdfBytes: Math.min(limits.maxPdfBytes, MAX_PREVIEW_PDF_BYTES) }, { finish: finishInWorker(keyId) });
 }

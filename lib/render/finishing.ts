@@ -14,6 +14,12 @@ export function needsFinishing(finishing: Finishing): boolean {
 }
 
 /**
+ * The finishing step as renderPdf takes it (lib/render/render.ts): finishPdf itself, or the same run
+ * in a worker thread (lib/documents/pdf-workers.ts), which this layer knows nothing of.
+ */
+export type FinishPdf = typeof finishPdf;
+
+/**
  * The finished file and its page count. `stamp` is the watermark's text printed by Chromium
  * (lib/render/watermark-stamp.ts), present when a watermark is asked for. The pages are counted
  * before encryption, which changes no page but hides the page tree in encrypted object streams.

@@ -15,7 +15,7 @@ import type { HtmlTraits } from './html.ts';
 import { countPages } from './pdf-pages.ts';
 import { PAST_THE_LAST_PAGE, refuseOverlongDocument, tooManyPages } from './page-limit.ts';
 import { chromiumPageRanges, formatPageRanges, leastPagesSelected, type PageRange } from './page-ranges.ts';
-import { finishPdf, needsFinishing } from './finishing.ts';
+import { finishPdf, needsFinishing, type FinishPdf } from './finishing.ts';
 import { printStamp } from './watermark-stamp.ts';
 import { releaseWorkspace, takeWorkspace, type Workspace, type WorkspacePolicy } from './workspaces.ts';
 import type { PaperFormat, RenderOptions } from './options.ts';
@@ -79,8 +79,17 @@ export interface RenderLimits {
   readonly workspaces: WorkspacePolicy;
 }
 
-/** Renders one document in a fresh workspace of its own (lib/render/workspaces.ts). */
-export async function renderPdf(source: DocumentSource, options: RenderOptions, limits: RenderLimits, now = new Date()): Promise<RenderedPdf> {
+/**
+ * Renders one document in a fresh workspace of its own (lib/render/workspaces.ts). `finish` applies
+ * its metadata, watermark and encryption: finishPdf on this thread unless the caller gives a way to
+ * run it elsewhere (lib/documents gives a worker thread's, so the event loop is not held).
+ */
+export async function renderPdf(
+  source: DocumentSource,
+  options: RenderOptions,
+  limits: RenderLimits,
+  { now = new Date(), finish = finishPdf }: { now?: Date; finish?: FinishPdf } = {},
+): Promise<RenderedPdf> {
   // The browser's part of the document holds a render slot (lib/render/capacity.ts); its time limit
   // starts once it has one, and its workspace: starting the browser (a cold start unpacks and
   // launches Chromium, seconds when many environments start at once) is the service's time, not
@@ -122,7 +131,7 @@ export async function renderPdf(source: DocumentSource, options: RenderOptions, 
     }
     if (!needsFinishing(options.finishing)) return { bytes: printed.bytes, pages: printedPages };
     // Pages and size are those of the file the customer gets.
-    const finished = await finishPdf({ bytes: printed.bytes, pages: printedPages }, options.finishing, printed.stamp);
+    const finished = await finish({ bytes: printed.bytes, pages: printedPages }, options.finishing, printed.stamp);
     if (finished.bytes.byteLength > limits.maxPdfBytes) throw pdfTooLarge(limits.maxPdfBytes);
     return finished;
   } catch (error) {

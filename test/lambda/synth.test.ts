@@ -23,6 +23,7 @@ import { SITE_ASSETS, SITE_ASSETS_DIR } from '#lib/site/assets.ts';
 import { CREATE_REQUIRE_BANNER } from '../../cdk/bundling.ts';
 import { BUNDLED_WORKER_NAME } from '#lib/customer-code/worker-file.ts';
 import { BUNDLED_UPLOAD_CHECK_WORKER_NAME } from '#lib/bulk/upload-check-worker-file.ts';
+import { BUNDLED_FINISHING_WORKER_NAME, BUNDLED_MERGE_WORKER_NAME } from '#lib/documents/pdf-worker-files.ts';
 import { functionId, SECRETS_MANAGER_CLIENT } from '../../cdk/constructs/service-function.ts';
 import { PROJECT_ROOT, STACK_NAME } from '../../cdk/stack.ts';
 
@@ -126,6 +127,50 @@ describe('npx cdk synth', () => {
 
     // Assess
     expect(JSON.parse(stdout)).toMatchObject({ type: 'done', check: { valid: 1, invalid: 1, total: 2, problems: [{ line: 2, code: 'INVALID_OPTIONS' }] } });
+  });
+
+  test.each(ALL_FUNCTIONS.flatMap((name) => [BUNDLED_MERGE_WORKER_NAME, BUNDLED_FINISHING_WORKER_NAME].map((worker) => [name, worker] as const)))(
+    '%s carries the %s bundle exactly when its bundle starts one',
+    (name, worker) => {
+      const dir = assetDir(functionId(name));
+      const startsOne = readFileSync(join(dir, 'index.mjs'), 'utf8').includes(worker);
+      expect(existsSync(join(dir, worker))).toBe(startsOne);
+    },
+  );
+
+  test('the functions that join or print PDFs start PDF workers: the merge worker joins PDFs on its own, the finishing worker leaves qpdf to the layer', async () => {
+    // Prepare: two one-page PDFs, joined by the batch function's merge worker into a file it is given
+    const carriers = (worker: string) => ALL_FUNCTIONS.filter((name) => existsSync(join(assetDir(functionId(name)), worker)));
+    const worker = join(assetDir(functionId('batch')), BUNDLED_MERGE_WORKER_NAME);
+    const scriptDir = mkdtempSync(join(tmpdir(), 'pdf-api-worker-check-'));
+    const onePage = '%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n';
+    const script = `
+      import { openSync, closeSync } from 'node:fs';
+      import { Worker } from 'node:worker_threads';
+      const fd = openSync(${JSON.stringify(join(scriptDir, 'merged.pdf'))}, 'w');
+      const worker = new Worker(${JSON.stringify(worker)});
+      const file = new TextEncoder().encode(${JSON.stringify(onePage)});
+      const steps = [{ type: 'open', fd, maxBytes: 1e6 }, { type: 'append', bytes: file }, { type: 'append', bytes: file }, { type: 'finish' }];
+      worker.on('message', (message) => {
+        if (message.type === 'refused' || message.type === 'failed' || (message.type === 'done' && steps.length === 0)) {
+          closeSync(fd);
+          console.log(JSON.stringify(message));
+          process.exit(0);
+        }
+        worker.postMessage(steps.shift());
+      });`;
+
+    // Act
+    writeFileSync(join(scriptDir, 'check.mjs'), script);
+    const { stdout } = await run(process.execPath, [join(scriptDir, 'check.mjs')], { timeout: 60_000 }).finally(() => rmSync(scriptDir, { recursive: true, force: true }));
+
+    // Assess
+    expect(JSON.parse(stdout)).toMatchObject({ type: 'done', value: { pages: 2 } });
+    expect(carriers(BUNDLED_MERGE_WORKER_NAME)).toEqual(expect.arrayContaining(['batch']));
+    expect(carriers(BUNDLED_FINISHING_WORKER_NAME)).toEqual(expect.arrayContaining(['generate', 'render', 'preview']));
+    for (const name of carriers(BUNDLED_FINISHING_WORKER_NAME)) {
+      expect(readFileSync(join(assetDir(functionId(name)), BUNDLED_FINISHING_WORKER_NAME), 'utf8')).toMatch(/from\s*"@neslinesli93\/qpdf-wasm"/);
+    }
   });
 
   test.each(ALL_FUNCTIONS)('%s keeps @sparticuz/chromium outside exactly when it runs Chromium', (name) => {

@@ -4,8 +4,9 @@
  */
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { joinPdfs, MergedPdfWriter, MergeRefusedError, storeMergedPdf } from '#lib/documents/merge.ts';
+import { mergePool } from '#lib/documents/pdf-workers.ts';
 import type { PdfRecord, PdfStore } from '#lib/storage/pdfs.ts';
 import { settings } from '#lib/settings.ts';
 import { readPdfFacts } from '../support/pdf.ts';
@@ -64,6 +65,11 @@ describe('joining PDFs', () => {
 });
 
 describe('storing a merged PDF', () => {
+  // The items are joined in a merge worker (lib/documents/pdf-workers.ts): one loaded already, as in
+  // a process that has served a merge, so that the times below are the reading's, not a worker's load.
+  beforeAll(() => mergePool().use('warm-up', async () => undefined));
+  afterAll(() => mergePool().close());
+
   it('refuses items larger together than one PDF may be with MERGE_TOO_LARGE, before reading any', async () => {
     // Prepare
     const { store, sent } = slowStore(await pdfOf('Page', 1), 0);
