@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { buildCli } from '../../bin/build-packages.ts';
 import { startFixtureServer } from './fixture-server.ts';
 
 /** Short enough to keep timeout tests quick, long enough for any honest test document. */
@@ -31,6 +32,8 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  // The CLI's tests run its bundle (what the package ships), built from the sources as they are now.
+  const cliBuilt = buildCli();
   const dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-test-'));
   const publicSite = await startFixtureServer();
   const otherSite = await startFixtureServer();
@@ -48,6 +51,7 @@ export default async function setup(project: TestProject) {
   const { startLocalStack } = await import('#lib/local/stack.ts');
   const stack = await startLocalStack({ dataDir, port: 0 });
 
+  await cliBuilt;
   project.provide('apiUrl', stack.apiUrl);
   project.provide('dataDir', dataDir);
   project.provide('publicSite', publicSite.origin);
