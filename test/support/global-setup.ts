@@ -28,6 +28,8 @@ declare module 'vitest' {
     /** An allow-listed address where nothing listens: a site that is down. */
     deadSite: string;
     renderTimeoutMs: number;
+    /** An allow-listed loopback port kept free for the docs' webhook examples to listen on (client-packages.test.ts). */
+    examplesWebhookPort: number;
   }
 }
 
@@ -39,7 +41,8 @@ export default async function setup(project: TestProject) {
   const otherSite = await startFixtureServer();
   const internalSite = await startFixtureServer();
   const deadSite = await closedPort();
-  process.env.PDF_ALLOW_PRIVATE_HOSTS = `${publicSite.hostPort},${otherSite.hostPort},127.0.0.1:${deadSite}`;
+  const examplesWebhookPort = await closedPort();
+  process.env.PDF_ALLOW_PRIVATE_HOSTS = `${publicSite.hostPort},${otherSite.hostPort},127.0.0.1:${deadSite},127.0.0.1:${examplesWebhookPort}`;
   process.env.RENDER_TIMEOUT_MS = String(TEST_RENDER_TIMEOUT_MS);
   // Small enough to test without huge documents; see the limits tests.
   process.env.MAX_PDF_PAGES = String(TEST_MAX_PDF_PAGES);
@@ -59,6 +62,7 @@ export default async function setup(project: TestProject) {
   project.provide('internalSite', internalSite.origin);
   project.provide('deadSite', `http://127.0.0.1:${deadSite}`);
   project.provide('renderTimeoutMs', TEST_RENDER_TIMEOUT_MS);
+  project.provide('examplesWebhookPort', examplesWebhookPort);
 
   return async () => {
     await stack.stop();
