@@ -58,6 +58,34 @@ export async function buildCli(): Promise<void> {
   });
 }
 
+export interface Packed {
+  readonly name: string;
+  readonly version: string;
+  readonly filename: string;
+  readonly files: readonly { readonly path: string }[];
+}
+
+/**
+ * Builds both packages, packs them into `destination` as `npm pack` does for a publish, and installs
+ * the two tarballs into a fresh project there (`destination/project`, its own package.json): what
+ * a customer gets. The packages have no dependency, so the install needs no registry.
+ */
+export async function packAndInstall(destination: string): Promise<{ project: string; packed: Record<'client' | 'cli', Packed> }> {
+  await Promise.all([buildClient(), buildCli()]);
+  const run = promisify(execFile);
+  const packed = {} as Record<'client' | 'cli', Packed>;
+  for (const name of ['client', 'cli'] as const) {
+    // Built just above; --ignore-scripts spares prepack's second build.
+    const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination], { cwd: `${ROOT}packages/${name}` });
+    packed[name] = (JSON.parse(stdout) as Packed[])[0]!;
+  }
+  const project = `${destination}/project`;
+  await mkdir(project, { recursive: true });
+  await writeFile(`${project}/package.json`, `${JSON.stringify({ name: 'customer', version: '1.0.0', private: true, type: 'module' }, null, 2)}\n`);
+  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', `${destination}/${packed.client.filename}`, `${destination}/${packed.cli.filename}`], { cwd: project });
+  return { project, packed };
+}
+
 if (import.meta.main) {
   const which = process.argv[2];
   if (which !== 'cli') await buildClient();

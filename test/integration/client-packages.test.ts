@@ -9,21 +9,19 @@
  * - the installed `pdfapi` binary run on each Node.
  * PDFs are checked by reading them.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { accessSync, constants, realpathSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { promisify } from 'node:util';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildCli, buildClient } from '../../bin/build-packages.ts';
+import { packAndInstall, type Packed } from '../../bin/build-packages.ts';
 import { verifyWebhook } from '../../packages/client/src/index.ts';
 import { apiUrl, runKeyTool } from '../support/api.ts';
 import { normalizeText, readPdf } from '../support/pdf.ts';
 
 const ROOT = process.cwd();
-const run = promisify(execFile);
 const webhookPort = inject('examplesWebhookPort');
 
 interface Example {
@@ -76,27 +74,15 @@ function runIn(cwd: string, command: string, args: readonly string[], env: Recor
 
 const pdfText = async (file: string) => normalizeText((await readPdf(await readFile(file))).text);
 
-let packs: string;
 let project: string;
-const packed: Record<string, { files: { path: string }[]; version: string }> = {};
+let packed: Record<'client' | 'cli', Packed>;
 let env: Record<string, string>;
 let apiExamples: Example[];
 let nodeExamples: Example[];
 let typeCheck: Ran;
 
 beforeAll(async () => {
-  await Promise.all([buildClient(), buildCli()]);
-  packs = await mkdtemp(join(tmpdir(), 'pdfapi-packs-'));
-  for (const name of ['client', 'cli']) {
-    // Built just above; --ignore-scripts spares prepack's second build.
-    const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packs], { cwd: join(ROOT, 'packages', name) });
-    packed[name] = (JSON.parse(stdout) as { files: { path: string }[]; version: string }[])[0]!;
-  }
-  project = await mkdtemp(join(tmpdir(), 'pdfapi-customer-'));
-  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'customer', version: '1.0.0', private: true, type: 'module' }, null, 2));
-  const tarballs = (await readdir(packs)).filter((file) => file.endsWith('.tgz')).map((file) => join(packs, file));
-  // --offline: the packages have no dependency, so the install needs nothing but the tarballs.
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', ...tarballs], { cwd: project });
+  ({ project, packed } = await packAndInstall(await mkdtemp(join(tmpdir(), 'pdfapi-customer-'))));
 
   const created = await runKeyTool(['create', '--tier', 'pro', '--json']);
   const key = JSON.parse(created.stdout) as { api_key: string; webhook_secret: string };
@@ -129,7 +115,7 @@ beforeAll(async () => {
 }, 300_000);
 
 describe('the packed packages', () => {
-  it.each(['client', 'cli'])('%s: built JavaScript with declarations, a README and a version; no TypeScript source', async (name) => {
+  it.each(['client', 'cli'] as const)('%s: built JavaScript with declarations, a README and a version; no TypeScript source', async (name) => {
     const { files, version } = packed[name]!;
     const paths = files.map((file) => file.path);
     expect(version).toMatch(/^\d+\.\d+\.\d+$/);
