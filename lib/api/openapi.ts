@@ -381,6 +381,8 @@ function json(schema: z.ZodType, description: string, extraHeaders?: z.ZodObject
 }
 
 const keyed = { security: [{ bearerAuth: [] }] };
+/** Said outright (an empty list), so a generator does not take the route for an unsecured oversight. */
+const keyless = { security: [] };
 /** The answer to `async: true`. */
 const jobAccepted = json(jobAcceptedSchema, 'With `async: true`: the job was accepted and its quota reserved. Read it at `status_url`.', z.object({
   Location: z.url().meta({ description: 'The job’s `status_url`.' }),
@@ -435,6 +437,8 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
     webhooks: {
       jobEnded: {
         post: operation({
+          // The receiver checks the signature (webhook-signature), not a security scheme.
+          ...keyless,
           operationId: 'jobEnded',
           summary: 'A job ended',
           description:
@@ -530,6 +534,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
       },
       '/v1/files/{id}': {
         get: operation({
+          ...keyless,
           operationId: 'downloadPdf',
           summary: 'Download a PDF',
           description: 'The download link of a record (`url`, `download_url`): needs no key, the signature is the credential. Redirects to the file for one minute.',
@@ -720,6 +725,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
       },
       '/health': {
         get: operation({
+          ...keyless,
           operationId: 'getHealth',
           summary: 'Health',
           description: 'Whether the service can take work: its stores answer. No key.',
@@ -733,6 +739,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
       },
       '/v1/openapi.json': {
         get: operation({
+          ...keyless,
           operationId: 'getOpenApiDocument',
           summary: 'This document',
           tags: ['Service'],
@@ -743,13 +750,14 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
         }),
       },
       '/docs': {
-        get: operation({ operationId: 'getDocs', summary: 'API reference', tags: ['Service'], responses: { 200: html('The API reference, rendered from this document.') } }),
+        get: operation({ ...keyless, operationId: 'getDocs', summary: 'API reference', tags: ['Service'], responses: { 200: html('The API reference, rendered from this document.') } }),
       },
       '/': {
-        get: operation({ operationId: 'getPlayground', summary: 'Playground', tags: ['Service'], responses: { 200: html('Try the API in the browser with your key.') } }),
+        get: operation({ ...keyless, operationId: 'getPlayground', summary: 'Playground', tags: ['Service'], responses: { 200: html('Try the API in the browser with your key.') } }),
       },
       '/assets/{name}': {
         get: operation({
+          ...keyless,
           operationId: 'getAsset',
           summary: 'A file of the docs page or the playground',
           tags: ['Service'],
