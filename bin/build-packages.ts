@@ -10,7 +10,7 @@
  * the tests run what the sources say now).
  */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
@@ -43,19 +43,26 @@ export async function buildClient(): Promise<void> {
 
 export async function buildCli(): Promise<void> {
   await mkdir(`${CLI}dist`, { recursive: true });
-  await build({
+  const { outputFiles } = await build({
     entryPoints: [`${CLI}src/main.ts`],
     outfile: `${CLI}dist/pdfapi.js`,
+    // Written below, whole: a test running the CLI while another test rebuilds it never reads half a file.
+    write: false,
     bundle: true,
     platform: 'node',
     format: 'esm',
     target: NODE_TARGET,
     minify: true,
-    legalComments: 'linked',
+    legalComments: 'eof',
     logLevel: 'warning',
     // commander and cli-progress are CommonJS and require Node's modules: an ESM bundle needs a require.
     banner: { js: "import { createRequire as __pdfapiRequire } from 'node:module'; const require = __pdfapiRequire(import.meta.url);" },
   });
+  for (const file of outputFiles) {
+    const partial = `${file.path}.${process.pid}.partial`;
+    await writeFile(partial, file.contents);
+    await rename(partial, file.path);
+  }
 }
 
 export interface Packed {

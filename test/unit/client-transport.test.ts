@@ -5,7 +5,8 @@
  * `for await` pagination. The client against the real API: test/integration/client-packages.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { createPdfApiClient, PdfApiConnectionError, PdfApiError, PdfApiTimeoutError, retryDelayMs } from '../../packages/client/src/index.ts';
+import clientPackage from '../../packages/client/package.json' with { type: 'json' };
+import { createPdfApiClient, PdfApiConnectionError, PdfApiError, PdfApiTimeoutError, retryDelayMs, VERSION } from '../../packages/client/src/index.ts';
 
 const RECORD = { id: 'pdf_1', url: 'http://api.test/v1/files/pdf_1', pages: 1, size: 900, format: 'A4', filename: 'a.pdf', generation_time_ms: 5, created_at: '', expires_at: '' };
 
@@ -36,6 +37,13 @@ const refused = () => Object.assign(new TypeError('fetch failed'), { cause: Obje
 const quick = { baseUrl: 'http://api.test', apiKey: 'pdfk_test', initialDelayMs: 1, maxDelayMs: 2 };
 
 describe('the client retries', () => {
+  it('sends its own version, the package’s, in its User-Agent', async () => {
+    const { fetch, seen } = scriptedFetch([json(200, { status: 'ok' })]);
+    await createPdfApiClient({ ...quick, fetch }).health();
+    expect(VERSION).toBe(clientPackage.version);
+    expect(seen[0]!.headers.get('user-agent')).toBe(`pdfapi-client/${clientPackage.version}`);
+  });
+
   it('a 503 and a 429, waiting what Retry-After says, and sends one Idempotency-Key on every attempt', async () => {
     // Arrange
     const { fetch, seen } = scriptedFetch([

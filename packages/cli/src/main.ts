@@ -735,8 +735,11 @@ function describe(error: unknown, baseUrl: string): string {
     const support = error.status >= 500 && error.requestId ? ` (request ${error.requestId})` : '';
     return `error ${error.code}: ${inFlagTerms(error.message)}${typeof wait === 'number' ? ` (retry in ${wait} s)` : ''}${support}`;
   }
-  // fetch's own failure (refused, unknown host, bad port), after the client's retries.
+  // fetch's own failure (refused, unknown host, bad port): after the client's retries, or from a
+  // download link fetched directly; its cause says which.
   if (error instanceof PdfApiConnectionError) return `error: ${error.message}`;
+  const cause = (error as { cause?: NodeJS.ErrnoException } | undefined)?.cause;
+  if (error instanceof TypeError && cause instanceof Error) return `error: cannot reach ${baseUrl}: ${cause.code ?? cause.message}`;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const path = (error as NodeJS.ErrnoException | undefined)?.path;
   if (code && path) return `error: ${path}: ${code === 'ENOENT' ? 'no such file or directory' : code}`;

@@ -9,7 +9,7 @@
  * A network failure is retried only when repeating the request cannot do a thing twice: reads,
  * deletes, PUTs, and POSTs that carry an idempotency key. A 429 or 503 means nothing ran: always retried.
  */
-import { errorFromResponse, PdfApiConnectionError, PdfApiError, PdfApiTimeoutError, retryAfterSeconds } from './errors.ts';
+import { errorFromResponse, PdfApiConnectionError, PdfApiTimeoutError, retryAfterSeconds } from './errors.ts';
 
 export interface RetryOptions {
   /** Retries after the first attempt (2). 0 turns retrying off. */
@@ -179,5 +179,3 @@ function describeNetworkError(error: unknown): string {
   if (cause && typeof cause.message === 'string') return cause.message;
   return error instanceof Error ? error.message : String(error);
 }
-
-export { PdfApiError };
