@@ -242,8 +242,8 @@ interface GenerateFlags {
 
 /** A finished job's PDF record, or its error as the synchronous call would have thrown it. */
 function jobRecord(job: Job): PdfRecord {
-  const result = job.result as PdfRecord | { error: { code: string; message: string } } | undefined;
-  if (job.status === 'succeeded' && result && !('error' in result)) return result;
+  const result = job.result;
+  if (job.status === 'succeeded' && result && 'id' in result) return result;
   const error = result && 'error' in result ? result.error : { code: 'job_failed', message: `job ${job.job_id} failed` };
   throw new PdfApiError(0, String(error.code), String(error.message));
 }
@@ -588,12 +588,13 @@ async function job(id: string, flags: { wait?: boolean; output?: string; json?: 
     jobRecord(current);
   }
   if (flags.output === undefined || current.status !== 'succeeded') return;
-  const result = current.result as PdfRecord | { results: { success: boolean; download_url?: string }[] };
-  if (!('results' in result)) {
+  const result = current.result;
+  if (result && 'id' in result) {
     await save(await api.download(result), flags.output);
     if (flags.output !== '-') console.log(`saved ${flags.output}`);
     return;
   }
+  if (!result || !('results' in result)) throw new UsageError(`${current.job_id} is a bulk job: pdfapi bulk <file> -o <dir> downloads its PDFs`);
   // A batch job: its PDFs in input order, into the directory.
   await mkdir(flags.output, { recursive: true });
   for (const [index, item] of result.results.entries()) {
