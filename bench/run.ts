@@ -10,6 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
+import { runCliStart } from './lib/cli-start.ts';
 import { runCliTools } from './lib/cli-tools.ts';
 import { KNOB_NAMES, readConfig, type Phase } from './lib/config.ts';
 import { serviceExecutablePath } from './lib/chromium.ts';
@@ -163,6 +164,10 @@ await phase('merge-loop', async (log) => {
 
 await phase('overload', async (log) => {
   results.overload = await runOverload(log, { requests: config.overloadRequests, backToBackRequests: config.overloadBackToBack });
+});
+
+await phase('cli-start', async (log) => {
+  results.cliStart = await runCliStart(config.cliStartRuns, log);
 });
 
 const durationSeconds = round((performance.now() - started) / 1000);

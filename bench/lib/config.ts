@@ -4,7 +4,7 @@
  */
 import { MAX_ARCHIVE_LINES } from '../../lib/documents/bulk-request.ts';
 
-export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk', 'bulk-lambda', 'bulk-crash', 'bulk-fairness', 'neighbours', 'merge-loop', 'overload'] as const;
+export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk', 'bulk-lambda', 'bulk-crash', 'bulk-fairness', 'neighbours', 'merge-loop', 'overload', 'cli-start'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface BenchConfig {
@@ -29,6 +29,8 @@ export interface BenchConfig {
   readonly naiveDocs: number;
   /** Measured runs per CLI tool (after one warm-up). */
   readonly cliRuns: number;
+  /** Phase cli-start: runs of the installed `pdfapi --version` per Node (BENCH_CLI_START_RUNS). */
+  readonly cliStartRuns: number;
   /** Interval of the process-tree RSS sampler. */
   readonly rssIntervalMs: number;
   /** Longest wait, before each phase, for other work on the machine to calm down (0: only measure it). */
@@ -79,6 +81,7 @@ export function readConfig(): BenchConfig {
     batchRepeats: int('BENCH_BATCH_REPEATS', quick ? 1 : 5),
     naiveDocs: int('BENCH_NAIVE_DOCS', quick ? 4 : 10),
     cliRuns: int('BENCH_CLI_RUNS', quick ? 2 : 5),
+    cliStartRuns: int('BENCH_CLI_START_RUNS', quick ? 10 : 30),
     rssIntervalMs: int('BENCH_RSS_INTERVAL_MS', 100, { min: 10 }),
     waitQuietSeconds: int('BENCH_WAIT_QUIET_S', 0, { min: 0 }),
     // The job asks for the archive, which larger jobs may not.
@@ -112,6 +115,7 @@ export const KNOB_NAMES = [
   'BENCH_BATCH_REPEATS',
   'BENCH_NAIVE_DOCS',
   'BENCH_CLI_RUNS',
+  'BENCH_CLI_START_RUNS',
   'BENCH_RSS_INTERVAL_MS',
   'BENCH_WAIT_QUIET_S',
   'BENCH_LAMBDA_CDK_OUT',

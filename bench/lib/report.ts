@@ -17,6 +17,7 @@ import type { NaiveResult } from './naive.ts';
 import { NEIGHBOURS_TARGETS, type NeighboursResults } from './neighbours.ts';
 import { MERGE_LOOP_TARGET_P99_MS, type MergeLoopResults } from './merge-loop.ts';
 import type { OverloadResults } from './overload.ts';
+import type { CliStartRow } from './cli-start.ts';
 import type { ServiceResult } from './service.ts';
 import { round, type LatencySummary } from './stats.ts';
 
@@ -46,6 +47,8 @@ export interface BenchResults {
   readonly mergeLoop?: MergeLoopResults;
   /** Phase `overload`: 400 simultaneous generates of one key, goodput against one client back to back (bench/lib/overload.ts). */
   readonly overload?: OverloadResults;
+  /** Phase `cli-start`: the installed `pdfapi --version`, packed and installed as a customer gets it (bench/lib/cli-start.ts). */
+  readonly cliStart?: readonly CliStartRow[];
 }
 
 export type Status = 'PASS' | 'MISS' | 'n/a' | '';
@@ -68,6 +71,8 @@ export const TARGETS = {
   lambdaColdStartMs: 1_500,
   /** Warm generate p50 with environments frozen between invocations, over the same left running (issue 28). */
   frozenOverRunning: 1.3,
+  /** The installed `pdfapi --version`, p50 (issue 41). */
+  cliStartMs: 300,
 } as const;
 
 const ms = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toLocaleString('en-US')} ms`);
@@ -357,6 +362,15 @@ export function buildRows(results: BenchResults): Row[] {
         `refusals p50 / p95 ${ms(burst.refusedLatency.p50)} / ${ms(burst.refusedLatency.p95)}; charged ${burst.charged}`,
       '≥ 1× back to back',
       status(overload.ratio >= 1),
+    );
+  }
+  for (const start of results.cliStart ?? []) {
+    add(
+      `installed CLI: pdfapi --version from the packed package, Node ${start.nodeVersion}, p50 / p95`,
+      `${ms(start.version.p50)} / ${ms(start.version.p95)}`,
+      `bare node -e 0: ${ms(start.bareNode.p50)} / ${ms(start.bareNode.p95)} (n ${start.version.n})`,
+      `p50 < ${TARGETS.cliStartMs} ms`,
+      status(start.version.p50 < TARGETS.cliStartMs),
     );
   }
   return rows;

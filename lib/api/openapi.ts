@@ -384,6 +384,8 @@ function json(schema: z.ZodType, description: string, extraHeaders?: z.ZodObject
 }
 
 const keyed = { security: [{ bearerAuth: [] }] };
+/** Said outright (an empty list), so a generator does not take the route for an unsecured oversight. */
+const keyless = { security: [] };
 /** The answer to `async: true`. */
 const jobAccepted = json(jobAcceptedSchema, 'With `async: true`: the job was accepted and its quota reserved. Read it at `status_url`.', z.object({
   Location: z.url().meta({ description: 'The job’s `status_url`.' }),
@@ -438,6 +440,8 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
     webhooks: {
       jobEnded: {
         post: operation({
+          // The receiver checks the signature (webhook-signature), not a security scheme.
+          ...keyless,
           operationId: 'jobEnded',
           summary: 'A job ended',
           description:
@@ -533,6 +537,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
       },
       '/v1/files/{id}': {
         get: operation({
+          ...keyless,
           operationId: 'downloadPdf',
           summary: 'Download a PDF',
           description: 'The download link of a record (`url`, `download_url`): needs no key, the signature is the credential. Redirects to the file for one minute.',
@@ -723,6 +728,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
       },
       '/health': {
         get: operation({
+          ...keyless,
           operationId: 'getHealth',
           summary: 'Health',
           description: 'Whether the service can take work: its stores answer. No key.',
@@ -736,6 +742,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
       },
       '/v1/openapi.json': {
         get: operation({
+          ...keyless,
           operationId: 'getOpenApiDocument',
           summary: 'This document',
           tags: ['Service'],
@@ -746,13 +753,14 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
         }),
       },
       '/docs': {
-        get: operation({ operationId: 'getDocs', summary: 'API reference', tags: ['Service'], responses: { 200: html('The API reference, rendered from this document.') } }),
+        get: operation({ ...keyless, operationId: 'getDocs', summary: 'API reference', tags: ['Service'], responses: { 200: html('The API reference, rendered from this document.') } }),
       },
       '/': {
-        get: operation({ operationId: 'getPlayground', summary: 'Playground', tags: ['Service'], responses: { 200: html('Try the API in the browser with your key.') } }),
+        get: operation({ ...keyless, operationId: 'getPlayground', summary: 'Playground', tags: ['Service'], responses: { 200: html('Try the API in the browser with your key.') } }),
       },
       '/assets/{name}': {
         get: operation({
+          ...keyless,
           operationId: 'getAsset',
           summary: 'A file of the docs page or the playground',
           tags: ['Service'],

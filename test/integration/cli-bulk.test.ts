@@ -12,7 +12,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPdfApiClient, type JobProgress } from '@pdf-api/client';
+import { createPdfApiClient, type JobProgress } from '../../packages/client/src/index.ts';
 import { apiUrl, createKey, quotaUsed, type TestKey } from '../support/api.ts';
 import { readPdf } from '../support/pdf.ts';
 
@@ -195,6 +195,9 @@ describe('pdfapi bulk', () => {
     expect(mixed.stderr).toContain('holds the output of another bulk job');
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toMatch(/^error invalid_request: .*line 2/m);
+    // The way out in the command line's words, not the API's field.
+    expect(invalid.stderr).toContain('--skip-invalid');
+    expect(invalid.stderr).not.toContain('skip_invalid');
     expect(await exists(join(workDir, 'invalid-out', '.pdfapi-bulk.json'))).toBe(false);
     expect(await quotaUsed(key)).toBe(usedBefore);
   });

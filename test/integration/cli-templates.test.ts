@@ -145,9 +145,30 @@ describe('pdfapi template', () => {
     expect(await quotaUsed(key)).toBe(usedBefore);
   });
 
+  it('takes JSON flags inline, as a path or as @path alike', async () => {
+    // Arrange: the options as a plain path, the sample inline, the schema as @path
+    const options = JSON.parse(await readFile(join(EXAMPLE, 'options.json'), 'utf8')) as Record<string, unknown>;
+
+    // Act
+    const created = await pdfapi(
+      ['template', 'create', '--name', 'Flags', '--html', join(EXAMPLE, 'template.html'), '--options', join(EXAMPLE, 'options.json'), '--sample', JSON.stringify(sample), '--schema', `@${join(EXAMPLE, 'schema.json')}`, '--json'],
+      { key },
+    );
+
+    // Assess: saved as the files say
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const saved = JSON.parse(created.stdout) as { options: unknown; sample_data: unknown; data_schema: unknown };
+    expect(saved.options).toEqual(options);
+    expect(saved.sample_data).toEqual(sample);
+    expect(saved.data_schema).toEqual(JSON.parse(await readFile(join(EXAMPLE, 'schema.json'), 'utf8')));
+  });
+
   it.each([
     ['create without --html', ['template', 'create', '--name', 'X'], 2, /required option '--html <file>' not specified/],
-    ['a data file that is not JSON', ['template', 'render', 'tpl_x', '--data', 'examples/invoice/template.html'], 1, /^error: examples\/invoice\/template\.html: not JSON: /],
+    ['a data file that is not JSON', ['template', 'render', 'tpl_x', '--data', 'examples/invoice/template.html'], 1, /^error: --data: examples\/invoice\/template\.html is not JSON \(.+\); give inline JSON, a file, or @file\n$/],
+    ['--options that are not JSON', ['template', 'create', '--name', 'X', '--html', 'examples/invoice/template.html', '--options', '{"format":'], 1, /^error: --options: the inline value is not JSON \(.+\); give inline JSON, a file, or @file\n$/],
+    ['--options naming no file', ['template', 'create', '--name', 'X', '--html', 'examples/invoice/template.html', '--options', 'nowhere.json'], 1, /^error: --options: cannot read nowhere\.json \(no such file\); give inline JSON, a file, or @file\n$/],
     ['a missing html file', ['template', 'create', '--name', 'X', '--html', '/nonexistent/t.html'], 1, /^error: \/nonexistent\/t\.html: no such file or directory\n$/],
     ['preview without -o', ['template', 'preview', 'tpl_x'], 2, /required option '-o, --output <file>' not specified/],
   ])('%s: a one-line error and a non-zero exit', async (_case, args, code, message) => {

@@ -141,7 +141,8 @@ describe('pdfapi generate', () => {
     ['an unknown key', ['generate'], { PDFAPI_KEY: 'pdfk_0000000000000000000000000000000000' }, 1, /^error unauthorized: /],
     ['no key', ['generate'], { PDFAPI_KEY: '' }, 2, /^error: no API key: set PDFAPI_KEY/],
     ['an unknown flag', ['generate', '--colour', 'red'], {}, 2, /^error: unknown option '--colour'/],
-    ['a JSON option that is not JSON', ['generate', '--watermark', '{DRAFT'], {}, 2, /^error: option '--watermark <json>' argument '\{DRAFT' is invalid\. not JSON/],
+    ['a JSON option that is not JSON', ['generate', '--watermark', '{DRAFT'], {}, 2, /^error: option '--watermark <json\|file>' argument '\{DRAFT' is invalid\. --watermark: the inline value is not JSON \(.+\); give inline JSON, a file, or @file\n/],
+    ['a JSON option naming no file', ['generate', '--watermark', 'watermark.json'], {}, 2, /--watermark: cannot read watermark\.json \(no such file\); give inline JSON, a file, or @file\n/],
     ['a missing file', ['generate', '/nonexistent/invoice.html'], {}, 1, /^error: \/nonexistent\/invoice\.html: no such file or directory\n$/],
     ['a service that is not there', ['generate'], { PDFAPI_URL: 'http://127.0.0.1:9' }, 1, /^error: cannot reach http:\/\/127\.0\.0\.1:9: /],
     ['a file and --url', ['generate', 'a.html', '--url', 'https://example.com'], {}, 2, /^error: give an HTML file or --url, not both\n$/],
@@ -232,8 +233,10 @@ describe('pdfapi batch', () => {
 
     // Assess
     expect(run.code).toBe(0);
-    const { results } = JSON.parse(run.stdout) as { results: { file: string; ok: boolean; pages: number }[] };
-    expect(results.map(({ file, ok, pages }) => [file, ok, pages])).toEqual([['a.html', true, 1], ['b.html', true, 2]]);
+    // The API's shape and words: success, total, successful, failed, each result's success.
+    const printed = JSON.parse(run.stdout) as { success: boolean; total: number; successful: number; failed: number; results: { file: string; success: boolean; pages: number }[] };
+    expect(printed).toMatchObject({ success: true, total: 2, successful: 2, failed: 0 });
+    expect(printed.results.map(({ file, success, pages }) => [file, success, pages])).toEqual([['a.html', true, 1], ['b.html', true, 2]]);
     const merged = await readPdf(await readFile(join(output, 'merged.pdf')));
     expect(merged.pageCount).toBe(3);
     expect(merged.pages.map((page) => page.text)).toEqual(['First part', 'Second part', 'Second part, page two']);

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { buildCli } from '../../bin/build-packages.ts';
 import { startFixtureServer } from './fixture-server.ts';
 
 /** Short enough to keep timeout tests quick, long enough for any honest test document. */
@@ -27,16 +28,21 @@ declare module 'vitest' {
     /** An allow-listed address where nothing listens: a site that is down. */
     deadSite: string;
     renderTimeoutMs: number;
+    /** An allow-listed loopback port kept free for the docs' webhook examples to listen on (client-packages.test.ts). */
+    examplesWebhookPort: number;
   }
 }
 
 export default async function setup(project: TestProject) {
+  // The CLI's tests run its bundle (what the package ships), built from the sources as they are now.
+  const cliBuilt = buildCli();
   const dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-test-'));
   const publicSite = await startFixtureServer();
   const otherSite = await startFixtureServer();
   const internalSite = await startFixtureServer();
   const deadSite = await closedPort();
-  process.env.PDF_ALLOW_PRIVATE_HOSTS = `${publicSite.hostPort},${otherSite.hostPort},127.0.0.1:${deadSite}`;
+  const examplesWebhookPort = await closedPort();
+  process.env.PDF_ALLOW_PRIVATE_HOSTS = `${publicSite.hostPort},${otherSite.hostPort},127.0.0.1:${deadSite},127.0.0.1:${examplesWebhookPort}`;
   process.env.RENDER_TIMEOUT_MS = String(TEST_RENDER_TIMEOUT_MS);
   // Small enough to test without huge documents; see the limits tests.
   process.env.MAX_PDF_PAGES = String(TEST_MAX_PDF_PAGES);
@@ -48,6 +54,7 @@ export default async function setup(project: TestProject) {
   const { startLocalStack } = await import('#lib/local/stack.ts');
   const stack = await startLocalStack({ dataDir, port: 0 });
 
+  await cliBuilt;
   project.provide('apiUrl', stack.apiUrl);
   project.provide('dataDir', dataDir);
   project.provide('publicSite', publicSite.origin);
@@ -55,6 +62,7 @@ export default async function setup(project: TestProject) {
   project.provide('internalSite', internalSite.origin);
   project.provide('deadSite', `http://127.0.0.1:${deadSite}`);
   project.provide('renderTimeoutMs', TEST_RENDER_TIMEOUT_MS);
+  project.provide('examplesWebhookPort', examplesWebhookPort);
 
   return async () => {
     await stack.stop();

@@ -21,7 +21,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
-import { fetchDownload, PdfApiError, type BulkJob, type BulkResult, type DocumentOptions, type Job, type ManifestLine, type PdfApiClient } from '@pdf-api/client';
+import { fetchDownload, PdfApiError, type BulkJob, type BulkResult, type DocumentOptions, type Job, type ManifestLine, type PdfApiClient } from '../../client/src/index.ts';
 import { safePdfFilename, terminalJson, terminalText } from './untrusted.ts';
 
 /** What the bulk command takes from main.ts (so the two files do not import each other). */

@@ -12,10 +12,12 @@ import { access, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { Presets, SingleBar } from 'cli-progress';
-import { createPdfApiClient, PdfApiError, type BatchItem, type DocumentOptions, type Job, type PdfApiClient, type PdfRecord } from '@pdf-api/client';
-import apiDocument from '@pdf-api/client/openapi.json' with { type: 'json' };
+// The client's source, not its package: the CLI's build bundles it (one file, no dependency to resolve at start).
+import { createPdfApiClient, PdfApiConnectionError, PdfApiError, type BatchItem, type DocumentOptions, type Job, type PdfApiClient, type PdfRecord } from '../../client/src/index.ts';
+import apiDocument from './document-options.json' with { type: 'json' };
 import cliPackage from '../package.json' with { type: 'json' };
 import { bulkCommand } from './bulk.ts';
+import { JsonFlagError, parseJsonFlag } from './json-flags.ts';
 import { API_BODY_LIMIT, entryKind, humanSize, readHtmlFile, readHtmlStdin, SourceError } from './sources.ts';
 import { templateCommand } from './templates.ts';
 import { safePdfFilename, terminalJson, terminalText } from './untrusted.ts';
@@ -38,7 +40,7 @@ interface JsonSchema {
   readonly default?: unknown;
 }
 
-const OPTION_SCHEMAS = apiDocument.components.schemas.DocumentOptions.properties as Record<string, JsonSchema>;
+const OPTION_SCHEMAS: Record<string, JsonSchema> = apiDocument.properties;
 
 /** The CLI's own flags; a document option by one of these names would be unreachable. */
 const OWN_FLAGS = [
@@ -58,8 +60,20 @@ function fromFileIfAt(value: string): string {
   }
 }
 
+/** commander's InvalidArgumentError for a JSON flag's error, which already names the flag. */
+function jsonFlagParser(flag: string, parse: (raw: string) => unknown): (raw: string) => unknown {
+  return (raw) => {
+    try {
+      return parse(raw);
+    } catch (error) {
+      if (error instanceof JsonFlagError) throw new InvalidArgumentError(error.message);
+      throw error;
+    }
+  };
+}
+
 /** How a flag's text becomes the option's JSON value; the API validates it and explains a bad one. */
-function parserFor(schema: JsonSchema): (raw: string) => unknown {
+function parserFor(schema: JsonSchema, flag: string): (raw: string) => unknown {
   switch (schema.type) {
     case 'number':
     case 'integer':
@@ -67,17 +81,13 @@ function parserFor(schema: JsonSchema): (raw: string) => unknown {
       return (raw) => (raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : raw);
     case 'string':
       return fromFileIfAt;
+    case 'object':
+    case 'array':
+      // Inline JSON, a path, or @path.
+      return jsonFlagParser(flag, (raw) => parseJsonFlag(raw, flag));
     default:
-      // Objects, arrays and either-or options (margin: a length or an object): JSON when it looks like it.
-      return (raw) => {
-        const text = fromFileIfAt(raw).trim();
-        if (!/^[[{]/.test(text)) return text;
-        try {
-          return JSON.parse(text) as unknown;
-        } catch (error) {
-          throw new InvalidArgumentError(`not JSON: ${(error as Error).message}`);
-        }
-      };
+      // Either-or options (margin: a length or an object): JSON inline, from @path or a .json file; else the text itself.
+      return jsonFlagParser(flag, (raw) => (/^\s*[[{]/.test(raw) || raw.startsWith('@') || /\.json$/i.test(raw) ? parseJsonFlag(raw, flag) : raw));
   }
 }
 
@@ -105,8 +115,9 @@ function documentFlags(): readonly DocumentFlag[] {
       (schema.default === true ? on : off).hideHelp();
       return { name, options: [on, off] };
     }
-    const placeholder = schema.type === 'number' || schema.type === 'integer' ? 'n' : schema.type === 'string' ? 'value' : 'json';
-    return { name, options: [new Option(`--${flag} <${placeholder}>`, summary(schema)).argParser(parserFor(schema))] };
+    const placeholder = schema.type === 'number' || schema.type === 'integer' ? 'n' : schema.type === 'string' ? 'value' : schema.type === 'object' || schema.type === 'array' ? 'json|file' : 'value|json';
+    const how = placeholder.includes('json') ? ' JSON inline, a file or @file.' : '';
+    return { name, options: [new Option(`--${flag} <${placeholder}>`, `${summary(schema)}${how}`).argParser(parserFor(schema, `--${flag}`))] };
   });
 }
 
@@ -120,12 +131,13 @@ function withDocumentFlags(command: Command): Command {
 /** The document options the command line gave, in the API's names; absent flags are left to the API's defaults. */
 function documentOptions(command: Command): DocumentOptions {
   const values = command.opts();
-  const options: Record<string, unknown> = {};
+  const options: DocumentOptions = {};
+  // Each value as its flag's parser made it from the option's schema; the API checks it and names what it refuses.
   for (const { name, options: [option] } of DOCUMENT_FLAGS) {
-    const value = values[option!.attributeName()];
-    if (value !== undefined) options[name] = value;
+    const value: unknown = values[option!.attributeName()];
+    if (value !== undefined) Object.assign(options, { [name]: value });
   }
-  return options as DocumentOptions;
+  return options;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -230,8 +242,8 @@ interface GenerateFlags {
 
 /** A finished job's PDF record, or its error as the synchronous call would have thrown it. */
 function jobRecord(job: Job): PdfRecord {
-  const result = job.result as PdfRecord | { error: { code: string; message: string } } | undefined;
-  if (job.status === 'succeeded' && result && !('error' in result)) return result;
+  const result = job.result;
+  if (job.status === 'succeeded' && result && 'id' in result) return result;
   const error = result && 'error' in result ? result.error : { code: 'job_failed', message: `job ${job.job_id} failed` };
   throw new PdfApiError(0, String(error.code), String(error.message));
 }
@@ -283,9 +295,10 @@ async function generate(file: string | undefined, flags: GenerateFlags, command:
   if (notSaved !== undefined) throw new MadeNotSavedError(notSaved);
 }
 
+/** A file's outcome, in the API's words (`success`, `pdf_id`, `pages`, `size_bytes`, `error`) with the file and where it was saved. */
 interface BatchFileResult {
   readonly file: string;
-  readonly ok: boolean;
+  readonly success: boolean;
   readonly output?: string;
   readonly pdf_id?: string;
   readonly pages?: number;
@@ -332,9 +345,9 @@ function outputName(file: string): string {
 
 /** A file that cannot be sent, as its result: its own reason, never the whole batch's. */
 function sourceFailure(file: string, error: unknown): BatchFileResult {
-  if (error instanceof SourceError) return { file, ok: false, error: { code: error.code, message: error.message } };
+  if (error instanceof SourceError) return { file, success: false, error: { code: error.code, message: error.message } };
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return { file, ok: false, error: { code: 'unreadable_file', message: `cannot read it: ${code ?? (error instanceof Error ? error.message : String(error))}` } };
+  return { file, success: false, error: { code: 'unreadable_file', message: `cannot read it: ${code ?? (error instanceof Error ? error.message : String(error))}` } };
 }
 
 /**
@@ -452,7 +465,7 @@ async function batch(dir: string, flags: { output: string; merge?: boolean; json
         answer = await batchWithRetry(api, pdfs, flags.merge === true, (seconds) => bar.update({ stage: `waiting ${seconds}s (busy)` }));
       } catch (error) {
         if (!(error instanceof PdfApiError)) throw error;
-        const failure = { ok: false, error: { code: error.code, message: error.message } } as const;
+        const failure = { success: false, error: { code: error.code, message: error.message } } as const;
         // Too large or refused for its content: this request only. Anything else (quota, key,
         // overload that outlasted the retries) would refuse the rest too: they are not sent.
         const thisRequestOnly = error.code === 'payload_too_large' || error.code === 'invalid_request';
@@ -470,13 +483,13 @@ async function batch(dir: string, flags: { output: string; merge?: boolean; json
           const output = join(flags.output, outputName(file));
           try {
             await writeFile(output, await api.download(result.download_url));
-            byFile.set(file, { file, ok: true, output, pdf_id: result.pdf_id, pages: result.pages, size_bytes: result.size_bytes });
+            byFile.set(file, { file, success: true, output, pdf_id: result.pdf_id, pages: result.pages, size_bytes: result.size_bytes });
           } catch (error) {
             const code = error instanceof PdfApiError ? error.code : 'download_failed';
-            byFile.set(file, { file, ok: false, pdf_id: result.pdf_id, error: { code, message: `made but not saved (${result.pdf_id}, ${result.download_url}): ${saveFailure(error)}` } });
+            byFile.set(file, { file, success: false, pdf_id: result.pdf_id, error: { code, message: `made but not saved (${result.pdf_id}, ${result.download_url}): ${saveFailure(error)}` } });
           }
         } else {
-          byFile.set(file, { file, ok: false, error: result.error });
+          byFile.set(file, { file, success: false, error: result.error });
         }
         bar.increment();
       });
@@ -496,13 +509,25 @@ async function batch(dir: string, flags: { output: string; merge?: boolean; json
     }
   }
 
-  const failed = results.filter((result) => !result.ok).length;
-  if (flags.json) printJson({ results, merged: merged ?? null, skipped, ...(mergedNotSaved !== undefined && { merged_error: mergedNotSaved }) });
+  const failed = results.filter((result) => !result.success).length;
+  // The batch response's own shape (success, total, successful, failed), over every request the directory took.
+  if (flags.json) {
+    printJson({
+      success: failed === 0 && mergedNotSaved === undefined,
+      total: results.length,
+      successful: results.length - failed,
+      failed,
+      results,
+      merged: merged ?? null,
+      skipped,
+      ...(mergedNotSaved !== undefined && { merged_error: mergedNotSaved }),
+    });
+  }
   else {
     printTable([
       ['FILE', 'RESULT', 'PAGES', 'SIZE', 'PDF / ERROR'],
       ...results.map((result) =>
-        result.ok
+        result.success
           ? [result.file, 'ok', String(result.pages), humanSize(result.size_bytes!), `${result.output} (${result.pdf_id})`]
           : [result.file, result.error!.code, '', '', result.error!.message],
       ),
@@ -563,12 +588,13 @@ async function job(id: string, flags: { wait?: boolean; output?: string; json?: 
     jobRecord(current);
   }
   if (flags.output === undefined || current.status !== 'succeeded') return;
-  const result = current.result as PdfRecord | { results: { success: boolean; download_url?: string }[] };
-  if (!('results' in result)) {
+  const result = current.result;
+  if (result && 'id' in result) {
     await save(await api.download(result), flags.output);
     if (flags.output !== '-') console.log(`saved ${flags.output}`);
     return;
   }
+  if (!result || !('results' in result)) throw new UsageError(`${current.job_id} is a bulk job: pdfapi bulk <file> -o <dir> downloads its PDFs`);
   // A batch job: its PDFs in input order, into the directory.
   await mkdir(flags.output, { recursive: true });
   for (const [index, item] of result.results.entries()) {
@@ -689,14 +715,31 @@ function program(): Command {
   return root;
 }
 
+/**
+ * The API's message in the command line's words: a field the API names (`"skip_invalid": true`,
+ * `webhook_url`, `options.print_background`) is the flag that sets it here.
+ */
+function inFlagTerms(message: string): string {
+  const flag = (field: string) => `--${field.replaceAll('_', '-')}`;
+  return message
+    .replace(/\bsend "(skip_invalid|archive|merge|async)": ?true/g, (_, field: string) => `add ${flag(field)}`)
+    .replace(/"(skip_invalid|archive|merge|async)": ?true/g, (_, field: string) => flag(field))
+    .replace(/\boptions\.([a-z][a-z_]*)/g, (_, field: string) => flag(field))
+    .replace(/\b(skip_invalid|webhook_url|idempotency_key|template_version)\b/g, (_, field: string) => (field === 'template_version' ? '--version' : flag(field)))
+    .replace(new RegExp(`\\b(${Object.keys(OPTION_SCHEMAS).filter((name) => name.includes('_')).join('|')})\\b`, 'g'), (_, field: string) => flag(field));
+}
+
 /** What went wrong, in one line: the API's code and message, never a stack trace. */
 function describe(error: unknown, baseUrl: string): string {
-  if (error instanceof PdfApiError) {
+  if (error instanceof PdfApiError && !(error instanceof PdfApiConnectionError)) {
     const wait = error.details.retry_after;
-    return `error ${error.code}: ${error.message}${typeof wait === 'number' ? ` (retry in ${wait} s)` : ''}`;
+    const support = error.status >= 500 && error.requestId ? ` (request ${error.requestId})` : '';
+    return `error ${error.code}: ${inFlagTerms(error.message)}${typeof wait === 'number' ? ` (retry in ${wait} s)` : ''}${support}`;
   }
+  // fetch's own failure (refused, unknown host, bad port): after the client's retries, or from a
+  // download link fetched directly; its cause says which.
+  if (error instanceof PdfApiConnectionError) return `error: ${error.message}`;
   const cause = (error as { cause?: NodeJS.ErrnoException } | undefined)?.cause;
-  // fetch's own failure (refused, unknown host, bad port): its cause says which.
   if (error instanceof TypeError && cause instanceof Error) return `error: cannot reach ${baseUrl}: ${cause.code ?? cause.message}`;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const path = (error as NodeJS.ErrnoException | undefined)?.path;

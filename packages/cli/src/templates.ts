@@ -15,26 +15,12 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Command, Option } from 'commander';
-import { errorFromAnswer, type components, type DocumentOptions, type PdfApiClient, type PdfApiError, type PdfRecord } from '@pdf-api/client';
+import type { DocumentOptions, PdfApiClient, PdfRecord, Template, TemplateRequest, TemplateSummary } from '../../client/src/index.ts';
+import { readJsonFlag } from './json-flags.ts';
 import { terminalJson, terminalText } from './untrusted.ts';
 
-type Template = components['schemas']['Template'];
-type TemplateRequest = components['schemas']['TemplateRequest'];
-type TemplateSummary = components['schemas']['TemplateSummary'];
-type GenerateRequest = components['schemas']['GenerateRequest'];
-
-/**
- * A template's fields as this file handles them: the request's, with its JSON-valued fields as
- * JSON. The generated types spell a template's options as the fully defaulted ones (every
- * defaulted option required), so the body is cast to the generated type where it is sent (the API
- * validates it, and explains what it refuses).
- */
-type TemplateFields = Omit<TemplateRequest, 'options' | 'data_schema' | 'sample_data'> & {
-  options?: Record<string, unknown>;
-  data_schema?: unknown;
-  sample_data?: Record<string, unknown>;
-};
-const asRequest = (fields: TemplateFields) => fields as unknown as TemplateRequest;
+/** A template's fields as the API takes them (create, and every update: a version is always whole). */
+type TemplateFields = TemplateRequest;
 
 export interface CliKit {
   /** The typed client, keyed by PDFAPI_KEY or --api-key (a usage error without a key). */
@@ -57,37 +43,6 @@ export interface CliKit {
   madeNotSaved(record: PdfRecord, output: string, error: unknown): string;
 }
 
-/** A JSON file's value (`-`: standard input); an error naming the file when it is not JSON. */
-async function readJsonFile(file: string): Promise<unknown> {
-  const text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
-  try {
-    return JSON.parse(text.replace(/^\uFEFF/, '')) as unknown;
-  } catch (error) {
-    throw new Error(`${file === '-' ? 'standard input' : file}: not JSON: ${(error as Error).message}`);
-  }
-}
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** `--options` is JSON text or a file (`@options.json`, as curl's -d): an object of document options. */
-async function readOptionsFlag(value: string): Promise<Record<string, unknown>> {
-  const parsed = value.startsWith('@') ? await readJsonFile(value.slice(1)) : parseJsonText(value, '--options');
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('--options must be a JSON object of document options');
-  return parsed as Record<string, unknown>;
-}
-
-function parseJsonText(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new Error(`${what} is not JSON: ${(error as Error).message}`);
-  }
-}
-
 interface TemplateFileFlags {
   name?: string;
   html?: string;
@@ -103,7 +58,7 @@ interface TemplateFileFlags {
 async function fieldsFromFlags(flags: TemplateFileFlags, command: Command, kit: CliKit): Promise<Partial<TemplateFields>> {
   // Header and footer are the template's own fields, rendered with the data: --header-html and
   // --footer-html (the document flags) name them too.
-  const { header_html: headerFlag, footer_html: footerFlag, ...documentFlags } = kit.documentOptions(command) as DocumentOptions & Record<string, unknown>;
+  const { header_html: headerFlag, footer_html: footerFlag, ...documentFlags } = kit.documentOptions(command);
   if (headerFlag !== undefined && flags.header !== undefined) throw kit.usageError('give --header or --header-html, not both');
   if (footerFlag !== undefined && flags.footer !== undefined) throw kit.usageError('give --footer or --footer-html, not both');
   const fields: Partial<TemplateFields> = {};
@@ -113,25 +68,32 @@ async function fieldsFromFlags(flags: TemplateFileFlags, command: Command, kit: 
   else if (typeof headerFlag === 'string') fields.header_html = headerFlag;
   if (flags.footer !== undefined) fields.footer_html = await kit.readHtml(flags.footer);
   else if (typeof footerFlag === 'string') fields.footer_html = footerFlag;
-  if (flags.schema !== undefined) fields.data_schema = await readJsonFile(flags.schema);
-  if (flags.sample !== undefined) fields.sample_data = (await readJsonFile(flags.sample)) as Record<string, unknown>;
-  const options = { ...(flags.options !== undefined && (await readOptionsFlag(flags.options))), ...documentFlags };
+  if (flags.schema !== undefined) fields.data_schema = await readJsonFlag(flags.schema, '--schema', { object: true });
+  if (flags.sample !== undefined) fields.sample_data = await readJsonFlag(flags.sample, '--sample', { object: true });
+  const options: DocumentOptions = { ...(flags.options !== undefined && (await readJsonFlag(flags.options, '--options', { object: true }))), ...documentFlags };
   if (flags.options !== undefined || Object.keys(documentFlags).length > 0) fields.options = options;
   return fields;
 }
 
 /** A template's fields as the API takes them back (a view carries its id, version and dates too). */
 function requestOf(template: Template): TemplateFields {
-  const { name, html, header_html, footer_html, options, data_schema, sample_data } = template;
+  const { name, html, header_html, footer_html, data_schema, sample_data } = template;
+  // As saved: the API validated them when they were sent; a view types them loosely (any object).
+  const options: DocumentOptions | undefined = template.options && { ...template.options };
   return {
     name,
     html,
     ...(header_html !== undefined && { header_html }),
     ...(footer_html !== undefined && { footer_html }),
     ...(options !== undefined && { options }),
-    ...(data_schema !== undefined && { data_schema }),
+    ...(isJsonSchema(data_schema) && { data_schema }),
     ...(sample_data !== undefined && { sample_data }),
   };
+}
+
+/** A JSON Schema as the API takes one: an object, or true or false. */
+function isJsonSchema(value: unknown): value is boolean | Record<string, unknown> {
+  return typeof value === 'boolean' || (typeof value === 'object' && value !== null && !Array.isArray(value));
 }
 
 function printTemplate(template: Template, kit: CliKit): void {
@@ -173,12 +135,9 @@ async function writeTemplateFiles(template: Template, dir: string): Promise<stri
   return written;
 }
 
-/** The data to render with: a JSON file, `-` for standard input, or none. */
-async function readData(file: string | undefined): Promise<Record<string, unknown> | undefined> {
-  if (file === undefined) return undefined;
-  const data = await readJsonFile(file);
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error(`${file === '-' ? 'standard input' : file}: the data must be a JSON object`);
-  return data as Record<string, unknown>;
+/** The data to render with (--data: inline JSON, a file, @file, or - for standard input), or none. */
+async function readData(value: string | undefined): Promise<Record<string, unknown> | undefined> {
+  return value === undefined ? undefined : readJsonFlag(value, '--data', { object: true });
 }
 
 /** Adds `pdfapi template` and its subcommands to the program (made with .command, so they take its settings: exit codes, output). */
@@ -190,9 +149,9 @@ export function templateCommand(root: Command, kit: CliKit): void {
       .addOption(required ? new Option('--html <file>', 'the document’s HTML, a Liquid template').makeOptionMandatory() : new Option('--html <file>', 'the document’s HTML, a Liquid template'))
       .option('--header <file>', 'the page header, a Liquid template ({{pageNumber}} and {{totalPages}} keep working)')
       .option('--footer <file>', 'the page footer, a Liquid template')
-      .option('--schema <file>', 'data_schema: a JSON Schema the data must match')
-      .option('--sample <file>', 'sample_data: a JSON object, what preview renders without --data')
-      .option('--options <json>', 'default document options as JSON, or @file; the document flags below add to them')
+      .option('--schema <json|file>', 'the JSON Schema the data must match: inline JSON, a file or @file')
+      .option('--sample <json|file>', 'sample data, a JSON object (inline, a file or @file): what preview renders without --data')
+      .option('--options <json|file>', 'default document options, a JSON object (inline, a file or @file); the document flags below add to them')
       .option('--json', 'print the saved version as JSON');
 
   kit
@@ -202,7 +161,8 @@ export function templateCommand(root: Command, kit: CliKit): void {
     .action(async (flags: TemplateFileFlags, command: Command) => {
       const fields = await fieldsFromFlags(flags, command, kit);
       const api = kit.client(command);
-      const created = unwrapTemplate(await api.raw.POST('/v1/templates', { body: asRequest(fields as TemplateFields) }));
+      if (fields.name === undefined || fields.html === undefined) throw kit.usageError('give --name and --html');
+      const created = await api.templates.create({ ...fields, name: fields.name, html: fields.html });
       if (flags.json) kit.printJson(created);
       else console.log(terminalText(`created ${created.template_id} version ${created.version} (${created.name})`));
     });
@@ -215,8 +175,7 @@ export function templateCommand(root: Command, kit: CliKit): void {
     .option('--json', 'print as JSON')
     .action(async (flags: { limit?: number; cursor?: string; json?: boolean }, command: Command) => {
       const api = kit.client(command);
-      const answer = await api.raw.GET('/v1/templates', { params: { query: { limit: flags.limit, cursor: flags.cursor } } });
-      const page = unwrap(answer);
+      const page = await api.templates.list({ limit: flags.limit, cursor: flags.cursor });
       if (flags.json) return kit.printJson(page);
       if (page.data.length === 0) console.log('no templates');
       else kit.printTable([['ID', 'VERSION', 'UPDATED', 'NAME'], ...page.data.map((item: TemplateSummary) => [item.template_id, String(item.version), item.updated_at, item.name])]);
@@ -258,7 +217,7 @@ export function templateCommand(root: Command, kit: CliKit): void {
       // Options given replace the base's one by one; --options alone (no document flags) replaces them all.
       const options = fields.options === undefined ? base.options : flags.options !== undefined ? fields.options : { ...base.options, ...fields.options };
       const body: TemplateFields = { ...base, ...fields, ...(options !== undefined && { options }) };
-      const saved = unwrapTemplate(await api.raw.PUT('/v1/templates/{template_id}', { params: { path: { template_id: id } }, body: asRequest(body) }));
+      const saved = await api.templates.update(id, body);
       if (flags.json) kit.printJson(saved);
       else console.log(terminalText(`saved ${saved.template_id} version ${saved.version} (${saved.name})`));
     });
@@ -270,8 +229,7 @@ export function templateCommand(root: Command, kit: CliKit): void {
     .action(async (ids: string[], _flags: unknown, command: Command) => {
       const api = kit.client(command);
       for (const id of ids) {
-        const answer = await api.raw.DELETE('/v1/templates/{template_id}', { params: { path: { template_id: id } } });
-        if (!answer.response.ok) throw errorOf(answer);
+        await api.templates.delete(id);
         console.log(terminalText(`deleted ${id}`));
       }
     });
@@ -282,7 +240,7 @@ export function templateCommand(root: Command, kit: CliKit): void {
         .command('render')
         .description('Make a PDF from a template and data (stored and charged, as generate); options given here win over the template’s.')
         .argument('<id>', 'tpl_…')
-        .option('--data <file>', 'the data, a JSON object (- for standard input); {} when absent')
+        .option('--data <json|file>', 'the data, a JSON object: inline, a file, @file, or - for standard input; {} when absent')
         .option('--version <n>', 'render this version instead of the latest', kit.positiveInt)
         .option('-o, --output <file>', 'download the PDF to this file (- for standard output)')
         .option('--json', 'print the PDF record as JSON')
@@ -294,7 +252,7 @@ export function templateCommand(root: Command, kit: CliKit): void {
       if (flags.output !== undefined) await kit.checkOutputFile(flags.output);
       const api = kit.client(command);
       const request = { template_id: id, ...(flags.version !== undefined && { template_version: flags.version }), ...(data !== undefined && { data }), ...kit.documentOptions(command) };
-      const record = await api.generate(request as GenerateRequest & { async?: false }, { idempotencyKey: flags.idempotencyKey });
+      const record = await api.generate(request, { idempotencyKey: flags.idempotencyKey });
       let notSaved: string | undefined;
       if (flags.output !== undefined) {
         try {
@@ -319,36 +277,21 @@ export function templateCommand(root: Command, kit: CliKit): void {
     .description('The PDF a template makes with data (or its sample data), answered directly: not stored, not charged, rate-limited.')
     .argument('<id>', 'tpl_…')
     .requiredOption('-o, --output <file>', 'write the PDF here (- for standard output)')
-    .option('--data <file>', 'the data, a JSON object (- for standard input); the template’s sample_data when absent')
+    .option('--data <json|file>', 'the data, a JSON object: inline, a file, @file, or - for standard input; the template’s sample_data when absent')
     .option('--version <n>', 'preview this version instead of the latest', kit.positiveInt)
     .action(async (id: string, flags: { data?: string; version?: number; output: string }, command: Command) => {
       const data = await readData(flags.data);
       await kit.checkOutputFile(flags.output);
       const api = kit.client(command);
-      const answer = await api.raw.POST('/v1/templates/{template_id}/preview', {
-        params: { path: { template_id: id } },
-        body: { ...(data !== undefined && { data }), ...(flags.version !== undefined && { version: flags.version }) },
-        parseAs: 'arrayBuffer',
-      });
-      if (!answer.response.ok || answer.data === undefined) throw errorOf(answer);
-      await kit.save(new Uint8Array(answer.data as ArrayBuffer), flags.output);
-      const version = answer.response.headers.get('x-template-version') ?? '?';
-      const pages = answer.response.headers.get('x-pdf-pages') ?? '?';
+      const preview = await api.templates.preview(id, { ...(data !== undefined && { data }), ...(flags.version !== undefined && { version: flags.version }) });
+      await kit.save(preview.pdf, flags.output);
+      const version = preview.version ?? '?';
+      const pages = String(preview.pages ?? '?');
       const line = terminalText(`${id} version ${version}: ${pages} ${pages === '1' ? 'page' : 'pages'}${flags.output === '-' ? '' : `, saved ${flags.output}`} (a preview: not stored, not charged)`);
       (flags.output === '-' ? console.error : console.log)(line);
     });
 }
 
 async function getTemplate(api: PdfApiClient, id: string, version: number | undefined): Promise<Template> {
-  return unwrapTemplate(await api.raw.GET('/v1/templates/{template_id}', { params: { path: { template_id: id }, query: { version } } }));
+  return api.templates.get(id, { version });
 }
-
-/** The API's error for an unsuccessful answer, as the client's own methods throw it. */
-const errorOf = (answer: { error?: unknown; response: Response }): PdfApiError => errorFromAnswer(answer.response, answer.error);
-
-function unwrap<T>(answer: { data?: T; error?: unknown; response: Response }): T {
-  if (answer.response.ok && answer.data !== undefined) return answer.data;
-  throw errorOf(answer);
-}
-
-const unwrapTemplate = (answer: { data?: Template; error?: unknown; response: Response }): Template => unwrap(answer);

@@ -9,7 +9,7 @@ import type { components } from './schema.d.ts';
 type Schemas = components['schemas'];
 export type Upload = Schemas['Upload'];
 export type BulkAccepted = Schemas['BulkAccepted'];
-export type BulkResult = Schemas['BulkResult'];
+export type BulkResult = Schemas['BulkResultOutput'];
 /** The body `POST /v1/pdf/bulk` takes. */
 export type BulkBody = Schemas['BulkRequest'];
 
@@ -27,7 +27,7 @@ export interface BulkRequest {
   readonly items?: readonly unknown[];
   readonly file?: string | Blob | Uint8Array;
   readonly upload_id?: string;
-  readonly options?: Partial<Schemas['DocumentOptions']>;
+  readonly options?: Schemas['DocumentOptions'];
   /** Also one ZIP of every PDF (`result.archive_url`). */
   readonly archive?: boolean;
   /** Run the valid lines and report the invalid ones as the job's first failures (else the job is refused, 400, naming them). */

@@ -492,7 +492,7 @@ export type components = {
              * @example A4
              * @enum {string}
              */
-            format: "A4" | "A3" | "A5" | "Letter" | "Legal" | "Tabloid";
+            format?: "A4" | "A3" | "A5" | "Letter" | "Legal" | "Tabloid";
             /**
              * @description Page margins: one CSS length for every side (`px`, `pt`, `in`, `cm`, `mm`; a bare number is px), or an object with any of `top`, `right`, `bottom`, `left`. Without it, no margin (0); a header or footer gets 20mm on its side unless given.
              * @example {
@@ -513,18 +513,18 @@ export type components = {
              * @default portrait
              * @enum {string}
              */
-            orientation: "portrait" | "landscape";
+            orientation?: "portrait" | "landscape";
             /**
              * @description Print backgrounds: background colours and background images.
              * @default true
              */
-            print_background: boolean;
+            print_background?: boolean;
             /**
              * @description Scale of the page’s rendering.
              * @default 1
              * @example 0.8
              */
-            scale: number;
+            scale?: number;
             /**
              * @description The load event awaited before printing. Without it (and without other readiness options) the page prints once loaded and its first animation frames have run, as Chrome’s print preview shows it.
              * @example networkidle0
@@ -556,18 +556,18 @@ export type components = {
              * @default 0
              * @example 500
              */
-            wait_delay_ms: number;
+            wait_delay_ms?: number;
             /**
              * @description The CSS media type the page is laid out for.
              * @default print
              * @enum {string}
              */
-            emulate_media: "print" | "screen";
+            emulate_media?: "print" | "screen";
             /**
              * @description A tagged (accessible) PDF, as Chrome prints it. `false` gives a smaller file, faster.
              * @default true
              */
-            tagged: boolean;
+            tagged?: boolean;
             /**
              * @description The page’s own width as a CSS length (`4in`, `152.4mm`, `800px`), given with `height`, each 0.5 to 200 in. Together they override `format` (the record’s format is then `custom`); `orientation: landscape` turns them, as Chromium turns any paper.
              * @example 4in
@@ -582,7 +582,7 @@ export type components = {
              * @description Whether a page size the document declares (`@page { size }`) wins over `format`, `width` and `height`, as in Chrome’s print dialog; `false` prints on the caller’s paper.
              * @default true
              */
-            prefer_css_page_size: boolean;
+            prefer_css_page_size?: boolean;
             /**
              * @description Pages to print (all when absent), such as `1-3, 5` or `4-` (page 4 to the end): only those pages go into the file, in document order, each once, and the record’s `pages` counts them. A range past the document’s last page is 400 `invalid_request` (item `INVALID_OPTIONS`), charged nothing; a page number past 1,000,000 is 400 naming the range (`page_ranges: "1-999999999" is out of bounds`). Header and footer page numbers keep the document’s numbering, as in Chrome’s print preview (`2-3` of six pages prints “Page 2 of 6”, “Page 3 of 6”). The page limit counts the pages in the file, so `1-2` of a 10,000-page document is fine.
              * @example 1-3, 5
@@ -592,7 +592,7 @@ export type components = {
              * @description PDF bookmarks from the headings h1 to h6, nested by level, in a tagged PDF or an untagged one.
              * @default false
              */
-            outline: boolean;
+            outline?: boolean;
             /**
              * @description Written into the PDF’s info dictionary and as XMP metadata (`keywords` joined with ", "); the title is also shown as the window title. Without it, Chromium’s own (the title from the document’s `<title>`).
              * @example {
@@ -685,7 +685,7 @@ export type components = {
              * @description url only. A main document (after redirects) answering 4xx or 5xx is 422 `url_fetch_failed`, message `url answered HTTP 404; …` (batch item `URL_FETCH_FAILED`), and nothing is charged. `false` prints the page the site answered with (its 404 page, say).
              * @default true
              */
-            fail_on_http_status: boolean;
+            fail_on_http_status?: boolean;
             /**
              * @description The name the download saves under (`Content-Disposition: attachment`, with an RFC 8187 `filename*` for names beyond ASCII; the record shows it as `filename`); `<id>.pdf` when absent. 1 to 200 bytes of UTF-8, so that with `.pdf` (added when missing) it fits every filesystem’s 255. Refused with 400 naming `filename` and the reason: control, format (bidi overrides and isolates, U+200E, U+200F, U+061C, zero-width characters, the BOM), private-use and unassigned characters, line and paragraph separators and spaces other than U+0020 (Unicode Cc, Cf, Co, Cn, Zl, Zp, Zs); `/`, `\`, what NFKC folds into them (U+FF0F…) and their look-alikes (U+2044, U+2215, U+29F8, U+2216, U+29F5, U+29F9…); `*?<>|:"`; a leading dot or space, a trailing dot or space; Windows device names (`CON`, `PRN`, `AUX`, `NUL`, `COM0` to `COM9`, `LPT0` to `LPT9`) with or without an extension.
              * @example invoice-2026-001.pdf
@@ -724,7 +724,7 @@ export type components = {
              * @description Also join the successful items, in order, into one more PDF (`merged`), not charged.
              * @default false
              */
-            merge: boolean;
+            merge?: boolean;
             /** @description True: answer at once with 202 and a job (`GET /v1/jobs/{job_id}`) instead of the result (false when absent): for documents and batches that take longer than the 29 seconds a synchronous call has (a job has 15 minutes). Quota and rate limits are decided now, as for a synchronous call; a job that fails costs nothing. */
             async?: boolean;
             /**
@@ -793,7 +793,7 @@ export type components = {
              * @example A4
              * @enum {string}
              */
-            format: "A4" | "A3" | "A5" | "Letter" | "Legal" | "Tabloid";
+            format?: "A4" | "A3" | "A5" | "Letter" | "Legal" | "Tabloid";
             /**
              * @description Page margins: one CSS length for every side (`px`, `pt`, `in`, `cm`, `mm`; a bare number is px), or an object with any of `top`, `right`, `bottom`, `left`. Without it, no margin (0); a header or footer gets 20mm on its side unless given.
              * @example {
@@ -814,18 +814,18 @@ export type components = {
              * @default portrait
              * @enum {string}
              */
-            orientation: "portrait" | "landscape";
+            orientation?: "portrait" | "landscape";
             /**
              * @description Print backgrounds: background colours and background images.
              * @default true
              */
-            print_background: boolean;
+            print_background?: boolean;
             /**
              * @description Scale of the page’s rendering.
              * @default 1
              * @example 0.8
              */
-            scale: number;
+            scale?: number;
             /**
              * @description The load event awaited before printing. Without it (and without other readiness options) the page prints once loaded and its first animation frames have run, as Chrome’s print preview shows it.
              * @example networkidle0
@@ -857,18 +857,18 @@ export type components = {
              * @default 0
              * @example 500
              */
-            wait_delay_ms: number;
+            wait_delay_ms?: number;
             /**
              * @description The CSS media type the page is laid out for.
              * @default print
              * @enum {string}
              */
-            emulate_media: "print" | "screen";
+            emulate_media?: "print" | "screen";
             /**
              * @description A tagged (accessible) PDF, as Chrome prints it. `false` gives a smaller file, faster.
              * @default true
              */
-            tagged: boolean;
+            tagged?: boolean;
             /**
              * @description The page’s own width as a CSS length (`4in`, `152.4mm`, `800px`), given with `height`, each 0.5 to 200 in. Together they override `format` (the record’s format is then `custom`); `orientation: landscape` turns them, as Chromium turns any paper.
              * @example 4in
@@ -883,7 +883,7 @@ export type components = {
              * @description Whether a page size the document declares (`@page { size }`) wins over `format`, `width` and `height`, as in Chrome’s print dialog; `false` prints on the caller’s paper.
              * @default true
              */
-            prefer_css_page_size: boolean;
+            prefer_css_page_size?: boolean;
             /**
              * @description Pages to print (all when absent), such as `1-3, 5` or `4-` (page 4 to the end): only those pages go into the file, in document order, each once, and the record’s `pages` counts them. A range past the document’s last page is 400 `invalid_request` (item `INVALID_OPTIONS`), charged nothing; a page number past 1,000,000 is 400 naming the range (`page_ranges: "1-999999999" is out of bounds`). Header and footer page numbers keep the document’s numbering, as in Chrome’s print preview (`2-3` of six pages prints “Page 2 of 6”, “Page 3 of 6”). The page limit counts the pages in the file, so `1-2` of a 10,000-page document is fine.
              * @example 1-3, 5
@@ -893,7 +893,7 @@ export type components = {
              * @description PDF bookmarks from the headings h1 to h6, nested by level, in a tagged PDF or an untagged one.
              * @default false
              */
-            outline: boolean;
+            outline?: boolean;
             /**
              * @description Written into the PDF’s info dictionary and as XMP metadata (`keywords` joined with ", "); the title is also shown as the window title. Without it, Chromium’s own (the title from the document’s `<title>`).
              * @example {
@@ -986,7 +986,7 @@ export type components = {
              * @description url only. A main document (after redirects) answering 4xx or 5xx is 422 `url_fetch_failed`, message `url answered HTTP 404; …` (batch item `URL_FETCH_FAILED`), and nothing is charged. `false` prints the page the site answered with (its 404 page, say).
              * @default true
              */
-            fail_on_http_status: boolean;
+            fail_on_http_status?: boolean;
             /**
              * @description The name the download saves under (`Content-Disposition: attachment`, with an RFC 8187 `filename*` for names beyond ASCII; the record shows it as `filename`); `<id>.pdf` when absent. 1 to 200 bytes of UTF-8, so that with `.pdf` (added when missing) it fits every filesystem’s 255. Refused with 400 naming `filename` and the reason: control, format (bidi overrides and isolates, U+200E, U+200F, U+061C, zero-width characters, the BOM), private-use and unassigned characters, line and paragraph separators and spaces other than U+0020 (Unicode Cc, Cf, Co, Cn, Zl, Zp, Zs); `/`, `\`, what NFKC folds into them (U+FF0F…) and their look-alikes (U+2044, U+2215, U+29F8, U+2216, U+29F5, U+29F9…); `*?<>|:"`; a leading dot or space, a trailing dot or space; Windows device names (`CON`, `PRN`, `AUX`, `NUL`, `COM0` to `COM9`, `LPT0` to `LPT9`) with or without an extension.
              * @example invoice-2026-001.pdf
@@ -1051,12 +1051,12 @@ export type components = {
              * @description Also write one ZIP of every stored PDF (`result.archive_url`), each named by its `filename` or its line number. For jobs of at most 100,000 lines.
              * @default false
              */
-            archive: boolean;
+            archive?: boolean;
             /**
              * @description False (the default): a job with any invalid line is refused whole (400 naming the lines by number, counting from 1), nothing charged. True: the valid lines run, and the invalid ones are the job’s first failures in its counts and manifest.
              * @default false
              */
-            skip_invalid: boolean;
+            skip_invalid?: boolean;
         };
         /** @description A whole template: `POST` makes version 1, `PUT` saves the next version (every field as for a new one). */
         TemplateRequest: {
@@ -1088,7 +1088,7 @@ export type components = {
                  * @example A4
                  * @enum {string}
                  */
-                format: "A4" | "A3" | "A5" | "Letter" | "Legal" | "Tabloid";
+                format?: "A4" | "A3" | "A5" | "Letter" | "Legal" | "Tabloid";
                 /**
                  * @description Page margins: one CSS length for every side (`px`, `pt`, `in`, `cm`, `mm`; a bare number is px), or an object with any of `top`, `right`, `bottom`, `left`. Without it, no margin (0); a header or footer gets 20mm on its side unless given.
                  * @example {
@@ -1109,18 +1109,18 @@ export type components = {
                  * @default portrait
                  * @enum {string}
                  */
-                orientation: "portrait" | "landscape";
+                orientation?: "portrait" | "landscape";
                 /**
                  * @description Print backgrounds: background colours and background images.
                  * @default true
                  */
-                print_background: boolean;
+                print_background?: boolean;
                 /**
                  * @description Scale of the page’s rendering.
                  * @default 1
                  * @example 0.8
                  */
-                scale: number;
+                scale?: number;
                 /**
                  * @description The load event awaited before printing. Without it (and without other readiness options) the page prints once loaded and its first animation frames have run, as Chrome’s print preview shows it.
                  * @example networkidle0
@@ -1142,18 +1142,18 @@ export type components = {
                  * @default 0
                  * @example 500
                  */
-                wait_delay_ms: number;
+                wait_delay_ms?: number;
                 /**
                  * @description The CSS media type the page is laid out for.
                  * @default print
                  * @enum {string}
                  */
-                emulate_media: "print" | "screen";
+                emulate_media?: "print" | "screen";
                 /**
                  * @description A tagged (accessible) PDF, as Chrome prints it. `false` gives a smaller file, faster.
                  * @default true
                  */
-                tagged: boolean;
+                tagged?: boolean;
                 /**
                  * @description The page’s own width as a CSS length (`4in`, `152.4mm`, `800px`), given with `height`, each 0.5 to 200 in. Together they override `format` (the record’s format is then `custom`); `orientation: landscape` turns them, as Chromium turns any paper.
                  * @example 4in
@@ -1168,7 +1168,7 @@ export type components = {
                  * @description Whether a page size the document declares (`@page { size }`) wins over `format`, `width` and `height`, as in Chrome’s print dialog; `false` prints on the caller’s paper.
                  * @default true
                  */
-                prefer_css_page_size: boolean;
+                prefer_css_page_size?: boolean;
                 /**
                  * @description Pages to print (all when absent), such as `1-3, 5` or `4-` (page 4 to the end): only those pages go into the file, in document order, each once, and the record’s `pages` counts them. A range past the document’s last page is 400 `invalid_request` (item `INVALID_OPTIONS`), charged nothing; a page number past 1,000,000 is 400 naming the range (`page_ranges: "1-999999999" is out of bounds`). Header and footer page numbers keep the document’s numbering, as in Chrome’s print preview (`2-3` of six pages prints “Page 2 of 6”, “Page 3 of 6”). The page limit counts the pages in the file, so `1-2` of a 10,000-page document is fine.
                  * @example 1-3, 5
@@ -1178,7 +1178,7 @@ export type components = {
                  * @description PDF bookmarks from the headings h1 to h6, nested by level, in a tagged PDF or an untagged one.
                  * @default false
                  */
-                outline: boolean;
+                outline?: boolean;
                 /**
                  * @description Written into the PDF’s info dictionary and as XMP metadata (`keywords` joined with ", "); the title is also shown as the window title. Without it, Chromium’s own (the title from the document’s `<title>`).
                  * @example {
@@ -1271,7 +1271,7 @@ export type components = {
                  * @description url only. A main document (after redirects) answering 4xx or 5xx is 422 `url_fetch_failed`, message `url answered HTTP 404; …` (batch item `URL_FETCH_FAILED`), and nothing is charged. `false` prints the page the site answered with (its 404 page, say).
                  * @default true
                  */
-                fail_on_http_status: boolean;
+                fail_on_http_status?: boolean;
                 /**
                  * @description The name the download saves under (`Content-Disposition: attachment`, with an RFC 8187 `filename*` for names beyond ASCII; the record shows it as `filename`); `<id>.pdf` when absent. 1 to 200 bytes of UTF-8, so that with `.pdf` (added when missing) it fits every filesystem’s 255. Refused with 400 naming `filename` and the reason: control, format (bidi overrides and isolates, U+200E, U+200F, U+061C, zero-width characters, the BOM), private-use and unassigned characters, line and paragraph separators and spaces other than U+0020 (Unicode Cc, Cf, Co, Cn, Zl, Zp, Zs); `/`, `\`, what NFKC folds into them (U+FF0F…) and their look-alikes (U+2044, U+2215, U+29F8, U+2216, U+29F5, U+29F9…); `*?<>|:"`; a leading dot or space, a trailing dot or space; Windows device names (`CON`, `PRN`, `AUX`, `NUL`, `COM0` to `COM9`, `LPT0` to `LPT9`) with or without an extension.
                  * @example invoice-2026-001.pdf
