@@ -1,7 +1,7 @@
 /**
  * Phase `cli-start` (issue #41): how long `pdfapi --version` takes from the installed package, as a
  * customer runs it: both packages packed and installed from their tarballs into a fresh project
- * (bin/build-packages.ts packAndInstall), then the installed bin run again and again, on the pinned
+ * (packages/build.ts packAndInstall), then the installed bin run again and again, on the pinned
  * Node and on the machine's own `node` when there is another. Bare `node -e 0` is measured beside
  * it: what no CLI can start faster than on that machine at that moment.
  */
@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { packAndInstall } from '../../bin/build-packages.ts';
+import { packAndInstall } from '../../packages/build.ts';
 import { summarize, type LatencySummary } from './stats.ts';
 
 export interface CliStartRow {

@@ -16,7 +16,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { packAndInstall, type Packed } from '../../bin/build-packages.ts';
+import { packAndInstall, type Packed } from '../../packages/build.ts';
 import { verifyWebhook } from '../../packages/client/src/index.ts';
 import { apiUrl, runKeyTool } from '../support/api.ts';
 import { normalizeText, readPdf } from '../support/pdf.ts';

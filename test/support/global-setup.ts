@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { buildCli } from '../../bin/build-packages.ts';
+import { buildCli } from '../../packages/build.ts';
 import { startFixtureServer } from './fixture-server.ts';
 
 /** Short enough to keep timeout tests quick, long enough for any honest test document. */

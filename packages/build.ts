@@ -6,7 +6,7 @@
  *   edge runtimes and browsers.
  * - packages/cli/dist/pdfapi.js: one ESM file (esbuild) holding the CLI, the client and its
  *   dependencies, so `pdfapi` starts without resolving and reading hundreds of modules.
- * `node bin/build-packages.ts cli` builds the CLI only (the integration tests' global setup does, so
+ * `node packages/build.ts cli` builds the CLI only (the integration tests' global setup does, so
  * the tests run what the sources say now).
  */
 import { execFile } from 'node:child_process';
