@@ -2,13 +2,20 @@
  * A bulk job's state beside its job item (lib/jobs/job-records.ts), kept so that every step can be
  * repeated by a duplicate delivery, a retry or a restart without effect:
  *
- *   BULK#<job id> / SHARD#<s>   the progress of up to CHUNKS_PER_SHARD chunks: for each chunk done
- *                               `done_<k>`, its lease `lease_<k>` while one worker has it, and the
- *                               sums `doneCount`, `succeeded`, `failed` of the chunks done
+ *   BULK#<job id>#<s> / PROGRESS   shard s: the progress of the chunks k with k mod shards = s
+ *                                  (at most CHUNKS_PER_SHARD of them): for each chunk done `done_<k>`,
+ *                                  its lease `lease_<k>` while one worker has it, and the sums
+ *                                  `doneCount`, `succeeded`, `failed` of the chunks done
+ *   BULK#<job id> / COMPLETION     the completion's lease
  *
  * A chunk is done in one conditional write (its mark, its counts and the lease's end together, only
  * if it was not done already), so each chunk counts once whatever runs it twice. Shards keep any
- * one item small (a million lines is 100,000 chunks, 100 shards) and progress is their sum.
+ * one item small, and each is a partition key of its own with chunks dealt to them in turn, so the
+ * chunks running at once write to every shard rather than one (docs/bulk-jobs.md, "The million"):
+ * a million lines is 100,000 chunks on 100 shards, and at 1,000 workers each shard takes about 6
+ * writes a second, far within DynamoDB's 1,000 write units a second per partition key. Progress is
+ * the shards' sum. Jobs stored before this layout (`bulk.spread` absent) keep theirs:
+ * `BULK#<job id> / SHARD#<s>` for chunks s × CHUNKS_PER_SHARD onwards.
  *
  * In the bucket, under BULK_PREFIX<key id>/<job id>/: the input when it came inline (`items.jsonl`),
  * the chunk plan (`plan.json`), each chunk's per-line results (`chunks/<k>.json`), and the job's
@@ -29,11 +36,29 @@ export const UPLOAD_PREFIX = 'uploads/';
 export const UPLOAD_RETENTION_DAYS = 7;
 /** Chunks whose progress one shard item holds: 1,000 marks and leases are a few tens of KB, far within an item's 400 KB. */
 export const CHUNKS_PER_SHARD = 1_000;
+/**
+ * Shards a job has at least (or one per chunk, when it has fewer chunks): the chunks of a job of
+ * 100,000 lines (10,000 chunks) then spread over 32 partition keys, not 10, so no shard takes more
+ * than about 20 updates a second from 1,000 workers, and reading the progress stays a few reads.
+ */
+export const MIN_SHARDS = 32;
 
 export const bulkObjectKey = (job: Pick<Job, 'keyId' | 'id'>, name: string) => `${BULK_PREFIX}${job.keyId}/${job.id}/${name}`;
 export const uploadObjectKey = (keyId: string, uploadId: string) => `${UPLOAD_PREFIX}${keyId}/${uploadId}.jsonl`;
-export const shardOf = (chunk: number) => Math.floor(chunk / CHUNKS_PER_SHARD);
-export const chunksInShard = (shard: number, chunks: number) => Math.min(CHUNKS_PER_SHARD, chunks - shard * CHUNKS_PER_SHARD);
+
+/** How a job's progress is laid out: its chunk and shard counts, and whether chunks are dealt to shards in turn (`spread`). */
+export type ShardLayout = Pick<NonNullable<Job['bulk']>, 'chunks' | 'shards' | 'spread'>;
+type BulkJobRef = Pick<Job, 'id'> & { readonly bulk?: ShardLayout | undefined };
+
+/** A new job's shards: enough that none holds more than CHUNKS_PER_SHARD chunks, at least MIN_SHARDS (at most one per chunk). */
+export const shardsFor = (chunks: number) => Math.max(1, Math.min(chunks, Math.max(MIN_SHARDS, Math.ceil(chunks / CHUNKS_PER_SHARD))));
+/** The shard a chunk's progress is kept in. */
+export const shardOf = (layout: ShardLayout, chunk: number) => (layout.spread ? chunk % layout.shards : Math.floor(chunk / CHUNKS_PER_SHARD));
+/** How many of the job's chunks a shard holds. */
+export function chunksInShard(layout: ShardLayout, shard: number): number {
+  if (layout.spread) return shard < layout.chunks % layout.shards ? Math.ceil(layout.chunks / layout.shards) : Math.floor(layout.chunks / layout.shards);
+  return Math.min(CHUNKS_PER_SHARD, layout.chunks - shard * CHUNKS_PER_SHARD);
+}
 
 /**
  * The bulk worker's timeout (cdk/stack.ts), and how the queue hands it work: a chunk's lease
@@ -54,7 +79,12 @@ export const BULK_MAX_RECEIVE_COUNT = 5;
 export const BULK_MAX_RUN_MS = 24 * 3_600_000;
 export const BULK_RESERVATION_LIFETIME_MS = BULK_MAX_RUN_MS + 2 * 3_600_000;
 
-const shardKey = (jobId: string, shard: number) => ({ pk: `BULK#${jobId}`, sk: `SHARD#${String(shard).padStart(6, '0')}` });
+/** A shard's item: a partition key of its own (a spread job), or one item of the job's key (a job stored before). */
+function shardKey(job: BulkJobRef, shard: number): { pk: string; sk: string } {
+  if (job.bulk?.spread) return { pk: `BULK#${job.id}#${shard}`, sk: 'PROGRESS' };
+  return { pk: `BULK#${job.id}`, sk: `SHARD#${String(shard).padStart(6, '0')}` };
+}
+const chunkShardKey = (job: BulkJobRef, chunk: number) => shardKey(job, shardOf(job.bulk!, chunk));
 
 /** One chunk of the plan: consecutive input lines and their bytes in the input, and its lines refused at submission. */
 export interface PlannedChunk {
@@ -107,13 +137,13 @@ export const readChunkResults = (store: PdfStore, job: Pick<Job, 'keyId' | 'id'>
  * Takes a chunk for one worker: `taken` (its lease written, for `leaseMs`), `done` (already done by
  * another delivery) or `busy` (another worker holds a lease that has not run out).
  */
-export async function takeChunk(store: PdfStore, jobId: string, chunk: number, leaseMs: number): Promise<'taken' | 'done' | 'busy'> {
+export async function takeChunk(store: PdfStore, job: BulkJobRef, chunk: number, leaseMs: number): Promise<'taken' | 'done' | 'busy'> {
   const now = Date.now();
   try {
     await store.dynamo.send(
       new UpdateCommand({
         TableName: store.tableName,
-        Key: shardKey(jobId, shardOf(chunk)),
+        Key: chunkShardKey(job, chunk),
         UpdateExpression: 'SET #lease = :until',
         ConditionExpression: 'attribute_not_exists(#done) AND (attribute_not_exists(#lease) OR #lease < :now)',
         ExpressionAttributeNames: { '#lease': `lease_${chunk}`, '#done': `done_${chunk}` },
@@ -123,7 +153,7 @@ export async function takeChunk(store: PdfStore, jobId: string, chunk: number, l
     return 'taken';
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: shardKey(jobId, shardOf(chunk)), ConsistentRead: true }));
+    const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: chunkShardKey(job, chunk), ConsistentRead: true }));
     return Item?.[`done_${chunk}`] !== undefined ? 'done' : 'busy';
   }
 }
@@ -172,11 +202,11 @@ export async function releaseCompletion(store: PdfStore, jobId: string): Promise
 }
 
 /** Gives a chunk's lease up (its run failed before the chunk was done): the next delivery takes it at once. */
-export async function releaseChunk(store: PdfStore, jobId: string, chunk: number): Promise<void> {
+export async function releaseChunk(store: PdfStore, job: BulkJobRef, chunk: number): Promise<void> {
   await store.dynamo.send(
     new UpdateCommand({
       TableName: store.tableName,
-      Key: shardKey(jobId, shardOf(chunk)),
+      Key: chunkShardKey(job, chunk),
       UpdateExpression: 'REMOVE #lease',
       ConditionExpression: 'attribute_not_exists(#done)',
       ExpressionAttributeNames: { '#lease': `lease_${chunk}`, '#done': `done_${chunk}` },
@@ -190,8 +220,8 @@ export async function releaseChunk(store: PdfStore, jobId: string, chunk: number
  * Marks a chunk done with its counts, once: a second call for the same chunk changes nothing.
  * Returns how many chunks of its shard are done now.
  */
-export async function finishChunk(store: PdfStore, jobId: string, chunk: number, counts: { succeeded: number; failed: number }): Promise<number> {
-  const key = shardKey(jobId, shardOf(chunk));
+export async function finishChunk(store: PdfStore, job: BulkJobRef, chunk: number, counts: { succeeded: number; failed: number }): Promise<number> {
+  const key = chunkShardKey(job, chunk);
   try {
     const { Attributes } = await store.dynamo.send(
       new UpdateCommand({
@@ -219,14 +249,14 @@ export async function finishChunk(store: PdfStore, jobId: string, chunk: number,
 }
 
 /** How many chunks of a shard are done. */
-export async function shardDoneCount(store: PdfStore, jobId: string, shard: number): Promise<number> {
-  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: shardKey(jobId, shard), ConsistentRead: true }));
+export async function shardDoneCount(store: PdfStore, job: BulkJobRef, shard: number): Promise<number> {
+  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: shardKey(job, shard), ConsistentRead: true }));
   return Number(Item?.doneCount ?? 0);
 }
 
 /** Whether a chunk is done (its results are in the bucket). */
-export async function isChunkDone(store: PdfStore, jobId: string, chunk: number): Promise<boolean> {
-  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: shardKey(jobId, shardOf(chunk)), ConsistentRead: true }));
+export async function isChunkDone(store: PdfStore, job: BulkJobRef, chunk: number): Promise<boolean> {
+  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: chunkShardKey(job, chunk), ConsistentRead: true }));
   return Item?.[`done_${chunk}`] !== undefined;
 }
 
@@ -252,47 +282,57 @@ export async function markShardFull(store: PdfStore, jobId: string, shard: numbe
   }
 }
 
-/** A bulk job's progress while it runs: the sums of its shards (its invalid lines are failures from the start). */
-export async function bulkProgress(store: PdfStore, job: Job): Promise<{ succeeded: number; failed: number }> {
-  let succeeded = 0;
-  let failed = job.bulk?.invalid ?? 0;
+/** Shard items read at once while a job's progress is summed (a million lines: 100 shards). */
+const SHARD_READS_AT_ONCE = 16;
+
+/**
+ * Every item of a job's progress: its shards (a spread job's, one read each, SHARD_READS_AT_ONCE at
+ * once; those under the job's own key for a job stored before) and its completion's lease.
+ */
+async function* progressItems(store: PdfStore, job: BulkJobRef): AsyncGenerator<Record<string, unknown>> {
   const pages = paginateQuery(
     { client: store.dynamo },
     { TableName: store.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `BULK#${job.id}` }, ConsistentRead: true },
   );
-  for await (const page of pages) {
-    for (const item of page.Items ?? []) {
-      succeeded += Number(item.succeeded ?? 0);
-      failed += Number(item.failed ?? 0);
-    }
+  for await (const page of pages) yield* page.Items ?? [];
+  if (!job.bulk?.spread) return;
+  for (let first = 0; first < job.bulk.shards; first += SHARD_READS_AT_ONCE) {
+    const shards = Array.from({ length: Math.min(SHARD_READS_AT_ONCE, job.bulk.shards - first) }, (_, i) => first + i);
+    const read = await Promise.all(shards.map((shard) => store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: shardKey(job, shard), ConsistentRead: true }))));
+    for (const { Item } of read) if (Item) yield Item;
+  }
+}
+
+/** A bulk job's progress while it runs: the sums of its shards (its invalid lines are failures from the start). */
+export async function bulkProgress(store: PdfStore, job: Job): Promise<{ succeeded: number; failed: number }> {
+  let succeeded = 0;
+  let failed = job.bulk?.invalid ?? 0;
+  for await (const item of progressItems(store, job)) {
+    succeeded += Number(item.succeeded ?? 0);
+    failed += Number(item.failed ?? 0);
   }
   return { succeeded, failed };
 }
 
 /**
- * Ends every chunk lease of a job: the local stack at start-up, when every worker of the run before
- * died with it (in AWS a lease runs out before the message of a dead worker is delivered again).
+ * Ends every chunk lease of a job, and its completion's: the local stack at start-up, when every
+ * worker of the run before died with it (in AWS a lease runs out before the message of a dead
+ * worker is delivered again).
  */
-export async function releaseAllChunkLeases(store: PdfStore, jobId: string): Promise<number> {
+export async function releaseAllChunkLeases(store: PdfStore, job: BulkJobRef): Promise<number> {
   let released = 0;
-  const pages = paginateQuery(
-    { client: store.dynamo },
-    { TableName: store.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `BULK#${jobId}` }, ConsistentRead: true },
-  );
-  for await (const page of pages) {
-    for (const item of page.Items ?? []) {
-      const leases = Object.keys(item).filter((name) => name.startsWith('lease_'));
-      if (leases.length === 0) continue;
-      await store.dynamo.send(
-        new UpdateCommand({
-          TableName: store.tableName,
-          Key: { pk: item.pk, sk: item.sk },
-          UpdateExpression: `REMOVE ${leases.map((_, i) => `#l${i}`).join(', ')}`,
-          ExpressionAttributeNames: Object.fromEntries(leases.map((name, i) => [`#l${i}`, name])),
-        }),
-      );
-      released += leases.length;
-    }
+  for await (const item of progressItems(store, job)) {
+    const leases = Object.keys(item).filter((name) => name.startsWith('lease_'));
+    if (leases.length === 0) continue;
+    await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: { pk: item.pk, sk: item.sk },
+        UpdateExpression: `REMOVE ${leases.map((_, i) => `#l${i}`).join(', ')}`,
+        ExpressionAttributeNames: Object.fromEntries(leases.map((name, i) => [`#l${i}`, name])),
+      }),
+    );
+    released += leases.length;
   }
   return released;
 }

@@ -44,7 +44,7 @@ import { randomBase62 } from '#lib/random.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { attemptDelivery, enqueueDelivery } from '#lib/webhooks/deliveries.ts';
 import { afterChunk, endChunkLines, recordChunk } from './bulk-completion.ts';
-import { BULK_RESERVATION_LIFETIME_MS, CHUNKS_PER_SHARD, failQueuedBulkJob, isChunkDone, markBulkJobEnqueued, putPlan, readPlan, type PlannedChunk } from './bulk-records.ts';
+import { BULK_RESERVATION_LIFETIME_MS, failQueuedBulkJob, isChunkDone, markBulkJobEnqueued, putPlan, readPlan, shardsFor, type PlannedChunk } from './bulk-records.ts';
 import { LINES_PER_CHUNK, MAX_INVALID_LINES, MAX_LINES_PER_CHUNK, planInput, refusalOf } from './upload-check.ts';
 import { uploadCheckPool } from './upload-check-pool.ts';
 import { isUploadId, newUploadId, openUpload, uploadObjectKey, uploadSize } from './uploads.ts';
@@ -141,7 +141,8 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
         total,
         invalid,
         chunks: plan.length,
-        shards: Math.ceil(plan.length / CHUNKS_PER_SHARD),
+        shards: shardsFor(plan.length),
+        spread: true,
         uploadId: source.uploadId,
         archive: request.archive === true,
         ...(templateVersions.size > 0 && { templateVersions: Object.fromEntries(templateVersions) }),
@@ -236,7 +237,7 @@ async function queueBulkJob(job: Job, plan: readonly PlannedChunk[] | undefined)
     logger.error('bulk job chunks refused by the queue: their lines fail, uncharged', { job_id: job.id, chunks: refusal.ids.length, reason: refusal.message });
     const reason = `This line could not be put on the queue (${refusal.message}); nothing was charged for it`;
     for (const index of refusal.ids.map(Number)) {
-      if (!(await isChunkDone(store, job.id, index))) await recordChunk(job, index, await endChunkLines(job, plan[index]!, reason));
+      if (!(await isChunkDone(store, job, index))) await recordChunk(job, index, await endChunkLines(job, plan[index]!, reason));
       await afterChunk(job, index);
     }
   }

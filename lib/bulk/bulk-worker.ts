@@ -119,7 +119,7 @@ export async function runChunk(chunk: ChunkMessage, context: Pick<Context, 'getR
   const job = await getJob(store, chunk.job_id);
   if (!job || job.kind !== 'bulk' || !job.bulk || job.completedAt !== undefined) return 'done';
   logger.appendKeys({ job_id: job.id, key_id: job.keyId });
-  const taken = await takeChunk(store, job.id, chunk.chunk, CHUNK_LEASE_MS);
+  const taken = await takeChunk(store, job, chunk.chunk, CHUNK_LEASE_MS);
   if (taken === 'busy') return 'retry';
   if (taken === 'taken') {
     if (job.status === 'queued') await markBulkJobRunning(store, job.id);
@@ -130,7 +130,7 @@ export async function runChunk(chunk: ChunkMessage, context: Pick<Context, 'getR
       const results = await asKeyWork(job.keyId, share, () => runChunkLines(job, chunk, render));
       await recordChunk(job, chunk.chunk, results);
     } catch (error) {
-      await releaseChunk(store, job.id, chunk.chunk).catch(() => undefined);
+      await releaseChunk(store, job, chunk.chunk).catch(() => undefined);
       throw error;
     }
   }
