@@ -72,6 +72,21 @@ export const CHUNK_LEASE_MS = (BULK_WORKER_TIMEOUT_SECONDS + 60) * 1000;
 export const BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS = BULK_WORKER_TIMEOUT_SECONDS + 180;
 export const BULK_MAX_RECEIVE_COUNT = 5;
 /**
+ * How long a message whose worker caught an error (the worker gave its lease up first) stays
+ * hidden before it comes back: RETRY_FIRST_DELAY_SECONDS after its first delivery, four times longer
+ * after each next one (10 s, 40 s, 160 s, 640 s), a fifth either way, so that chunks failed by the
+ * same passing fault (a throttled table, a slow bucket) do not all come back at once. Short for a
+ * passing fault, yet its five deliveries span some 14 minutes before the dead-letter queue: a
+ * fault that lasts minutes does not fail the lines. Before, every such message waited the queue's
+ * whole visibility timeout (18 minutes) each time. A crash or a timeout still does: nothing is left
+ * to say when.
+ */
+export const RETRY_FIRST_DELAY_SECONDS = 10;
+export function retryDelaySeconds(receiveCount: number, random: () => number = Math.random): number {
+  const delay = RETRY_FIRST_DELAY_SECONDS * 4 ** Math.max(0, receiveCount - 1);
+  return Math.min(BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS, Math.round(delay * (0.8 + 0.4 * random())));
+}
+/**
  * A bulk job's reservation lives this long; a chunk received later than BULK_MAX_RUN_MS after
  * submission renders nothing more (its lines fail), so no PDF is ever stored after the reservation
  * could have been settled by the reconcile function.
