@@ -40,6 +40,7 @@ import {
 } from './bulk-records.ts';
 import { chunkResults, writeBulkArchive, writeBulkManifest } from './result-files.ts';
 import type { LineCheck } from './upload-lines.ts';
+import { deleteUpload } from './uploads.ts';
 import type { ManifestLine } from './manifest.ts';
 
 /**
@@ -249,6 +250,8 @@ export async function completeBulkJob(
       logger.info('bulk job finished', { succeeded, failed });
       // Its sealed shared options outlive no job (a late duplicate of a chunk finds the job ended first).
       await deleteJobRequest(store, job.requestKey).catch((error: unknown) => logger.warn('job request not removed', errorFields(error)));
+      // Nor its input (the upload's claim stays: the upload cannot back another job).
+      await deleteUpload(store, job, job.bulk.uploadId).catch((error: unknown) => logger.warn('bulk upload not removed', errorFields(error)));
       if (delivery) await attemptDelivery(webhookDeps(), delivery).catch((error: unknown) => logger.error('webhook delivery failed', errorFields(error)));
     }
     return 'done';

@@ -27,7 +27,7 @@ import { GetCommand, paginateQuery, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import type { BatchItemCode } from '#lib/documents/batch.ts';
 import { asJob, jobKey, type Job } from '#lib/jobs/job-records.ts';
 import type { PdfRecord, PdfStore } from '#lib/storage/pdfs.ts';
-import { ENTITY_INDEX } from '#lib/storage/table.ts';
+import { ENTITY_INDEX, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
 
 /** Where a bulk job's objects are kept in the bucket; a lifecycle rule removes them after the job's retention. */
 export const BULK_PREFIX = 'bulk/';
@@ -100,6 +100,73 @@ function shardKey(job: BulkJobRef, shard: number): { pk: string; sk: string } {
   return { pk: `BULK#${job.id}`, sk: `SHARD#${String(shard).padStart(6, '0')}` };
 }
 const chunkShardKey = (job: BulkJobRef, chunk: number) => shardKey(job, shardOf(job.bulk!, chunk));
+
+/**
+ * Which job an upload backs (`UPLOAD#<key id>#<upload id>` / `CLAIM`): written before the job's
+ * quota is reserved, so one upload backs one job, and kept past the upload's own life (its TTL), so
+ * an upload used again after its job ended and removed it is still refused naming that job. A claim
+ * whose job was never stored and which is older than UPLOAD_CLAIM_STALE_MS (far past any
+ * submission's time) was left by a submission that died: another may take it over.
+ */
+export interface UploadClaim {
+  readonly jobId: string;
+  readonly claimedAt: number;
+}
+export const UPLOAD_CLAIM_STALE_MS = 15 * 60_000;
+const uploadClaimKey = (keyId: string, uploadId: string) => ({ pk: `UPLOAD#${keyId}#${uploadId}`, sk: 'CLAIM' });
+
+/** The claim on an upload, if any. */
+export async function uploadClaim(store: PdfStore, keyId: string, uploadId: string): Promise<UploadClaim | undefined> {
+  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: uploadClaimKey(keyId, uploadId), ConsistentRead: true }));
+  return typeof Item?.jobId === 'string' ? { jobId: Item.jobId, claimedAt: Number(Item.claimedAt) } : undefined;
+}
+
+/**
+ * Claims an upload for a job: true when it is the job's now (it was free, already the job's, or
+ * `replacing` the stale claim seen); false when another job holds it.
+ */
+export async function claimUpload(store: PdfStore, keyId: string, uploadId: string, jobId: string, now: Date, replacing?: UploadClaim): Promise<boolean> {
+  try {
+    await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: uploadClaimKey(keyId, uploadId),
+        UpdateExpression: 'SET #jobId = :jobId, #claimedAt = :now, #ttl = :ttl',
+        ConditionExpression: `attribute_not_exists(#jobId) OR #jobId = :jobId${replacing ? ' OR (#jobId = :seenJob AND #claimedAt = :seenAt)' : ''}`,
+        ExpressionAttributeNames: { '#jobId': 'jobId', '#claimedAt': 'claimedAt', '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':jobId': jobId,
+          ':now': now.getTime(),
+          // Past the upload's lifecycle rule and the longest job: the claim outlives what it guards.
+          ':ttl': Math.ceil(now.getTime() / 1000) + (UPLOAD_RETENTION_DAYS + 2) * 86_400,
+          ...(replacing && { ':seenJob': replacing.jobId, ':seenAt': replacing.claimedAt }),
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return false;
+  }
+}
+
+/** Gives up a job's claim on its upload (its submission failed before the job was stored). */
+export async function releaseUploadClaim(store: PdfStore, keyId: string, uploadId: string, jobId: string): Promise<void> {
+  await store.dynamo
+    .send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: uploadClaimKey(keyId, uploadId),
+        UpdateExpression: 'REMOVE #jobId, #claimedAt',
+        ConditionExpression: '#jobId = :jobId',
+        ExpressionAttributeNames: { '#jobId': 'jobId', '#claimedAt': 'claimedAt' },
+        ExpressionAttributeValues: { ':jobId': jobId },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
+}
 
 /** One chunk of the plan: consecutive input lines and their bytes in the input, and its lines refused at submission. */
 export interface PlannedChunk {
