@@ -216,8 +216,9 @@ function uploadInUse(uploadId: string, jobId: string): ApiError {
 }
 
 /**
- * The claim another job holds on an upload, unless it is free, this job's, or stale (its job was
- * never stored and its submission is long dead): undefined then, with the stale claim seen.
+ * The claim another job holds on an upload (`holder`); none when the upload is free or this job's,
+ * and only `stale` when the claim's job was never stored and its submission is long dead (the claim
+ * may then be taken over, as it was seen).
  */
 async function otherClaim(store: PdfStore, keyId: string, uploadId: string, jobId: string, now: Date): Promise<{ holder?: UploadClaim; stale?: UploadClaim }> {
   const claim = await uploadClaim(store, keyId, uploadId);
