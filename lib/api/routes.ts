@@ -195,7 +195,8 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   // (its head and version, and its body when large) where the document is made.
   render: { chromium: true, rendersJobItems: true, objects: ['PutObject'], templateReads: true, templateBodies: ['GetObject'] },
   // Reads the job, and its result where it is too large for the item; a bulk job's progress from its
-  // shards (Query), its cancel (UpdateItem), and the redirect to its manifest or archive (a presigned GET).
+  // shards (a GetItem each, and a Query of the job's own key, where jobs stored before kept theirs),
+  // its cancel (UpdateItem), and the redirect to its manifest or archive (a presigned GET).
   jobs: { table: ['GetItem', 'UpdateItem', 'Query'], jobResults: ['GetObject'], bulkObjects: ['GetObject'] },
   // A bulk job: its input read and checked (the upload, or the inline items written out), its quota
   // reserved (repairing dead requests' first, through the index), its shared options sealed as a job
