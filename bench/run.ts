@@ -24,6 +24,7 @@ import { runBulk } from './lib/bulk.ts';
 import { assertBulkLambdaExact, runBulkLambda } from './lib/bulk-lambda.ts';
 import { assertBulkCrashExact, runBulkCrash } from './lib/bulk-crash.ts';
 import { assertBulkFair, runBulkFairness } from './lib/bulk-fairness.ts';
+import { assertBulkMemoryExact, runBulkMemory } from './lib/bulk-memory.ts';
 import { runNaive } from './lib/naive.ts';
 import { runNeighbours } from './lib/neighbours.ts';
 import { runMergeLoop } from './lib/merge-loop.ts';
@@ -152,6 +153,11 @@ await phase('bulk-crash', async (log) => {
 await phase('bulk-fairness', async (log) => {
   results.bulkFairness = await runBulkFairness(config, log);
   assertBulkFair(results.bulkFairness);
+});
+
+await phase('bulk-memory', async (log) => {
+  results.bulkMemory = await runBulkMemory({ lines: config.bulkMemoryLines, warmupLines: config.bulkMemoryWarmupLines }, log);
+  assertBulkMemoryExact(results.bulkMemory);
 });
 
 await phase('neighbours', async (log) => {

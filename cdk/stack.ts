@@ -285,6 +285,9 @@ export class PdfApiStack extends Stack {
           });
         }
       }
+      if (profile.removesUploads) {
+        fn.addToRolePolicy(new PolicyStatement({ actions: ['s3:DeleteObject'], resources: [bucket.arnForObjects(`${UPLOAD_PREFIX}*`)] }));
+      }
       if (profile.sendsBulkChunks) {
         fn.addToRolePolicy(new PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.bulkQueue.queueArn] }));
         fn.addEnvironment('BULK_QUEUE_URL', this.bulkQueue.queueUrl);

@@ -1,7 +1,8 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { BulkMessage } from '#lib/aws/bulk-queue.ts';
+import { retryMessageIn, type BulkMessage } from '#lib/aws/bulk-queue.ts';
+import { retryDelaySeconds } from '#lib/bulk/bulk-records.ts';
 import { runBulkMessage } from '#lib/bulk/bulk-worker.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { flushMetrics } from '#lib/observability/metrics.ts';
@@ -9,7 +10,10 @@ import { flushMetrics } from '#lib/observability/metrics.ts';
 /**
  * The bulk worker: Lambda's event source mapping on the bulk queue invokes it with chunks of bulk
  * jobs and their completions (lib/bulk/bulk-worker.ts). A message it could not finish is named in `batchItemFailures`
- * (ReportBatchItemFailures): only that message comes back; the others are deleted.
+ * (ReportBatchItemFailures): only that message comes back; the others are deleted. One whose run
+ * caught an error comes back after a short, growing delay (retryDelaySeconds), not the queue's
+ * whole visibility timeout; one another worker has (`retry`) waits that timeout, as long as that
+ * worker may still need.
  */
 export const handler = middy<SQSEvent, SQSBatchResponse>()
   .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
@@ -20,8 +24,11 @@ export const handler = middy<SQSEvent, SQSBatchResponse>()
       try {
         if ((await runBulkMessage(JSON.parse(record.body) as BulkMessage, context)) === 'retry') batchItemFailures.push({ itemIdentifier: record.messageId });
       } catch (error) {
-        logger.error('bulk message failed; it comes back', { message_id: record.messageId, ...errorFields(error) });
+        const delaySeconds = retryDelaySeconds(Number(record.attributes.ApproximateReceiveCount) || 1);
+        logger.error('bulk message failed; it comes back', { message_id: record.messageId, delay_seconds: delaySeconds, ...errorFields(error) });
         batchItemFailures.push({ itemIdentifier: record.messageId });
+        // Without it the message still comes back, after the queue's visibility timeout.
+        await retryMessageIn(record, delaySeconds).catch((failure: unknown) => logger.warn('bulk message left to its visibility timeout', errorFields(failure)));
       }
     }
     return { batchItemFailures };

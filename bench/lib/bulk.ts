@@ -60,7 +60,7 @@ function kindOf(pid: number, root: number): string {
   }
 }
 
-function rssMiB(pid: number): number {
+export function rssMiB(pid: number): number {
   try {
     const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Number(match[1]) / 1024 : 0;
@@ -70,7 +70,7 @@ function rssMiB(pid: number): number {
 }
 
 /** Samples a tree every `intervalMs`: each kind of process's largest resident set, and the tree's sum. */
-class ProcessPeaks {
+export class ProcessPeaks {
   readonly #table = new ProcessTable();
   readonly #kinds = new Map<number, string>();
   readonly peaks = new Map<string, { peakMiB: number; most: number }>();

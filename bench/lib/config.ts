@@ -4,7 +4,7 @@
  */
 import { MAX_ARCHIVE_LINES } from '../../lib/documents/bulk-request.ts';
 
-export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk', 'bulk-lambda', 'bulk-crash', 'bulk-fairness', 'neighbours', 'merge-loop', 'overload', 'cli-start'] as const;
+export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk', 'bulk-lambda', 'bulk-crash', 'bulk-fairness', 'bulk-memory', 'neighbours', 'merge-loop', 'overload', 'cli-start'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface BenchConfig {
@@ -42,6 +42,9 @@ export interface BenchConfig {
   /** Lines of the bulk-fairness phase's large job (one key) and of its small job (another key, sent right after). */
   readonly bulkFairnessLines: number;
   readonly bulkFairnessSmallLines: number;
+  /** The bulk-memory phase: its job's lines, and its warm-up job's. */
+  readonly bulkMemoryLines: number;
+  readonly bulkMemoryWarmupLines: number;
   /** The neighbours phase: the neighbour's sequential generates per window, and the hostile key's requests in flight. */
   readonly neighboursRequests: number;
   readonly neighboursHostileLanes: number;
@@ -93,6 +96,8 @@ export function readConfig(): BenchConfig {
     // end long before it: 200 lines at least.
     bulkFairnessLines: int('BENCH_BULK_FAIRNESS_LINES', quick ? 200 : 2_000, { min: 200, max: MAX_ARCHIVE_LINES }),
     bulkFairnessSmallLines: int('BENCH_BULK_FAIRNESS_SMALL_LINES', quick ? 10 : 20, { max: MAX_ARCHIVE_LINES }),
+    bulkMemoryLines: int('BENCH_BULK_MEMORY_LINES', quick ? 500 : 5_000, { max: MAX_ARCHIVE_LINES }),
+    bulkMemoryWarmupLines: int('BENCH_BULK_MEMORY_WARMUP_LINES', quick ? 20 : 100, { max: MAX_ARCHIVE_LINES }),
     neighboursRequests: int('BENCH_NEIGHBOURS_REQUESTS', quick ? 10 : 30, { min: 2 }),
     // Each hostile request holds its worker 5 s and the key gets one worker of two on two cores, so
     // 4 in flight wait at most 15 s for it, inside the pool's 20 s wait: all should end 422.
@@ -124,6 +129,8 @@ export const KNOB_NAMES = [
   'BENCH_BULK_CRASH_LINES',
   'BENCH_BULK_FAIRNESS_LINES',
   'BENCH_BULK_FAIRNESS_SMALL_LINES',
+  'BENCH_BULK_MEMORY_LINES',
+  'BENCH_BULK_MEMORY_WARMUP_LINES',
   'BENCH_NEIGHBOURS_REQUESTS',
   'BENCH_NEIGHBOURS_HOSTILE_LANES',
   'BENCH_OVERLOAD_REQUESTS',

@@ -11,6 +11,7 @@ import type { BulkResults } from './bulk.ts';
 import type { BulkLambdaResults } from './bulk-lambda.ts';
 import type { BulkCrashResult } from './bulk-crash.ts';
 import type { BulkFairnessResult } from './bulk-fairness.ts';
+import { BULK_MEMORY_TARGET_RATIO, type BulkMemoryResult } from './bulk-memory.ts';
 import type { DecompressResult } from './decompress.ts';
 import type { FloorResult } from './floor.ts';
 import type { NaiveResult } from './naive.ts';
@@ -41,6 +42,8 @@ export interface BenchResults {
   readonly bulkCrash?: BulkCrashResult;
   /** Phase `bulk-fairness`: a large bulk job of one key and a small one of another sent right after (bench/lib/bulk-fairness.ts). */
   readonly bulkFairness?: BulkFairnessResult;
+  /** Phase `bulk-memory`: the stack process's memory before and after a bulk job of 5,000 lines (bench/lib/bulk-memory.ts). */
+  readonly bulkMemory?: BulkMemoryResult;
   /** Phase `neighbours`: one key's hostile templates at its rate limit, another key's generates and /health (bench/lib/neighbours.ts). */
   readonly neighbours?: NeighboursResults;
   /** Phase `merge-loop`: the event loop's delay while 100 items of 300 pages are joined, on the loop and in a merge worker (bench/lib/merge-loop.ts). */
@@ -320,6 +323,17 @@ export function buildRows(results: BenchResults): Row[] {
         [fair.large, fair.small].map((job) => (job.failedValidLines ? `; valid lines failed of ${job.lines}: ${counts(job.failedValidCodes)}` : '')).join(''),
       'small ends before the large is half done',
       status(fair.largeDoneWhenSmallEnded <= fair.large.lines / 2),
+    );
+  }
+  const memory = results.bulkMemory;
+  if (memory) {
+    add(
+      `local stack: the stack process's memory (RSS) before and ${memory.settleSeconds} s after a bulk job of ${memory.lines.toLocaleString('en-US')} lines (as the bulk phase's), after a warm-up job of ${memory.warmupLines}`,
+      `${memory.stackBeforeMiB} → ${memory.stackAfterMiB} MiB`,
+      `×${memory.afterOverBefore}; at most ${memory.stackPeakMiB} MiB during the job (${memory.stackStartMiB} MiB at start); the tree's peak ${memory.treePeakMiB} MiB; ` +
+        `${memory.status} in ${memory.seconds} s; quota ${memory.counts.quotaUsed} == listed ${memory.counts.listed} == downloadable ${memory.counts.downloadable} == manifest ${memory.counts.manifestSuccesses} == ZIP ${memory.counts.archiveEntries}`,
+      `within ${Math.round((BULK_MEMORY_TARGET_RATIO - 1) * 100)} % of before`,
+      status(memory.afterOverBefore <= BULK_MEMORY_TARGET_RATIO),
     );
   }
   const neighbours = results.neighbours;

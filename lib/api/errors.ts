@@ -60,6 +60,12 @@ export const API_ERRORS = {
     status: 409,
     description: 'A request with the same `Idempotency-Key` is still running. Retry once it has answered: the retry gets its response.',
   },
+  upload_in_use: {
+    status: 409,
+    description:
+      'The `upload_id` already backs a bulk job, named by `job_id`: an upload makes one job, so its lines are never run or charged twice. Follow that job, or upload the file again (`POST /v1/uploads`) for a new one. To retry a submission safely, send it with an `Idempotency-Key`: the retry answers the first job.',
+    extra: { job_id: z.string().meta({ description: 'The job the upload backs.' }) },
+  },
   link_expired: { status: 410, description: 'The download link has expired.' },
   pdf_gone: {
     status: 410,

@@ -633,7 +633,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
               'The job was accepted and its quota reserved.',
               replayedHeader.extend({ Location: z.url().meta({ description: 'The job’s `status_url`.' }) }),
             ),
-            ...errorResponses([...WITH_BODY, 'url_not_allowed', ...KEYED, ...IDEMPOTENT, 'quota_exceeded'], { rateLimited: true }),
+            ...errorResponses([...WITH_BODY, 'url_not_allowed', ...KEYED, ...IDEMPOTENT, 'upload_in_use', 'quota_exceeded'], { rateLimited: true }),
           },
         }),
       },

@@ -138,6 +138,8 @@ export interface FunctionProfile {
    * PutObject covers a multipart upload's parts, AbortMultipartUpload gives up a manifest or archive).
    */
   readonly bulkObjects?: readonly ('GetObject' | 'PutObject' | 'AbortMultipartUpload')[];
+  /** Removes a bulk job's upload once the job has ended (s3:DeleteObject under the uploads' prefix alone). */
+  readonly removesUploads?: boolean;
   /** Puts bulk jobs' chunks, or their completions, on the bulk queue (sqs:SendMessage); it gets the queue as BULK_QUEUE_URL. */
   readonly sendsBulkChunks?: boolean;
   /** Is the bulk queue's consumer: Lambda's event source mapping invokes it with chunks (lib/bulk/bulk-worker.ts). */
@@ -193,7 +195,8 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   // (its head and version, and its body when large) where the document is made.
   render: { chromium: true, rendersJobItems: true, objects: ['PutObject'], templateReads: true, templateBodies: ['GetObject'] },
   // Reads the job, and its result where it is too large for the item; a bulk job's progress from its
-  // shards (Query), its cancel (UpdateItem), and the redirect to its manifest or archive (a presigned GET).
+  // shards (a GetItem each, and a Query of the job's own key, where jobs stored before kept theirs),
+  // its cancel (UpdateItem), and the redirect to its manifest or archive (a presigned GET).
   jobs: { table: ['GetItem', 'UpdateItem', 'Query'], jobResults: ['GetObject'], bulkObjects: ['GetObject'] },
   // A bulk job: its input read and checked (the upload, or the inline items written out), its quota
   // reserved (repairing dead requests' first, through the index), its shared options sealed as a job
@@ -203,6 +206,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     table: ['GetItem', 'UpdateItem', 'PutItem'],
     index: ['Query'],
     bulkObjects: ['GetObject', 'PutObject'],
+    removesUploads: true,
     jobRequests: ['PutObject', 'DeleteObject'],
     jobRequestKey: ['Encrypt'],
     sendsBulkChunks: true,
@@ -216,7 +220,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   // reservation), its lease, done mark and shard counts (UpdateItem), its results; the last chunk
   // asks for the job's completion on the queue, and a completion writes the manifest and archive,
   // settles the reservation, queues and tries the webhook (the key's secret read through the index,
-  // made if the key has none) and records the job, removing its sealed request.
+  // made if the key has none) and records the job, removing its sealed request and its upload.
   bulkWorker: {
     chromium: true,
     bulkWorker: true,
@@ -227,6 +231,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     // A line naming a stored template is rendered from it (lib/documents/render-item.ts).
     templateBodies: ['GetObject'],
     bulkObjects: ['GetObject', 'PutObject', 'AbortMultipartUpload'],
+    removesUploads: true,
     jobRequests: ['GetObject', 'DeleteObject'],
     jobRequestKey: ['Decrypt'],
     linkSecret: true,
@@ -293,6 +298,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     endsGivenUpChunks: true,
     sendsBulkChunks: true,
     bulkObjects: ['GetObject', 'PutObject', 'AbortMultipartUpload'],
+    removesUploads: true,
     // An abandoned job's webhook gets its first try at once, as the job function would give it.
     timeoutSeconds: 60,
   },

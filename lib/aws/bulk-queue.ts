@@ -9,7 +9,7 @@
  * archive written, its money settled, lib/bulk/bulk-completion.ts), so that step gets a worker
  * invocation of its own, with all of its 15 minutes.
  */
-import { SendMessageBatchCommand, SendMessageCommand, type BatchResultErrorEntry } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, GetQueueUrlCommand, SendMessageBatchCommand, SendMessageCommand, type BatchResultErrorEntry } from '@aws-sdk/client-sqs';
 import { settings } from '#lib/settings.ts';
 import { sqs } from './clients.ts';
 
@@ -202,4 +202,34 @@ export async function enqueueChunks(keyId: string, chunks: readonly ChunkMessage
 export async function enqueueCompletion(jobId: string, { force = false }: { force?: boolean } = {}): Promise<void> {
   const message: CompletionMessage = { job_id: jobId, complete: true, ...(force && { force }) };
   await sqs().send(new SendMessageCommand({ QueueUrl: settings.bulkQueueUrl, MessageBody: JSON.stringify(message), MessageGroupId: `complete-${jobId}` }));
+}
+
+/** Queue URLs by queue ARN, as SQS answers them: a received message names its queue by ARN alone. */
+const queueUrls = new Map<string, Promise<string>>();
+
+function queueUrlOf(queueArn: string): Promise<string> {
+  let url = queueUrls.get(queueArn);
+  if (!url) {
+    // arn:aws:sqs:<region>:<account>:<name>
+    const [, , , , account, name] = queueArn.split(':');
+    if (!account || !name) throw new Error(`not a queue ARN: ${queueArn}`);
+    url = sqs()
+      .send(new GetQueueUrlCommand({ QueueName: name, QueueOwnerAWSAccountId: account }))
+      .then(({ QueueUrl }) => QueueUrl ?? Promise.reject(new Error(`SQS named no URL for ${queueArn}`)));
+    url.catch(() => queueUrls.delete(queueArn));
+    queueUrls.set(queueArn, url);
+  }
+  return url;
+}
+
+/**
+ * Makes a message its consumer could not finish visible again in `seconds` rather than at the end
+ * of its queue's visibility timeout (what Lambda's documentation advises for a backoff with an
+ * event source mapping: the function changes the visibility, then names the message in
+ * `batchItemFailures`, which leaves it as it is).
+ */
+export async function retryMessageIn(message: { readonly eventSourceARN: string; readonly receiptHandle: string }, seconds: number): Promise<void> {
+  await sqs().send(
+    new ChangeMessageVisibilityCommand({ QueueUrl: await queueUrlOf(message.eventSourceARN), ReceiptHandle: message.receiptHandle, VisibilityTimeout: Math.max(0, Math.round(seconds)) }),
+  );
 }

@@ -40,6 +40,7 @@ import {
 } from './bulk-records.ts';
 import { chunkResults, writeBulkArchive, writeBulkManifest } from './result-files.ts';
 import type { LineCheck } from './upload-lines.ts';
+import { deleteUpload } from './uploads.ts';
 import type { ManifestLine } from './manifest.ts';
 
 /**
@@ -99,7 +100,7 @@ export async function recordChunk(job: Job, chunk: number, results: readonly Lin
   await putChunkResults(store, job, chunk, results);
   const succeeded = results.filter((result) => result.success).length;
   const failed = results.filter((result) => !result.success && result.counted).length;
-  await finishChunk(store, job.id, chunk, { succeeded, failed });
+  await finishChunk(store, job, chunk, { succeeded, failed });
 }
 
 /**
@@ -109,8 +110,8 @@ export async function recordChunk(job: Job, chunk: number, results: readonly Lin
  */
 export async function afterChunk(job: Job, chunk: number): Promise<void> {
   const store = pdfStore();
-  const shard = shardOf(chunk);
-  if ((await shardDoneCount(store, job.id, shard)) < chunksInShard(shard, job.bulk!.chunks)) return;
+  const shard = shardOf(job.bulk!, chunk);
+  if ((await shardDoneCount(store, job, shard)) < chunksInShard(job.bulk!, shard)) return;
   if ((await markShardFull(store, job.id, shard)) < job.bulk!.shards) return;
   await enqueueCompletion(job.id);
 }
@@ -124,7 +125,7 @@ export async function giveUpChunk(chunk: ChunkMessage): Promise<void> {
   const store = pdfStore();
   const job = await getJob(store, chunk.job_id);
   if (!job || job.kind !== 'bulk' || !job.bulk || job.completedAt !== undefined) return;
-  if (!(await isChunkDone(store, job.id, chunk.chunk))) {
+  if (!(await isChunkDone(store, job, chunk.chunk))) {
     const planned = (await readPlan(store, job))?.[chunk.chunk] ?? chunk;
     const reason = `This line failed on each of its ${BULK_MAX_RECEIVE_COUNT} tries (its renderer crashed or ran out of time); nothing was charged for it`;
     await recordChunk(job, chunk.chunk, await endChunkLines(job, planned, reason));
@@ -249,6 +250,8 @@ export async function completeBulkJob(
       logger.info('bulk job finished', { succeeded, failed });
       // Its sealed shared options outlive no job (a late duplicate of a chunk finds the job ended first).
       await deleteJobRequest(store, job.requestKey).catch((error: unknown) => logger.warn('job request not removed', errorFields(error)));
+      // Nor its input (the upload's claim stays: the upload cannot back another job).
+      await deleteUpload(store, job, job.bulk.uploadId).catch((error: unknown) => logger.warn('bulk upload not removed', errorFields(error)));
       if (delivery) await attemptDelivery(webhookDeps(), delivery).catch((error: unknown) => logger.error('webhook delivery failed', errorFields(error)));
     }
     return 'done';

@@ -2,13 +2,20 @@
  * A bulk job's state beside its job item (lib/jobs/job-records.ts), kept so that every step can be
  * repeated by a duplicate delivery, a retry or a restart without effect:
  *
- *   BULK#<job id> / SHARD#<s>   the progress of up to CHUNKS_PER_SHARD chunks: for each chunk done
- *                               `done_<k>`, its lease `lease_<k>` while one worker has it, and the
- *                               sums `doneCount`, `succeeded`, `failed` of the chunks done
+ *   BULK#<job id>#<s> / PROGRESS   shard s: the progress of the chunks k with k mod shards = s
+ *                                  (at most CHUNKS_PER_SHARD of them): for each chunk done `done_<k>`,
+ *                                  its lease `lease_<k>` while one worker has it, and the sums
+ *                                  `doneCount`, `succeeded`, `failed` of the chunks done
+ *   BULK#<job id> / COMPLETION     the completion's lease
  *
  * A chunk is done in one conditional write (its mark, its counts and the lease's end together, only
  * if it was not done already), so each chunk counts once whatever runs it twice. Shards keep any
- * one item small (a million lines is 100,000 chunks, 100 shards) and progress is their sum.
+ * one item small, and each is a partition key of its own with chunks dealt to them in turn, so the
+ * chunks running at once write to every shard rather than one (docs/bulk-jobs.md, "The million"):
+ * a million lines is 100,000 chunks on 100 shards, and at 1,000 workers each shard takes about 6
+ * writes a second, far within DynamoDB's 1,000 write units a second per partition key. Progress is
+ * the shards' sum. Jobs stored before this layout (`bulk.spread` absent) keep theirs:
+ * `BULK#<job id> / SHARD#<s>` for chunks s × CHUNKS_PER_SHARD onwards.
  *
  * In the bucket, under BULK_PREFIX<key id>/<job id>/: the input when it came inline (`items.jsonl`),
  * the chunk plan (`plan.json`), each chunk's per-line results (`chunks/<k>.json`), and the job's
@@ -20,7 +27,7 @@ import { GetCommand, paginateQuery, UpdateCommand } from '@aws-sdk/lib-dynamodb'
 import type { BatchItemCode } from '#lib/documents/batch.ts';
 import { asJob, jobKey, type Job } from '#lib/jobs/job-records.ts';
 import type { PdfRecord, PdfStore } from '#lib/storage/pdfs.ts';
-import { ENTITY_INDEX } from '#lib/storage/table.ts';
+import { ENTITY_INDEX, TTL_ATTRIBUTE } from '#lib/storage/table.ts';
 
 /** Where a bulk job's objects are kept in the bucket; a lifecycle rule removes them after the job's retention. */
 export const BULK_PREFIX = 'bulk/';
@@ -29,11 +36,29 @@ export const UPLOAD_PREFIX = 'uploads/';
 export const UPLOAD_RETENTION_DAYS = 7;
 /** Chunks whose progress one shard item holds: 1,000 marks and leases are a few tens of KB, far within an item's 400 KB. */
 export const CHUNKS_PER_SHARD = 1_000;
+/**
+ * Shards a job has at least (or one per chunk, when it has fewer chunks): the chunks of a job of
+ * 100,000 lines (10,000 chunks) then spread over 32 partition keys, not 10, so no shard takes more
+ * than about 20 updates a second from 1,000 workers, and reading the progress stays a few reads.
+ */
+export const MIN_SHARDS = 32;
 
 export const bulkObjectKey = (job: Pick<Job, 'keyId' | 'id'>, name: string) => `${BULK_PREFIX}${job.keyId}/${job.id}/${name}`;
 export const uploadObjectKey = (keyId: string, uploadId: string) => `${UPLOAD_PREFIX}${keyId}/${uploadId}.jsonl`;
-export const shardOf = (chunk: number) => Math.floor(chunk / CHUNKS_PER_SHARD);
-export const chunksInShard = (shard: number, chunks: number) => Math.min(CHUNKS_PER_SHARD, chunks - shard * CHUNKS_PER_SHARD);
+
+/** How a job's progress is laid out: its chunk and shard counts, and whether chunks are dealt to shards in turn (`spread`). */
+export type ShardLayout = Pick<NonNullable<Job['bulk']>, 'chunks' | 'shards' | 'spread'>;
+type BulkJobRef = Pick<Job, 'id'> & { readonly bulk?: ShardLayout | undefined };
+
+/** A new job's shards: enough that none holds more than CHUNKS_PER_SHARD chunks, at least MIN_SHARDS (at most one per chunk). */
+export const shardsFor = (chunks: number) => Math.max(1, Math.min(chunks, Math.max(MIN_SHARDS, Math.ceil(chunks / CHUNKS_PER_SHARD))));
+/** The shard a chunk's progress is kept in. */
+export const shardOf = (layout: ShardLayout, chunk: number) => (layout.spread ? chunk % layout.shards : Math.floor(chunk / CHUNKS_PER_SHARD));
+/** How many of the job's chunks a shard holds. */
+export function chunksInShard(layout: ShardLayout, shard: number): number {
+  if (layout.spread) return shard < layout.chunks % layout.shards ? Math.ceil(layout.chunks / layout.shards) : Math.floor(layout.chunks / layout.shards);
+  return Math.min(CHUNKS_PER_SHARD, layout.chunks - shard * CHUNKS_PER_SHARD);
+}
 
 /**
  * The bulk worker's timeout (cdk/stack.ts), and how the queue hands it work: a chunk's lease
@@ -47,6 +72,21 @@ export const CHUNK_LEASE_MS = (BULK_WORKER_TIMEOUT_SECONDS + 60) * 1000;
 export const BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS = BULK_WORKER_TIMEOUT_SECONDS + 180;
 export const BULK_MAX_RECEIVE_COUNT = 5;
 /**
+ * How long a message whose worker caught an error (the worker gave its lease up first) stays
+ * hidden before it comes back: RETRY_FIRST_DELAY_SECONDS after its first delivery, four times longer
+ * after each next one (10 s, 40 s, 160 s, 640 s), a fifth either way, so that chunks failed by the
+ * same passing fault (a throttled table, a slow bucket) do not all come back at once. Short for a
+ * passing fault, yet its five deliveries span some 14 minutes before the dead-letter queue: a
+ * fault that lasts minutes does not fail the lines. Before, every such message waited the queue's
+ * whole visibility timeout (18 minutes) each time. A crash or a timeout still does: nothing is left
+ * to say when.
+ */
+export const RETRY_FIRST_DELAY_SECONDS = 10;
+export function retryDelaySeconds(receiveCount: number, random: () => number = Math.random): number {
+  const delay = RETRY_FIRST_DELAY_SECONDS * 4 ** Math.max(0, receiveCount - 1);
+  return Math.min(BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS, Math.round(delay * (0.8 + 0.4 * random())));
+}
+/**
  * A bulk job's reservation lives this long; a chunk received later than BULK_MAX_RUN_MS after
  * submission renders nothing more (its lines fail), so no PDF is ever stored after the reservation
  * could have been settled by the reconcile function.
@@ -54,7 +94,79 @@ export const BULK_MAX_RECEIVE_COUNT = 5;
 export const BULK_MAX_RUN_MS = 24 * 3_600_000;
 export const BULK_RESERVATION_LIFETIME_MS = BULK_MAX_RUN_MS + 2 * 3_600_000;
 
-const shardKey = (jobId: string, shard: number) => ({ pk: `BULK#${jobId}`, sk: `SHARD#${String(shard).padStart(6, '0')}` });
+/** A shard's item: a partition key of its own (a spread job), or one item of the job's key (a job stored before). */
+function shardKey(job: BulkJobRef, shard: number): { pk: string; sk: string } {
+  if (job.bulk?.spread) return { pk: `BULK#${job.id}#${shard}`, sk: 'PROGRESS' };
+  return { pk: `BULK#${job.id}`, sk: `SHARD#${String(shard).padStart(6, '0')}` };
+}
+const chunkShardKey = (job: BulkJobRef, chunk: number) => shardKey(job, shardOf(job.bulk!, chunk));
+
+/**
+ * Which job an upload backs (`UPLOAD#<key id>#<upload id>` / `CLAIM`): written before the job's
+ * quota is reserved, so one upload backs one job, and kept past the upload's own life (its TTL), so
+ * an upload used again after its job ended and removed it is still refused naming that job. A claim
+ * whose job was never stored and which is older than UPLOAD_CLAIM_STALE_MS (far past any
+ * submission's time) was left by a submission that died: another may take it over.
+ */
+export interface UploadClaim {
+  readonly jobId: string;
+  readonly claimedAt: number;
+}
+export const UPLOAD_CLAIM_STALE_MS = 15 * 60_000;
+const uploadClaimKey = (keyId: string, uploadId: string) => ({ pk: `UPLOAD#${keyId}#${uploadId}`, sk: 'CLAIM' });
+
+/** The claim on an upload, if any. */
+export async function uploadClaim(store: PdfStore, keyId: string, uploadId: string): Promise<UploadClaim | undefined> {
+  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: uploadClaimKey(keyId, uploadId), ConsistentRead: true }));
+  return typeof Item?.jobId === 'string' ? { jobId: Item.jobId, claimedAt: Number(Item.claimedAt) } : undefined;
+}
+
+/**
+ * Claims an upload for a job: true when it is the job's now (it was free, already the job's, or
+ * `replacing` the stale claim seen); false when another job holds it.
+ */
+export async function claimUpload(store: PdfStore, keyId: string, uploadId: string, jobId: string, now: Date, replacing?: UploadClaim): Promise<boolean> {
+  try {
+    await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: uploadClaimKey(keyId, uploadId),
+        UpdateExpression: 'SET #jobId = :jobId, #claimedAt = :now, #ttl = :ttl',
+        ConditionExpression: `attribute_not_exists(#jobId) OR #jobId = :jobId${replacing ? ' OR (#jobId = :seenJob AND #claimedAt = :seenAt)' : ''}`,
+        ExpressionAttributeNames: { '#jobId': 'jobId', '#claimedAt': 'claimedAt', '#ttl': TTL_ATTRIBUTE },
+        ExpressionAttributeValues: {
+          ':jobId': jobId,
+          ':now': now.getTime(),
+          // Past the upload's lifecycle rule and the longest job: the claim outlives what it guards.
+          ':ttl': Math.ceil(now.getTime() / 1000) + (UPLOAD_RETENTION_DAYS + 2) * 86_400,
+          ...(replacing && { ':seenJob': replacing.jobId, ':seenAt': replacing.claimedAt }),
+        },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return false;
+  }
+}
+
+/** Gives up a job's claim on its upload (its submission failed before the job was stored). */
+export async function releaseUploadClaim(store: PdfStore, keyId: string, uploadId: string, jobId: string): Promise<void> {
+  await store.dynamo
+    .send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: uploadClaimKey(keyId, uploadId),
+        UpdateExpression: 'REMOVE #jobId, #claimedAt',
+        ConditionExpression: '#jobId = :jobId',
+        ExpressionAttributeNames: { '#jobId': 'jobId', '#claimedAt': 'claimedAt' },
+        ExpressionAttributeValues: { ':jobId': jobId },
+      }),
+    )
+    .catch((error: unknown) => {
+      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    });
+}
 
 /** One chunk of the plan: consecutive input lines and their bytes in the input, and its lines refused at submission. */
 export interface PlannedChunk {
@@ -107,13 +219,13 @@ export const readChunkResults = (store: PdfStore, job: Pick<Job, 'keyId' | 'id'>
  * Takes a chunk for one worker: `taken` (its lease written, for `leaseMs`), `done` (already done by
  * another delivery) or `busy` (another worker holds a lease that has not run out).
  */
-export async function takeChunk(store: PdfStore, jobId: string, chunk: number, leaseMs: number): Promise<'taken' | 'done' | 'busy'> {
+export async function takeChunk(store: PdfStore, job: BulkJobRef, chunk: number, leaseMs: number): Promise<'taken' | 'done' | 'busy'> {
   const now = Date.now();
   try {
     await store.dynamo.send(
       new UpdateCommand({
         TableName: store.tableName,
-        Key: shardKey(jobId, shardOf(chunk)),
+        Key: chunkShardKey(job, chunk),
         UpdateExpression: 'SET #lease = :until',
         ConditionExpression: 'attribute_not_exists(#done) AND (attribute_not_exists(#lease) OR #lease < :now)',
         ExpressionAttributeNames: { '#lease': `lease_${chunk}`, '#done': `done_${chunk}` },
@@ -123,7 +235,7 @@ export async function takeChunk(store: PdfStore, jobId: string, chunk: number, l
     return 'taken';
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: shardKey(jobId, shardOf(chunk)), ConsistentRead: true }));
+    const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: chunkShardKey(job, chunk), ConsistentRead: true }));
     return Item?.[`done_${chunk}`] !== undefined ? 'done' : 'busy';
   }
 }
@@ -172,11 +284,11 @@ export async function releaseCompletion(store: PdfStore, jobId: string): Promise
 }
 
 /** Gives a chunk's lease up (its run failed before the chunk was done): the next delivery takes it at once. */
-export async function releaseChunk(store: PdfStore, jobId: string, chunk: number): Promise<void> {
+export async function releaseChunk(store: PdfStore, job: BulkJobRef, chunk: number): Promise<void> {
   await store.dynamo.send(
     new UpdateCommand({
       TableName: store.tableName,
-      Key: shardKey(jobId, shardOf(chunk)),
+      Key: chunkShardKey(job, chunk),
       UpdateExpression: 'REMOVE #lease',
       ConditionExpression: 'attribute_not_exists(#done)',
       ExpressionAttributeNames: { '#lease': `lease_${chunk}`, '#done': `done_${chunk}` },
@@ -190,8 +302,8 @@ export async function releaseChunk(store: PdfStore, jobId: string, chunk: number
  * Marks a chunk done with its counts, once: a second call for the same chunk changes nothing.
  * Returns how many chunks of its shard are done now.
  */
-export async function finishChunk(store: PdfStore, jobId: string, chunk: number, counts: { succeeded: number; failed: number }): Promise<number> {
-  const key = shardKey(jobId, shardOf(chunk));
+export async function finishChunk(store: PdfStore, job: BulkJobRef, chunk: number, counts: { succeeded: number; failed: number }): Promise<number> {
+  const key = chunkShardKey(job, chunk);
   try {
     const { Attributes } = await store.dynamo.send(
       new UpdateCommand({
@@ -219,14 +331,14 @@ export async function finishChunk(store: PdfStore, jobId: string, chunk: number,
 }
 
 /** How many chunks of a shard are done. */
-export async function shardDoneCount(store: PdfStore, jobId: string, shard: number): Promise<number> {
-  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: shardKey(jobId, shard), ConsistentRead: true }));
+export async function shardDoneCount(store: PdfStore, job: BulkJobRef, shard: number): Promise<number> {
+  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: shardKey(job, shard), ConsistentRead: true }));
   return Number(Item?.doneCount ?? 0);
 }
 
 /** Whether a chunk is done (its results are in the bucket). */
-export async function isChunkDone(store: PdfStore, jobId: string, chunk: number): Promise<boolean> {
-  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: shardKey(jobId, shardOf(chunk)), ConsistentRead: true }));
+export async function isChunkDone(store: PdfStore, job: BulkJobRef, chunk: number): Promise<boolean> {
+  const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: chunkShardKey(job, chunk), ConsistentRead: true }));
   return Item?.[`done_${chunk}`] !== undefined;
 }
 
@@ -252,47 +364,57 @@ export async function markShardFull(store: PdfStore, jobId: string, shard: numbe
   }
 }
 
-/** A bulk job's progress while it runs: the sums of its shards (its invalid lines are failures from the start). */
-export async function bulkProgress(store: PdfStore, job: Job): Promise<{ succeeded: number; failed: number }> {
-  let succeeded = 0;
-  let failed = job.bulk?.invalid ?? 0;
+/** Shard items read at once while a job's progress is summed (a million lines: 100 shards). */
+const SHARD_READS_AT_ONCE = 16;
+
+/**
+ * Every item of a job's progress: its shards (a spread job's, one read each, SHARD_READS_AT_ONCE at
+ * once; those under the job's own key for a job stored before) and its completion's lease.
+ */
+async function* progressItems(store: PdfStore, job: BulkJobRef): AsyncGenerator<Record<string, unknown>> {
   const pages = paginateQuery(
     { client: store.dynamo },
     { TableName: store.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `BULK#${job.id}` }, ConsistentRead: true },
   );
-  for await (const page of pages) {
-    for (const item of page.Items ?? []) {
-      succeeded += Number(item.succeeded ?? 0);
-      failed += Number(item.failed ?? 0);
-    }
+  for await (const page of pages) yield* page.Items ?? [];
+  if (!job.bulk?.spread) return;
+  for (let first = 0; first < job.bulk.shards; first += SHARD_READS_AT_ONCE) {
+    const shards = Array.from({ length: Math.min(SHARD_READS_AT_ONCE, job.bulk.shards - first) }, (_, i) => first + i);
+    const read = await Promise.all(shards.map((shard) => store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: shardKey(job, shard), ConsistentRead: true }))));
+    for (const { Item } of read) if (Item) yield Item;
+  }
+}
+
+/** A bulk job's progress while it runs: the sums of its shards (its invalid lines are failures from the start). */
+export async function bulkProgress(store: PdfStore, job: Job): Promise<{ succeeded: number; failed: number }> {
+  let succeeded = 0;
+  let failed = job.bulk?.invalid ?? 0;
+  for await (const item of progressItems(store, job)) {
+    succeeded += Number(item.succeeded ?? 0);
+    failed += Number(item.failed ?? 0);
   }
   return { succeeded, failed };
 }
 
 /**
- * Ends every chunk lease of a job: the local stack at start-up, when every worker of the run before
- * died with it (in AWS a lease runs out before the message of a dead worker is delivered again).
+ * Ends every chunk lease of a job, and its completion's: the local stack at start-up, when every
+ * worker of the run before died with it (in AWS a lease runs out before the message of a dead
+ * worker is delivered again).
  */
-export async function releaseAllChunkLeases(store: PdfStore, jobId: string): Promise<number> {
+export async function releaseAllChunkLeases(store: PdfStore, job: BulkJobRef): Promise<number> {
   let released = 0;
-  const pages = paginateQuery(
-    { client: store.dynamo },
-    { TableName: store.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `BULK#${jobId}` }, ConsistentRead: true },
-  );
-  for await (const page of pages) {
-    for (const item of page.Items ?? []) {
-      const leases = Object.keys(item).filter((name) => name.startsWith('lease_'));
-      if (leases.length === 0) continue;
-      await store.dynamo.send(
-        new UpdateCommand({
-          TableName: store.tableName,
-          Key: { pk: item.pk, sk: item.sk },
-          UpdateExpression: `REMOVE ${leases.map((_, i) => `#l${i}`).join(', ')}`,
-          ExpressionAttributeNames: Object.fromEntries(leases.map((name, i) => [`#l${i}`, name])),
-        }),
-      );
-      released += leases.length;
-    }
+  for await (const item of progressItems(store, job)) {
+    const leases = Object.keys(item).filter((name) => name.startsWith('lease_'));
+    if (leases.length === 0) continue;
+    await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: { pk: item.pk, sk: item.sk },
+        UpdateExpression: `REMOVE ${leases.map((_, i) => `#l${i}`).join(', ')}`,
+        ExpressionAttributeNames: Object.fromEntries(leases.map((name, i) => [`#l${i}`, name])),
+      }),
+    );
+    released += leases.length;
   }
   return released;
 }

@@ -42,12 +42,27 @@ import { webhookDeps } from '#lib/jobs/job-webhooks.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { randomBase62 } from '#lib/random.ts';
 import { describeIssue } from '#lib/render/options.ts';
+import type { PdfStore } from '#lib/storage/pdfs.ts';
 import { attemptDelivery, enqueueDelivery } from '#lib/webhooks/deliveries.ts';
 import { afterChunk, endChunkLines, recordChunk } from './bulk-completion.ts';
-import { BULK_RESERVATION_LIFETIME_MS, CHUNKS_PER_SHARD, failQueuedBulkJob, isChunkDone, markBulkJobEnqueued, putPlan, readPlan, type PlannedChunk } from './bulk-records.ts';
+import {
+  BULK_RESERVATION_LIFETIME_MS,
+  claimUpload,
+  failQueuedBulkJob,
+  isChunkDone,
+  markBulkJobEnqueued,
+  putPlan,
+  readPlan,
+  releaseUploadClaim,
+  shardsFor,
+  UPLOAD_CLAIM_STALE_MS,
+  uploadClaim,
+  type PlannedChunk,
+  type UploadClaim,
+} from './bulk-records.ts';
 import { LINES_PER_CHUNK, MAX_INVALID_LINES, MAX_LINES_PER_CHUNK, planInput, refusalOf } from './upload-check.ts';
 import { uploadCheckPool } from './upload-check-pool.ts';
-import { isUploadId, newUploadId, openUpload, uploadObjectKey, uploadSize } from './uploads.ts';
+import { deleteUpload, isUploadId, newUploadId, openUpload, uploadObjectKey, uploadSize } from './uploads.ts';
 
 // The planning of chunks lives with the reading (./upload-check.ts, which the worker runs); re-exported for the plan's readers.
 export { LINES_PER_CHUNK, MAX_INVALID_LINES, MAX_LINES_PER_CHUNK, planInput };
@@ -93,8 +108,16 @@ async function openInput(apiKey: ApiKey, request: BulkRequest): Promise<{ upload
  * its chunks queued. When a step before the job is stored fails, nothing is left and nothing charged;
  * a job stored but not queued yet is queued by `enqueueStrandedBulkJobs`.
  */
-export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkRequest; baseUrl: string; webhookUrl?: string }): Promise<Job> {
+export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkRequest; baseUrl: string; webhookUrl?: string; jobId?: string }): Promise<Job> {
   const { apiKey, request } = input;
+  const store = pdfStore();
+  // With an Idempotency-Key the job's id derives from the request (lib/api/idempotency.ts): a retry
+  // of a submission that died after storing its job finds that job and finishes it.
+  const id = input.jobId ?? 'job_' + randomBase62(24);
+  if (input.jobId !== undefined) {
+    const earlier = await getJob(store, input.jobId);
+    if (earlier && earlier.keyId === apiKey.keyId && earlier.kind === 'bulk') return finishDeadSubmission(earlier);
+  }
   if ((request.items === undefined) === (request.upload_id === undefined)) throw invalidRequest('Give either upload_id or items, not both');
   if (request.items !== undefined && request.items.length === 0) throw invalidRequest('items must not be empty');
   if (request.items !== undefined && request.items.length > MAX_INLINE_ITEMS) {
@@ -105,6 +128,8 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
     const checked = itemOptionsSchema.safeParse(shared);
     if (!checked.success) throw invalidRequest(`options: ${describeIssue(checked.error)}`);
   }
+  // An upload backs one job: refused before it is read when another job has it (claimed below, for good).
+  if (request.upload_id !== undefined && isUploadId(request.upload_id)) await refuseUsedUpload(store, apiKey.keyId, request.upload_id, id);
   const source = await openInput(apiKey, request);
   // Read and checked in a worker thread, streamed (./upload-check-pool.ts): never on the event loop
   // that answers other keys, and refused as soon as it is known to be.
@@ -118,16 +143,26 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
     throw invalidRequest(`archive is available for jobs of at most ${MAX_ARCHIVE_LINES} lines (this one has ${total}): split the job, or download its PDFs through the manifest's links`);
   }
 
-  const store = pdfStore();
   const counters = counterStore();
   const templateVersions = await latestTemplateVersions(unpinnedTemplates, store, apiKey);
   const now = new Date();
-  const reservation = await reserveOrRefuse(
-    counters,
-    { keyId: apiKey.keyId, monthlyQuota: limitsFor(apiKey).monthlyQuota, count: valid, now, lifetimeMs: BULK_RESERVATION_LIFETIME_MS },
-    (keyId, at) => repairDeadRequestsOf({ counters, pdfs: store }, keyId, at),
-  );
-  const id = 'job_' + randomBase62(24);
+  // Claimed before anything is reserved: of two submissions of one upload, one gets it, the other 409.
+  const claimed = source.inline ? undefined : source.uploadId;
+  if (claimed !== undefined) await claimUploadOrRefuse(store, apiKey.keyId, claimed, id, now);
+  const release = async () => {
+    if (claimed !== undefined) await releaseUploadClaim(store, apiKey.keyId, claimed, id);
+  };
+  let reservation: Awaited<ReturnType<typeof reserveOrRefuse>>;
+  try {
+    reservation = await reserveOrRefuse(
+      counters,
+      { keyId: apiKey.keyId, monthlyQuota: limitsFor(apiKey).monthlyQuota, count: valid, now, lifetimeMs: BULK_RESERVATION_LIFETIME_MS },
+      (keyId, at) => repairDeadRequestsOf({ counters, pdfs: store }, keyId, at),
+    );
+  } catch (error) {
+    await release();
+    throw error;
+  }
   let job: Job;
   try {
     if (source.inline) {
@@ -141,7 +176,8 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
         total,
         invalid,
         chunks: plan.length,
-        shards: Math.ceil(plan.length / CHUNKS_PER_SHARD),
+        shards: shardsFor(plan.length),
+        spread: true,
         uploadId: source.uploadId,
         archive: request.archive === true,
         ...(templateVersions.size > 0 && { templateVersions: Object.fromEntries(templateVersions) }),
@@ -153,6 +189,7 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
     await putJob(store, job);
   } catch (error) {
     await settleReservation(counters, reservation, valid);
+    await release();
     throw error;
   }
   let queued: QueueOutcome;
@@ -165,6 +202,62 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
     return job;
   }
   // SQS will never take it: the job failed, its reservation went back, and so does this request.
+  if (!queued.queued) throw queued.error;
+  return job;
+}
+
+/** 409 `upload_in_use` naming the job an upload backs. */
+function uploadInUse(uploadId: string, jobId: string): ApiError {
+  return new ApiError(
+    'upload_in_use',
+    `The upload ${uploadId} already backs job ${jobId}: an upload makes one job. Follow that job, or upload the file again for a new one.`,
+    { extra: { job_id: jobId } },
+  );
+}
+
+/**
+ * The claim another job holds on an upload (`holder`); none when the upload is free or this job's,
+ * and only `stale` when the claim's job was never stored and its submission is long dead (the claim
+ * may then be taken over, as it was seen).
+ */
+async function otherClaim(store: PdfStore, keyId: string, uploadId: string, jobId: string, now: Date): Promise<{ holder?: UploadClaim; stale?: UploadClaim }> {
+  const claim = await uploadClaim(store, keyId, uploadId);
+  if (!claim || claim.jobId === jobId) return {};
+  if (now.getTime() - claim.claimedAt > UPLOAD_CLAIM_STALE_MS && !(await getJob(store, claim.jobId))) return { stale: claim };
+  return { holder: claim };
+}
+
+/** Refuses (409) an upload another job holds, before anything of it is read. */
+async function refuseUsedUpload(store: PdfStore, keyId: string, uploadId: string, jobId: string): Promise<void> {
+  const { holder } = await otherClaim(store, keyId, uploadId, jobId, new Date());
+  if (holder) throw uploadInUse(uploadId, holder.jobId);
+}
+
+/** Claims the upload for the job, or refuses (409) naming the job that claimed it first. */
+async function claimUploadOrRefuse(store: PdfStore, keyId: string, uploadId: string, jobId: string, now: Date): Promise<void> {
+  if (await claimUpload(store, keyId, uploadId, jobId, now)) return;
+  const { holder, stale } = await otherClaim(store, keyId, uploadId, jobId, now);
+  if (!holder && (await claimUpload(store, keyId, uploadId, jobId, now, stale))) return;
+  const claim = holder ?? (await uploadClaim(store, keyId, uploadId));
+  throw uploadInUse(uploadId, claim?.jobId ?? 'another job');
+}
+
+/**
+ * A retry (the same Idempotency-Key and body) of a submission that stored its job, then died before
+ * answering: that job is the answer. Its lines were checked and its quota reserved by the first
+ * run; what the first run may not have done, putting its chunks on the queue, is done now (chunks
+ * already there are harmless twice), rather than a second job charged for the same lines.
+ */
+async function finishDeadSubmission(job: Job): Promise<Job> {
+  if (job.enqueued || job.completedAt !== undefined) return job;
+  logger.warn('bulk submission retried after its first run died: its job is queued now', { job_id: job.id, key_id: job.keyId });
+  let queued: QueueOutcome;
+  try {
+    queued = await queueBulkJob(job, await readPlan(pdfStore(), job));
+  } catch (error) {
+    logger.error('bulk job not queued yet', { job_id: job.id, ...errorFields(error) });
+    return job;
+  }
   if (!queued.queued) throw queued.error;
   return job;
 }
@@ -207,6 +300,7 @@ async function failUnqueueableBulkJob(job: Job, reason: string): Promise<ApiErro
   // Nothing of it ran (it never left `queued`) and nothing will: every PDF it reserved goes back.
   await settleReservation(counterStore(), job.reservation, job.reservation.count);
   await deleteJobRequest(store, job.requestKey).catch((failure: unknown) => logger.warn('job request not removed', errorFields(failure)));
+  await deleteUpload(store, job, job.bulk!.uploadId).catch((failure: unknown) => logger.warn('bulk upload not removed', errorFields(failure)));
   if (delivery) await attemptDelivery(webhookDeps(), delivery).catch((failure: unknown) => logger.error('webhook delivery failed', errorFields(failure)));
   return error;
 }
@@ -236,7 +330,7 @@ async function queueBulkJob(job: Job, plan: readonly PlannedChunk[] | undefined)
     logger.error('bulk job chunks refused by the queue: their lines fail, uncharged', { job_id: job.id, chunks: refusal.ids.length, reason: refusal.message });
     const reason = `This line could not be put on the queue (${refusal.message}); nothing was charged for it`;
     for (const index of refusal.ids.map(Number)) {
-      if (!(await isChunkDone(store, job.id, index))) await recordChunk(job, index, await endChunkLines(job, plan[index]!, reason));
+      if (!(await isChunkDone(store, job, index))) await recordChunk(job, index, await endChunkLines(job, plan[index]!, reason));
       await afterChunk(job, index);
     }
   }

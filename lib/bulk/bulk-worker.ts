@@ -119,18 +119,19 @@ export async function runChunk(chunk: ChunkMessage, context: Pick<Context, 'getR
   const job = await getJob(store, chunk.job_id);
   if (!job || job.kind !== 'bulk' || !job.bulk || job.completedAt !== undefined) return 'done';
   logger.appendKeys({ job_id: job.id, key_id: job.keyId });
-  const taken = await takeChunk(store, job.id, chunk.chunk, CHUNK_LEASE_MS);
+  const taken = await takeChunk(store, job, chunk.chunk, CHUNK_LEASE_MS);
   if (taken === 'busy') return 'retry';
   if (taken === 'taken') {
-    if (job.status === 'queued') await markBulkJobRunning(store, job.id);
     const render = Date.now() - Date.parse(job.createdAt) <= BULK_MAX_RUN_MS;
     try {
+      if (job.status === 'queued') await markBulkJobRunning(store, job.id);
       // Locally every worker shares one machine: the job's lines take turns in its key's line, within its tier's share.
       const share = { maxRunning: TIERS[job.tier].maxConcurrentRenders, maxWaitMs: Math.max(1, context.getRemainingTimeInMillis() - 60_000) };
       const results = await asKeyWork(job.keyId, share, () => runChunkLines(job, chunk, render));
       await recordChunk(job, chunk.chunk, results);
     } catch (error) {
-      await releaseChunk(store, job.id, chunk.chunk).catch(() => undefined);
+      // Free for the message's next delivery, which comes soon (functions/bulkWorker.ts).
+      await releaseChunk(store, job, chunk.chunk).catch(() => undefined);
       throw error;
     }
   }

@@ -13,8 +13,14 @@ import { archiveEntryName, writeArchive, type ArchiveEntry, type WrittenArchive 
 import { bulkObjectKey, type LineResult } from './bulk-records.ts';
 import { writeManifest, type ManifestLine, type WrittenManifest } from './manifest.ts';
 
-/** Chunk results read at once ahead of the one being written: each is one small GET, a round trip apiece. */
-const CHUNKS_AHEAD = 8;
+/**
+ * Chunk results read at once ahead of the one being written: each is one small GET (a few KB), a
+ * round trip apiece, so the manifest's pace is this many GETs per round trip. 32 make a million
+ * lines' 100,000 results about 80 s of GETs at 25 ms each (8 made it over 5 minutes, the longest
+ * step of the million's estimate, docs/bulk-jobs.md), holding some 100 KB, within the S3 client's
+ * 50 sockets with room for the PDFs an archive reads beside them.
+ */
+const CHUNKS_AHEAD = 32;
 
 /**
  * Every line's result, chunk by chunk in order, `read` called for up to CHUNKS_AHEAD chunks ahead

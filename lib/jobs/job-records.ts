@@ -62,6 +62,11 @@ export interface BulkPlan {
   /** Work items on the queue (each a run of consecutive lines), and the shards their progress is kept in. */
   readonly chunks: number;
   readonly shards: number;
+  /**
+   * Chunks dealt to shards in turn, each shard a partition key of its own (lib/bulk/bulk-records.ts);
+   * absent in jobs stored before, whose shards hold consecutive chunks under the job's key.
+   */
+  readonly spread?: boolean;
   /** The upload the lines are read back from (lib/bulk/uploads.ts; inline items are written out as one). */
   readonly uploadId: string;
   /** Also write one ZIP of every PDF. */

@@ -311,7 +311,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // of the last run, all dead now.
     const ok = await atStartUp(`resuming job ${job_id}`, async () => {
       const job = await getJob(stores.pdfs, job_id);
-      if (job?.kind === 'bulk') await releaseAllChunkLeases(stores.pdfs, job_id);
+      if (job?.kind === 'bulk') await releaseAllChunkLeases(stores.pdfs, job);
       else await invokeJobFunction({ job_id });
       return true;
     });

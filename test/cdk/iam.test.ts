@@ -107,6 +107,7 @@ describe('IAM', () => {
       ...(FUNCTION_PROFILES[name].jobResults ?? []).map((op) => `s3:${op} ${under(JOB_RESULT_PREFIX)}`),
       ...(FUNCTION_PROFILES[name].templateBodies ?? []).map((op) => `s3:${op} ${under(TEMPLATE_BODY_PREFIX)}`),
       ...(FUNCTION_PROFILES[name].bulkObjects ?? []).flatMap((op) => [BULK_PREFIX, UPLOAD_PREFIX].map((prefix) => `s3:${op} ${under(prefix)}`)),
+      ...(FUNCTION_PROFILES[name].removesUploads ? [`s3:DeleteObject ${under(UPLOAD_PREFIX)}`] : []),
     ];
     expect(granted.sort()).toEqual(wanted.sort());
   });

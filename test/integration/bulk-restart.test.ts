@@ -70,8 +70,9 @@ describe('a stack started on stranded bulk jobs', () => {
       BULK_QUEUE_URL: `${stack!.info.sqsEndpoint}/000000000000/no-such-queue`,
       POWERTOOLS_LOG_LEVEL: 'CRITICAL',
     });
-    const [{ submitBulkJob }, { findActiveKey }, stores, records, jobRecords] = await Promise.all([
+    const [{ submitBulkJob }, { idempotently }, { findActiveKey }, stores, records, jobRecords] = await Promise.all([
       import('#lib/bulk/bulk-submission.ts'),
+      import('#lib/api/idempotency.ts'),
       import('#lib/accounts/keys.ts'),
       import('#lib/aws/stores.ts'),
       import('#lib/bulk/bulk-records.ts'),
@@ -85,7 +86,9 @@ describe('a stack started on stranded bulk jobs', () => {
       ...records,
       ...jobRecords,
       /** A submission whose chunks could not be queued (it logs so and answers): the job stays stored, not queued. */
-      submitStranded: (request: Parameters<typeof submitBulkJob>[0]['request']) => submitBulkJob({ apiKey: owner, request, baseUrl: stack!.info.apiUrl }),
+      submitStranded: (request: Parameters<typeof submitBulkJob>[0]['request'], jobId?: string) =>
+        submitBulkJob({ apiKey: owner, request, baseUrl: stack!.info.apiUrl, ...(jobId !== undefined && { jobId }) }),
+      idempotently,
       setJob: (jobId: string, set: string, values: Record<string, unknown>, names: Record<string, string>) =>
         store.dynamo.send(
           new UpdateCommand({ TableName: store.tableName, Key: jobRecords.jobKey(jobId), UpdateExpression: `SET ${set}`, ExpressionAttributeValues: values, ExpressionAttributeNames: names }),
@@ -181,5 +184,40 @@ describe('a stack started on stranded bulk jobs', () => {
     expect(e).toMatchObject({ status: 'succeeded', succeeded: 2, failed: 0 });
     expect((await call('GET', '/v1/usage')).body.quota_used).toBe(1 + 3 + 2);
     expect(((await call('GET', '/v1/pdf?limit=100')).body.data as unknown[]).length).toBe(1 + 3 + 2);
+  }, 300_000);
+  it('a retry with the Idempotency-Key of a submission that died after storing its job finishes that job: the same job, charged once', async () => {
+    // Arrange: the first run, the project's own code behind the idempotency layer as the bulk function
+    // runs it: its lines checked, quota reserved, job stored, its chunks not queued (the queue it names
+    // does not exist); then it dies before answering
+    const upload = await uploadOf([VALID(7), VALID(8), VALID(9)].join('\n'));
+    const body = { upload_id: upload };
+    const usedBefore = (await call('GET', '/v1/usage')).body.quota_used;
+    const listedBefore = ((await call('GET', '/v1/pdf?limit=100')).body.data as unknown[]).length;
+    const stand = await againstTheStandIns();
+    const context = { getRemainingTimeInMillis: () => 28_000, functionName: 'bulk', awsRequestId: 'first-run' } as Parameters<typeof stand.idempotently>[0]['context'];
+    let stored: { id: string } | undefined;
+    const firstRun = stand.idempotently({ keyId: stand.owner.keyId, idempotencyKey: 'bulk-retry-after-death', path: '/v1/pdf/bulk', body, context }, async (requestIds) => {
+      stored = await stand.submitStranded(body, (await requestIds!()).jobId());
+      throw new Error('the run died here, before it answered');
+    });
+    await expect(firstRun).rejects.toThrow('the run died here');
+    environment.restore();
+    const stuck = (await call('GET', `/v1/jobs/${stored!.id}`)).body;
+
+    // Act: the client's retry, the same body under the same key
+    const retried = await request('POST', `${stack!.info.apiUrl}/v1/pdf/bulk`, {
+      apiKey,
+      body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/json', 'Idempotency-Key': 'bulk-retry-after-death' },
+    });
+    const job = await jobWhenEnded(stored!.id);
+
+    // Assess: the dead run's job, queued by the retry and run once; no second job, no second charge
+    expect(stuck).toMatchObject({ status: 'queued', total: 3 });
+    expect(retried.status).toBe(202);
+    expect(retried.body).toMatchObject({ job_id: stored!.id, status: 'queued', total: 3 });
+    expect(job).toMatchObject({ status: 'succeeded', total: 3, succeeded: 3, failed: 0 });
+    expect((await call('GET', '/v1/usage')).body.quota_used - usedBefore).toBe(3);
+    expect(((await call('GET', '/v1/pdf?limit=100')).body.data as unknown[]).length - listedBefore).toBe(3);
   }, 300_000);
 });

@@ -11,6 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { GetQueueUrlCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, inject, it } from 'vitest';
 import { createKey, download, expectApiError, quotaUsed, request, type TestKey } from '../support/api.ts';
@@ -136,6 +137,38 @@ describe('bulk jobs', () => {
     expect(job).toMatchObject({ status: 'succeeded', total: 5, succeeded: 5, failed: 0 });
     expect(afterTheEnd.body).toMatchObject({ job_id: first.body.job_id, status: 'succeeded' });
     await expectExact(key, await manifestOf(key, first.body.job_id));
+  }, 300_000);
+
+  it('an upload backs one job: sent again it is 409 naming the job (before and after it ends), charged once, and the upload is removed when the job ends', async () => {
+    // Arrange: an upload of three lines
+    const key = await createKey('pro');
+    const upload = await call(key, 'POST', '/v1/uploads');
+    await fetch(upload.body.url, { method: 'PUT', body: [1, 2, 3].map((n) => JSON.stringify(invoice(n))).join('\n') });
+    const info = JSON.parse(readFileSync(join(inject('dataDir'), 'stack.json'), 'utf8')) as { s3Endpoint: string; region: string; bucketName: string };
+    const s3 = new S3Client({ endpoint: info.s3Endpoint, region: info.region, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+    const uploadExists = async () =>
+      ((await s3.send(new ListObjectsV2Command({ Bucket: info.bucketName, Prefix: `uploads/${key.keyId}/${upload.body.upload_id}` }))).KeyCount ?? 0) > 0;
+
+    // Act: the job, the same upload again while it runs (another body: no idempotent replay), and once it ended
+    const accepted = await call(key, 'POST', '/v1/pdf/bulk', { upload_id: upload.body.upload_id });
+    const whileRunning = await call(key, 'POST', '/v1/pdf/bulk', { upload_id: upload.body.upload_id, skip_invalid: true });
+    const existedWhileRunning = await uploadExists();
+    const job = await waitForEnd(key, accepted.body.job_id);
+    const afterEnd = await call(key, 'POST', '/v1/pdf/bulk', { upload_id: upload.body.upload_id, archive: true });
+    const existsAfterEnd = await uploadExists();
+    s3.destroy();
+
+    // Assess
+    expect(accepted.status).toBe(202);
+    for (const refused of [whileRunning, afterEnd]) {
+      expectApiError(refused, 409, 'upload_in_use');
+      expect(refused.body.error.job_id).toBe(accepted.body.job_id);
+      expect(refused.body.error.message).toContain(accepted.body.job_id);
+    }
+    expect(job).toMatchObject({ status: 'succeeded', total: 3, succeeded: 3, failed: 0 });
+    expect([existedWhileRunning, existsAfterEnd]).toEqual([true, false]);
+    expect(await quotaUsed(key)).toBe(3);
+    await expectExact(key, await manifestOf(key, accepted.body.job_id));
   }, 300_000);
 
   it('402 when the valid lines do not fit the quota: nothing started, nothing charged', async () => {

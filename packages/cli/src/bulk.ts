@@ -186,6 +186,61 @@ async function eachLimited<T>(items: AsyncIterable<T>, limit: number, work: (ite
   if (failure !== undefined) throw failure;
 }
 
+/** Between two reads of a running job: 1 s while its counts move, growing to 10 s only while they do not. */
+export const POLL_MIN_MS = 1_000;
+export const POLL_MAX_MS = 10_000;
+
+/** What the last read of the job saw, for the next wait. */
+export interface PollState {
+  /** The job's status and counts, as read (undefined: not read yet, or the read was refused). */
+  readonly seen: string | undefined;
+  readonly waitMs: number;
+}
+
+/**
+ * How long to wait before the next read of a job, paced by the server: its `Retry-After` when it
+ * sends one (a busy or rate-limited answer, or the job's own), else the job's progress: a read that
+ * saw the counts move is followed 1 s later (lines are finishing: the bar keeps up), and only reads
+ * that saw nothing new wait longer, up to 10 s (a job waiting its turn). A growing backoff alone
+ * left the bar up to 10 s behind the server while lines finished.
+ */
+export function nextPoll(previous: PollState, read: { readonly seen: string | undefined; readonly retryAfterSeconds?: number | undefined }): PollState {
+  const moved = read.seen !== undefined && read.seen !== previous.seen;
+  const waitMs = moved ? POLL_MIN_MS : Math.min(POLL_MAX_MS, Math.max(POLL_MIN_MS, previous.waitMs * 1.5));
+  const told = read.retryAfterSeconds !== undefined && Number.isFinite(read.retryAfterSeconds) && read.retryAfterSeconds >= 0 ? read.retryAfterSeconds * 1000 : undefined;
+  return { seen: read.seen ?? previous.seen, waitMs: told ?? waitMs };
+}
+
+const jobEnded = (job: Job) => {
+  const status = job.status as string;
+  return status === 'succeeded' || status === 'failed' || (status === 'cancelled' && job.completed_at !== undefined);
+};
+
+/**
+ * Reads the job until it ended, pacing the reads by `nextPoll`; `onProgress` after each read. The
+ * client retries a 429 or 503 itself (honouring Retry-After); one it gave up on does not end the
+ * follow: the job goes on, and is read again when the API said.
+ */
+async function followJob(api: PdfApiClient, jobId: string, onProgress: (job: BulkJob) => void): Promise<BulkJob> {
+  let poll: PollState = { seen: undefined, waitMs: POLL_MIN_MS };
+  for (;;) {
+    let job: BulkJob;
+    try {
+      job = await api.job(jobId);
+    } catch (error) {
+      if (!(error instanceof PdfApiError) || (error.status !== 429 && error.status !== 503)) throw error;
+      const retryAfter = error.details.retry_after;
+      poll = nextPoll(poll, { seen: undefined, retryAfterSeconds: typeof retryAfter === 'number' ? retryAfter : undefined });
+      await new Promise((resolve) => setTimeout(resolve, poll.waitMs));
+      continue;
+    }
+    onProgress(job);
+    if (jobEnded(job)) return job;
+    poll = nextPoll(poll, { seen: `${job.status} ${job.succeeded ?? 0} ${job.failed ?? 0}` });
+    await new Promise((resolve) => setTimeout(resolve, poll.waitMs));
+  }
+}
+
 function jobFailure(job: Job): Error {
   const result = job.result as { error?: { code?: string; message?: string } } | undefined;
   return new PdfApiError(0, String(result?.error?.code ?? 'job_failed'), String(result?.error?.message ?? `job ${job.job_id} failed`));
@@ -261,13 +316,11 @@ async function run(kit: BulkKit, file: string, flags: BulkFlags, command: Comman
   let job: BulkJob;
   let result: BulkResult;
   try {
-    job = await api.waitForJob(jobId, {
-      onProgress: ({ status, total, succeeded = 0, failed = 0 }) => {
-        if (!showProgress || total === undefined) return;
-        if (!barStarted) bar.start(total, succeeded + failed, { stage: status });
-        barStarted = true;
-        bar.update(succeeded + failed, { stage: `${status}${failed ? `, ${failed} failed` : ''}` });
-      },
+    job = await followJob(api, jobId, ({ status, total, succeeded = 0, failed = 0 }) => {
+      if (!showProgress || total === undefined) return;
+      if (!barStarted) bar.start(total, succeeded + failed, { stage: status });
+      barStarted = true;
+      bar.update(succeeded + failed, { stage: `${status}${failed ? `, ${failed} failed` : ''}` });
     });
     if ((job.status as string) === 'failed' && !(job.result && 'manifest_url' in (job.result as object))) throw jobFailure(job);
     result = job.result as unknown as BulkResult;

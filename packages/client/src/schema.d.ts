@@ -1824,6 +1824,17 @@ export type components = {
                 message: string;
             };
         };
+        /** @description 409: The `upload_id` already backs a bulk job, named by `job_id`: an upload makes one job, so its lines are never run or charged twice. Follow that job, or upload the file again (`POST /v1/uploads`) for a new one. To retry a submission safely, send it with an `Idempotency-Key`: the retry answers the first job. */
+        UploadInUseError: {
+            error: {
+                /** @constant */
+                code: "upload_in_use";
+                /** @description What went wrong, in words meant for the caller; never internals. */
+                message: string;
+                /** @description The job the upload backs. */
+                job_id: string;
+            };
+        };
         /** @description 410: The download link has expired. */
         LinkExpiredError: {
             error: {
@@ -3288,7 +3299,11 @@ export interface operations {
                     "application/json": components["schemas"]["QuotaExceededError"];
                 };
             };
-            /** @description `request_in_progress`: A request with the same `Idempotency-Key` is still running. Retry once it has answered: the retry gets its response. */
+            /**
+             * @description `request_in_progress`: A request with the same `Idempotency-Key` is still running. Retry once it has answered: the retry gets its response.
+             *
+             *     `upload_in_use`: The `upload_id` already backs a bulk job, named by `job_id`: an upload makes one job, so its lines are never run or charged twice. Follow that job, or upload the file again (`POST /v1/uploads`) for a new one. To retry a submission safely, send it with an `Idempotency-Key`: the retry answers the first job.
+             */
             409: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -3297,7 +3312,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestInProgressError"];
+                    "application/json": components["schemas"]["RequestInProgressError"] | components["schemas"]["UploadInUseError"];
                 };
             };
             /** @description `payload_too_large`: The request body is larger than 5 MB, or a template is larger than the key’s tier allows (the message gives both sizes). */

@@ -1,0 +1,112 @@
+/**
+ * Bench phase `bulk-memory` (issue #40): a 5,000-line job leaves the stack's memory within 10 % of
+ * what it was before the job. On a fresh local stack, as a customer's job finds it:
+ * - warm-up: a small job of the same input (BENCH_BULK_MEMORY_WARMUP_LINES, 100) to its end, so the
+ *   stack has launched Chromium, compiled its code and sized its pools (a stack that has served
+ *   nothing yet is smaller than any stack a second job meets), then SETTLE_MS of rest;
+ * - before: the stack process's resident memory (RSS, the Node process that is the API, the
+ *   workers and the AWS stand-ins; its Chromiums are children and counted apart);
+ * - the job: the bulk phase's input (invoices, a fourth template lines, 1 % invalid and skipped,
+ *   `archive: true`) of BENCH_BULK_MEMORY_LINES (5,000) lines, submitted and followed to its end,
+ *   the stack process and the whole tree sampled every 250 ms for their peaks;
+ * - after: the stack process's RSS once it has rested SETTLE_MS after the job ended, before the
+ *   checks (which download every PDF through the stack, and would measure those downloads too);
+ * - then the bulk phase's checks: quota used == listed == downloadable == manifest == ZIP.
+ * The target: after ≤ before × 1.10. Nothing forces a garbage collection: what is measured is what
+ * the process holds on to by itself.
+ *
+ * Alone: `BENCH_PHASES=bulk-memory npm run bench` or `node bench/lib/bulk-memory.ts`.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BulkClient, checkBulkJob, jobFigures, submitAndWait, uploadBulkInput, type BulkCounts, type BulkJobFigures } from './bulk-job.ts';
+import { ProcessPeaks, rssMiB } from './bulk.ts';
+import { createBenchKey, startStackProcess, stopStackProcess } from './stack-process.ts';
+
+/** Rest before each reading: long enough for the job's last work (the completion's files, the webhook) to end and V8 to collect on its own. */
+const SETTLE_MS = 30_000;
+/** after / before at most. */
+export const BULK_MEMORY_TARGET_RATIO = 1.1;
+
+export interface BulkMemoryResult extends BulkJobFigures {
+  readonly warmupLines: number;
+  /** The stack process's RSS just after it started, after the warm-up job and its rest (before), at most during the job, and after the job and its rest (MiB). */
+  readonly stackStartMiB: number;
+  readonly stackBeforeMiB: number;
+  readonly stackPeakMiB: number;
+  readonly stackAfterMiB: number;
+  /** after / before. */
+  readonly afterOverBefore: number;
+  /** The whole tree (the stack process and its Chromiums) at its peak during the job (MiB). */
+  readonly treePeakMiB: number;
+  readonly settleSeconds: number;
+  readonly counts: BulkCounts;
+  readonly exact: boolean;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const round1 = (value: number) => Math.round(value * 10) / 10;
+
+export async function runBulkMemory(options: { lines: number; warmupLines: number }, log: (line: string) => void): Promise<BulkMemoryResult> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-bench-bulk-memory-'));
+  const stack = await startStackProcess(dataDir);
+  const pid = stack.child.pid!;
+  let peaks: ProcessPeaks | undefined;
+  try {
+    const stackStartMiB = rssMiB(pid);
+    // The warm-up runs under a key of its own: the job's checks count the key's quota and PDFs.
+    const warmupClient = new BulkClient(stack.info.apiUrl, (await createBenchKey(dataDir, { name: 'bench-warm-up' })).apiKey);
+    const warmup = await submitAndWait(warmupClient, await uploadBulkInput(warmupClient, options.warmupLines), options.warmupLines, log);
+    const client = new BulkClient(stack.info.apiUrl, (await createBenchKey(dataDir)).apiKey);
+    log(`warm-up: ${options.warmupLines} lines ${warmup.job.status} in ${round1(warmup.seconds)} s; resting ${SETTLE_MS / 1000} s`);
+    await sleep(SETTLE_MS);
+    const stackBeforeMiB = rssMiB(pid);
+    log(`stack process: ${round1(stackStartMiB)} MiB at start, ${round1(stackBeforeMiB)} MiB before the job`);
+
+    const uploadId = await uploadBulkInput(client, options.lines);
+    peaks = new ProcessPeaks(pid);
+    peaks.start(250);
+    const finished = await submitAndWait(client, uploadId, options.lines, log);
+    await sleep(SETTLE_MS);
+    peaks.stop();
+    const stackAfterMiB = rssMiB(pid);
+    const { counts, exact } = await checkBulkJob(client, finished, options.lines);
+    const result: BulkMemoryResult = {
+      ...jobFigures(options.lines, finished),
+      warmupLines: options.warmupLines,
+      stackStartMiB: round1(stackStartMiB),
+      stackBeforeMiB: round1(stackBeforeMiB),
+      stackPeakMiB: round1(peaks.peaks.get('stack (node)')?.peakMiB ?? 0),
+      stackAfterMiB: round1(stackAfterMiB),
+      afterOverBefore: Math.round((stackAfterMiB / stackBeforeMiB) * 1000) / 1000,
+      treePeakMiB: round1(peaks.treePeakMiB),
+      settleSeconds: SETTLE_MS / 1000,
+      counts,
+      exact,
+    };
+    log(
+      `${options.lines} lines: ${result.status} in ${result.seconds} s (${result.linesPerSecond} lines/s); stack process ${result.stackBeforeMiB} MiB before, ` +
+        `${result.stackPeakMiB} MiB at most, ${result.stackAfterMiB} MiB ${result.settleSeconds} s after (×${result.afterOverBefore}); tree peak ${result.treePeakMiB} MiB; ` +
+        `quota ${counts.quotaUsed} == listed ${counts.listed} == downloadable ${counts.downloadable} == manifest ${counts.manifestSuccesses} == ZIP ${counts.archiveEntries}: ${exact}`,
+    );
+    return result;
+  } finally {
+    peaks?.stop();
+    await stopStackProcess(stack);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Fails the phase when the job was not exact (the memory target is the report's, as every target). */
+export function assertBulkMemoryExact(result: BulkMemoryResult): void {
+  if (!result.exact) throw new Error(`the ${result.lines}-line job was not exact: ${JSON.stringify(result.counts)}`);
+}
+
+if (import.meta.main) {
+  const lines = Number(process.env.BENCH_BULK_MEMORY_LINES ?? 5_000);
+  const warmupLines = Number(process.env.BENCH_BULK_MEMORY_WARMUP_LINES ?? 100);
+  const result = await runBulkMemory({ lines, warmupLines }, (line) => console.log(line));
+  console.log(JSON.stringify(result, null, 2));
+  assertBulkMemoryExact(result);
+}
