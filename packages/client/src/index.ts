@@ -12,7 +12,7 @@
 import { bulk, manifestLines, upload, type BulkAccepted, type BulkOptions, type BulkPort, type BulkRequest, type ManifestLine, type Upload } from './bulk.ts';
 import { errorFromResponse, PdfApiError } from './errors.ts';
 import type { components, paths } from './schema.d.ts';
-import { Transport, type RequestOptions, type RetryOptions } from './transport.ts';
+import { sleep, Transport, type RequestOptions, type RetryOptions } from './transport.ts';
 
 type Schemas = components['schemas'];
 export type GenerateRequest = Schemas['GenerateRequest'];
@@ -227,19 +227,6 @@ export function createPdfApiClient({ baseUrl, apiKey, fetch, timeoutMs, ...retry
     job,
     waitForJob: async (id, { intervalMs = 1_000, maxIntervalMs = 10_000, timeoutMs: limitMs, onProgress, signal } = {}) => {
       const started = Date.now();
-      const sleep = (ms: number) =>
-        new Promise<void>((resolve, reject) => {
-          if (signal?.aborted) return reject(signal.reason);
-          const stop = () => {
-            clearTimeout(timer);
-            reject(signal!.reason);
-          };
-          const timer = setTimeout(() => {
-            signal?.removeEventListener('abort', stop);
-            resolve();
-          }, ms);
-          signal?.addEventListener('abort', stop, { once: true });
-        });
       for (let wait = intervalMs; ; wait = Math.min(wait * 1.5, maxIntervalMs)) {
         let current: Job;
         try {
@@ -249,7 +236,7 @@ export function createPdfApiClient({ baseUrl, apiKey, fetch, timeoutMs, ...retry
           const busy = error instanceof PdfApiError && (error.status === 429 || error.status === 503);
           if (!busy) throw error;
           const after = Number(error.details.retry_after);
-          await sleep(Number.isFinite(after) ? after * 1000 : wait);
+          await sleep(Number.isFinite(after) ? after * 1000 : wait, signal);
           continue;
         }
         onProgress?.({ status: current.status, total: current.total, succeeded: current.succeeded, failed: current.failed, job: current });
@@ -258,7 +245,7 @@ export function createPdfApiClient({ baseUrl, apiKey, fetch, timeoutMs, ...retry
         // A bulk job (it has a total) may run for hours; any other job ends within 15 minutes.
         const limit = limitMs ?? (current.total !== undefined ? Number.POSITIVE_INFINITY : 16 * 60_000);
         if (Date.now() + wait - started > limit) throw new PdfApiError(0, 'job_wait_timeout', `Job ${id} is still ${current.status} after ${limit} ms.`);
-        await sleep(wait);
+        await sleep(wait, signal);
       }
     },
     cancelJob: (id, options) => json({ method: 'DELETE', path: `/v1/jobs/${segment(id)}` }, options),

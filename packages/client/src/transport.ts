@@ -77,7 +77,7 @@ export function retryDelayMs(attempt: number, retryAfterMs: number | undefined, 
 }
 
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const stop = () => {
