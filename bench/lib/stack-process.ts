@@ -184,3 +184,12 @@ export async function createBenchKey(
     monthlyQuota: created.monthly_quota,
   };
 }
+
+/** The JSON log lines the stack has written so far (its other output, such as the banner, left out), typed as the caller reads them. */
+export function jsonLogLines<Line>(stack: StackProcess): Line[] {
+  return stack.output
+    .join('')
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Line);
+}

@@ -29,7 +29,7 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killStackProcess, startStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
+import { jsonLogLines, killStackProcess, startStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
 import { createKeyIn, request, savedEnvironment, type ApiResponse } from '../support/api.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -178,7 +178,7 @@ describe('a stack started on stranded bulk jobs', () => {
 
     // Assess: E queued and run, D's error named, the invocation failed once the rest was done
     expect(invoked.FunctionError, Buffer.from(invoked.Payload ?? []).toString()).toBe('Unhandled');
-    const logged = stack.output.join('').split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const logged = jsonLogLines<Record<string, unknown>>(stack);
     expect(logged.filter((line) => line.message === 'bulk job not queued; the next sweep tries again').map((line) => line.job_id)).toEqual([unreadable.id, unreadable.id]);
     expect(logged.find((line) => line.message === 'reconcile finished with errors')).toMatchObject({ requeuedBulkJobs: 1, failures: ['queue stranded bulk jobs: 1 failed'] });
     expect(e).toMatchObject({ status: 'succeeded', succeeded: 2, failed: 0 });

@@ -8,7 +8,7 @@ import { writeFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startStackProcess, stopStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
+import { jsonLogLines, startStackProcess, stopStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
 import { request, runKeyTool } from '../support/api.ts';
 
 interface LogLine {
@@ -19,13 +19,7 @@ interface LogLine {
   readonly [key: string]: unknown;
 }
 
-function logLines(stack: StackProcess): LogLine[] {
-  return stack.output
-    .join('')
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as LogLine);
-}
+const logLines = (stack: StackProcess) => jsonLogLines<LogLine>(stack);
 
 describe('error logs', () => {
   let dataDir: string;

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startStackProcess, stopStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
+import { jsonLogLines, startStackProcess, stopStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
 import { createKeyIn, request, type ApiResponse } from '../support/api.ts';
 
 interface LogLine {
@@ -25,13 +25,7 @@ interface LogLine {
   readonly [key: string]: unknown;
 }
 
-function logLines(stack: StackProcess): LogLine[] {
-  return stack.output
-    .join('')
-    .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as LogLine);
-}
+const logLines = (stack: StackProcess) => jsonLogLines<LogLine>(stack);
 
 /** One request of the 50: what is sent, and what its line must say. */
 interface Planned {
