@@ -18,8 +18,6 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /** Files that held a worker 30 s or more in a full run on the 2-core machine (2026-11-28), longest first. */
 export const LONGEST_FILES: readonly string[] = [
   'test/fidelity/fidelity.test.ts',
-  // One core for tsc over the whole project.
-  'test/unit/typecheck.test.ts',
   'test/integration/lambda-limits.test.ts',
   'test/integration/security.test.ts',
   'test/integration/job-fairness.test.ts',
