@@ -26,7 +26,7 @@ import {
 } from '#lib/accounts/keys.ts';
 import { isTierName, TIER_NAMES } from '#lib/accounts/tiers.ts';
 import { dynamo } from '#lib/aws/clients.ts';
-import { localAwsEnvironment, stackInfoPath, type StackInfo } from '#lib/local/stack.ts';
+import { localAwsEnvironment, stackInfoPath, type StackInfo } from '#lib/local/stack-info.ts';
 
 /** How long a replaced API key or webhook secret keeps working when --overlap is not given. */
 const DEFAULT_OVERLAP = '24h';

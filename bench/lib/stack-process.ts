@@ -7,7 +7,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { StackInfo } from '#lib/local/stack.ts';
+import type { StackInfo } from '#lib/local/stack-info.ts';
 import { processTree } from './rss.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));

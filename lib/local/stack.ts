@@ -42,14 +42,12 @@ import { createInvokeEndpoint } from './invoke.ts';
 import { mendTornPdfRecords } from './torn-writes.ts';
 import { ensureBucket, ensureBulkQueues, ensureIdempotencyTable, ensureTable } from './provision.ts';
 import { startEventSourceMapping } from './event-source-mapping.ts';
+import { LOCAL_REGION, localAwsEnvironment, stackInfoPath, type StackInfo } from './stack-info.ts';
 
 export const LOCAL_TABLE_NAME = 'pdf-api';
 export const LOCAL_BUCKET_NAME = 'pdf-api-local';
 export const LOCAL_IDEMPOTENCY_TABLE_NAME = 'pdf-api-idempotency';
 export const LOCAL_BULK_QUEUE_NAME = 'pdf-api-bulk';
-/** s3rver's built-in account; dynalite accepts any credentials. */
-const LOCAL_CREDENTIALS = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
-const LOCAL_REGION = 'us-east-1';
 /** How often the running stack settles the reservations of requests that died (cdk: every 5 minutes). */
 const RECONCILE_INTERVAL_MS = 60_000;
 /** API Gateway's integration timeout: no API answer takes longer. */
@@ -59,42 +57,11 @@ const JOB_FUNCTION_TIMEOUT_MS = 15 * 60_000;
 /** Before the first retry of a failed job run (Lambda waits about a minute; a local stack need not). */
 const LOCAL_RETRY_DELAY_MS = 2_000;
 
-/** What a running stack writes to `<data dir>/stack.json` so tools (the key tool) can reach it. */
-export interface StackInfo {
-  readonly pid: number;
-  readonly apiUrl: string;
-  readonly region: string;
-  readonly dynamodbEndpoint: string;
-  readonly s3Endpoint: string;
-  /** The SQS stand-in (absent in a stack.json written before it existed). */
-  readonly sqsEndpoint?: string;
-  readonly lambdaEndpoint: string;
-  readonly tableName: string;
-  readonly idempotencyTableName: string;
-  readonly bucketName: string;
-}
-
-export const stackInfoPath = (dataDir: string) => join(dataDir, 'stack.json');
 /**
  * Written by a clean stop (SIGTERM, Ctrl-C), removed at start: the next start knows whether the last
  * run was stopped or killed, and says which in what it repairs.
  */
 const cleanStopPath = (dataDir: string) => join(dataDir, 'stopped-cleanly');
-
-/** The environment that points the AWS SDK and the settings at a local stack. */
-export function localAwsEnvironment(info: Omit<StackInfo, 'pid' | 'apiUrl' | 'lambdaEndpoint'>): Record<string, string> {
-  return {
-    AWS_REGION: info.region,
-    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
-    AWS_ENDPOINT_URL_DYNAMODB: info.dynamodbEndpoint,
-    AWS_ENDPOINT_URL_S3: info.s3Endpoint,
-    ...(info.sqsEndpoint && { AWS_ENDPOINT_URL_SQS: info.sqsEndpoint }),
-    TABLE_NAME: info.tableName,
-    IDEMPOTENCY_TABLE_NAME: info.idempotencyTableName,
-    BUCKET_NAME: info.bucketName,
-  };
-}
 
 function applyEnvironment(values: Record<string, string>): void {
   // A developer's own AWS profile or session must never leak into local calls.

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, inject, it } from 'vitest';
-import type { StackInfo } from '#lib/local/stack.ts';
+import type { StackInfo } from '#lib/local/stack-info.ts';
 import { createKey, expectApiError, quotaUsed, request, type TestKey } from '../support/api.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

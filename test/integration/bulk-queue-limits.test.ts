@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { CreateQueueCommand, DeleteMessageBatchCommand, PurgeQueueCommand, ReceiveMessageCommand, SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MessagesRefusedError, sendMessageBatches, type OutgoingMessage } from '#lib/aws/bulk-queue.ts';
-import type { StackInfo } from '#lib/local/stack.ts';
+import type { StackInfo } from '#lib/local/stack-info.ts';
 import { savedEnvironment } from '../support/api.ts';
 
 /** AWS's numbers, written out here rather than read from the code under test. */
@@ -48,7 +48,7 @@ describe('messages at SQS limits', () => {
 
   beforeAll(async () => {
     const info = JSON.parse(readFileSync(join(inject('dataDir'), 'stack.json'), 'utf8')) as StackInfo;
-    const { localAwsEnvironment } = await import('#lib/local/stack.ts');
+    const { localAwsEnvironment } = await import('#lib/local/stack-info.ts');
     Object.assign(process.env, localAwsEnvironment(info));
     sqs = new SQSClient({});
     ({ QueueUrl: queueUrl } = (await sqs.send(new CreateQueueCommand({ QueueName: `limits-${randomUUID().slice(0, 8)}` }))) as { QueueUrl: string });

@@ -64,7 +64,7 @@ describe('a stack started on stranded bulk jobs', () => {
 
   /** The project's code in this process, pointed at the stack's stand-ins (and a queue that does not exist). */
   async function againstTheStandIns() {
-    const { localAwsEnvironment } = await import('#lib/local/stack.ts');
+    const { localAwsEnvironment } = await import('#lib/local/stack-info.ts');
     Object.assign(process.env, localAwsEnvironment(stack!.info), {
       JOB_REQUEST_SECRET: readFileSync(join(dataDir, 'job-request-secret'), 'utf8').trim(),
       BULK_QUEUE_URL: `${stack!.info.sqsEndpoint}/000000000000/no-such-queue`,

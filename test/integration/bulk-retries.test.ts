@@ -13,7 +13,7 @@ import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { CreateQueueCommand, DeleteQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, SQSClient, type Message } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { StackInfo } from '#lib/local/stack.ts';
+import type { StackInfo } from '#lib/local/stack-info.ts';
 
 /** The bulk queue's visibility timeout (cdk/stack.ts: the worker's 15 minutes and 3 more), written out. */
 const VISIBILITY_TIMEOUT_SECONDS = 1_080;

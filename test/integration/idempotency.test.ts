@@ -9,7 +9,7 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { DynamoDBClient, paginateScan, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import type { StackInfo } from '#lib/local/stack.ts';
+import type { StackInfo } from '#lib/local/stack-info.ts';
 import { apiUrl, createKey, expectApiError, quotaUsed, request, requestsReceivedBy, type ApiResponse, type TestKey } from '../support/api.ts';
 import { readPdf } from '../support/pdf.ts';
 

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { APIGatewayProxyResult, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, test, vi } from 'vitest';
-import type { StackInfo } from '#lib/local/stack.ts';
+import type { StackInfo } from '#lib/local/stack-info.ts';
 import { createKey, type TestKey } from '../support/api.ts';
 import { bodyOf, EVENTS_DIR, PLACEHOLDER_KEY, readEvent, withKey, withPdf } from '../support/sample-events.ts';
 
@@ -25,7 +25,7 @@ describe('sample events (events/*.json)', () => {
     // The environment a deployed function gets from the stack, pointed at the local stand-ins.
     const dataDir = inject('dataDir');
     const info = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8')) as StackInfo;
-    const { localAwsEnvironment } = await import('#lib/local/stack.ts');
+    const { localAwsEnvironment } = await import('#lib/local/stack-info.ts');
     const environment: Record<string, string> = {
       ...localAwsEnvironment(info),
       LINK_SIGNING_SECRET: readFileSync(join(dataDir, 'link-signing-secret'), 'utf8').trim(),

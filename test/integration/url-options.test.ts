@@ -19,7 +19,7 @@ import chromium from '@sparticuz/chromium';
 import puppeteer, { type Protocol } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { CHROMIUM_FLAGS } from '#lib/render/browser.ts';
-import type { StackInfo } from '#lib/local/stack.ts';
+import type { StackInfo } from '#lib/local/stack-info.ts';
 import { startStackProcess, stopStackProcess, type StackProcess } from '../../bench/lib/stack-process.ts';
 import { createKey, download, expectApiError, generate, generateAndDownload, post, request, runKeyTool, quotaUsed, type TestKey } from '../support/api.ts';
 import { BASIC_AUTH_PASSWORD, BASIC_AUTH_USER, HEADER_LOG_PATH, type ReceivedRequest } from '../support/fixture-server.ts';

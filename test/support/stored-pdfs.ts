@@ -9,7 +9,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
-import type { StackInfo } from '#lib/local/stack.ts';
+import type { StackInfo } from '#lib/local/stack-info.ts';
 
 /** Clients of the local stack's own S3 and DynamoDB, as its data directory describes them. */
 async function stackStores() {
