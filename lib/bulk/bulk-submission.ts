@@ -31,7 +31,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { limitsFor, type ApiKey } from '#lib/accounts/keys.ts';
 import { reserveOrRefuse, settleReservation } from '#lib/accounts/quota.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
-import { ApiError, errorBody, invalidRequest } from '#lib/api/errors.ts';
+import { ApiError, errorBody, invalidRequest, serviceBusy } from '#lib/api/errors.ts';
 import { enqueueChunks, MessagesRefusedError, type ChunkMessage } from '#lib/aws/bulk-queue.ts';
 import { counterStore, pdfStore } from '#lib/aws/stores.ts';
 import { MAX_ARCHIVE_LINES, MAX_INLINE_ITEMS, MAX_UPLOAD_BYTES } from '#lib/documents/bulk-request.ts';
@@ -41,6 +41,7 @@ import { deleteJobRequest, getJob, jobWebhookId, pendingJobIds, putJob, putJobRe
 import { webhookDeps } from '#lib/jobs/job-webhooks.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { randomBase62 } from '#lib/random.ts';
+import { ServiceBusyError } from '#lib/render/capacity.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
 import { attemptDelivery, enqueueDelivery } from '#lib/webhooks/deliveries.ts';
@@ -103,6 +104,9 @@ async function openInput(apiKey: ApiKey, request: BulkRequest): Promise<{ upload
   return { uploadId, open };
 }
 
+/** Seconds a submitter waits before trying again when its input could not be read (storage, not its content). */
+const UNREADABLE_INPUT_RETRY_SECONDS = 5;
+
 /**
  * Accepts a bulk job: every line checked, the quota of the valid ones reserved, the job stored and
  * its chunks queued. When a step before the job is stored fails, nothing is left and nothing charged;
@@ -134,7 +138,16 @@ export async function submitBulkJob(input: { apiKey: ApiKey; request: BulkReques
   // Read and checked in a worker thread, streamed (./upload-check-pool.ts): never on the event loop
   // that answers other keys, and refused as soon as it is known to be.
   const skipInvalid = request.skip_invalid === true;
-  const check = await uploadCheckPool().check(apiKey.keyId, source.open, { shared, skipInvalid });
+  const check = await uploadCheckPool()
+    .check(apiKey.keyId, source.open, { shared, skipInvalid })
+    .catch((error: unknown) => {
+      if (error instanceof ApiError || error instanceof ServiceBusyError) throw error;
+      // Not the input's fault: storage did not deliver it (a connection reset mid-stream, seen with
+      // eight 4 MB uploads read at once on a loaded host) or its worker died. Nothing is reserved
+      // yet: the caller is told to retry, as for any overload, never a 500.
+      logger.error('a bulk input could not be read', { key_id: apiKey.keyId, ...errorFields(error) });
+      throw serviceBusy(UNREADABLE_INPUT_RETRY_SECONDS, `The job's input could not be read just now. Nothing was charged; retry in ${UNREADABLE_INPUT_RETRY_SECONDS} s.`);
+    });
   const refusal = refusalOf(check, { skipInvalid });
   if (refusal !== undefined || 'refused' in check) throw invalidRequest(refusal ?? 'The upload cannot be a job');
   const { plan, invalid, valid, total } = check;

@@ -153,6 +153,25 @@ describe('UploadCheckPool: the check in a worker thread, streamed', () => {
     expect([firstCheck.total, secondCheck.total]).toEqual([2, 1]);
   });
 
+  it('an input whose stream fails mid-way (storage reset the connection) rejects with that error, and the pool serves the next submission', async () => {
+    // Arrange: a stream that breaks after its first piece, as an S3 body whose connection was reset
+    const broken = (async function* () {
+      yield Buffer.from(VALID + '\n');
+      throw Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
+    })();
+
+    // Act
+    const failed = await pool.check('key_d', broken, { skipInvalid: false }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const after = planned(await pool.check('key_d', [upload(2, () => true)], { skipInvalid: false }));
+
+    // Assert: the caller sees the storage's error (bulk-submission answers it 503, retry), never a plan
+    expect(failed).toMatchObject({ message: 'aborted', code: 'ECONNRESET' });
+    expect(after.valid).toBe(2);
+  });
+
   it('a read past its time limit ends its worker and refuses the upload; the pool goes on', async () => {
     // Arrange: a stream that never ends
     const slow = new UploadCheckPool({ workers: 2, timeLimitMs: 300 });
