@@ -39,6 +39,7 @@ import { createGateway } from './gateway.ts';
 import { LambdaConcurrency } from './lambda-concurrency.ts';
 import { API_HANDLERS, INVOKED_HANDLERS } from './handlers.ts';
 import { createInvokeEndpoint } from './invoke.ts';
+import { createKmsStandIn } from './kms-standin.ts';
 import { mendTornPdfRecords } from './torn-writes.ts';
 import { ensureBucket, ensureBulkQueues, ensureIdempotencyTable, ensureTable } from './provision.ts';
 import { startEventSourceMapping } from './event-source-mapping.ts';
@@ -68,6 +69,8 @@ export interface StackInfo {
   readonly s3Endpoint: string;
   /** The SQS stand-in (absent in a stack.json written before it existed). */
   readonly sqsEndpoint?: string;
+  /** The KMS stand-in (lib/local/kms-standin.ts; absent in a stack.json written before it existed). */
+  readonly kmsEndpoint?: string;
   readonly lambdaEndpoint: string;
   readonly tableName: string;
   readonly idempotencyTableName: string;
@@ -90,6 +93,7 @@ export function localAwsEnvironment(info: Omit<StackInfo, 'pid' | 'apiUrl' | 'la
     AWS_ENDPOINT_URL_DYNAMODB: info.dynamodbEndpoint,
     AWS_ENDPOINT_URL_S3: info.s3Endpoint,
     ...(info.sqsEndpoint && { AWS_ENDPOINT_URL_SQS: info.sqsEndpoint }),
+    ...(info.kmsEndpoint && { AWS_ENDPOINT_URL_KMS: info.kmsEndpoint }),
     TABLE_NAME: info.tableName,
     IDEMPOTENCY_TABLE_NAME: info.idempotencyTableName,
     BUCKET_NAME: info.bucketName,
@@ -195,6 +199,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   await mkdir(join(dataDir, 'dynamodb'), { recursive: true });
   await mkdir(join(dataDir, 's3'), { recursive: true });
   await mkdir(join(dataDir, 'sqs'), { recursive: true });
+  await mkdir(join(dataDir, 'kms'), { recursive: true, mode: 0o700 });
 
   // Supervised (lib/local/aws-standins.ts): a crashed stand-in comes back on the same data and
   // ports; one that cannot stops the whole stack.
@@ -206,8 +211,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   // This process owns the browser as well as the stores: /health checks all three.
   const unregisterBrowserCheck = registerHealthCheck('browser', async () => (await getBrowser()).version());
   const unregisterRenderingState = registerRenderingState(() => renderCapacity().state);
+  // KMS's signing keys (lib/signatures/): on this process's loop, as the Invoke endpoint; a Sign is
+  // a millisecond of arithmetic, and key generation runs on libuv's pool.
+  const kmsStandIn = createKmsStandIn({ directory: join(dataDir, 'kms'), region: LOCAL_REGION });
+  const kmsEndpoint = `http://${host}:${await listen(kmsStandIn, 0, host)}`;
   const awsInfo = {
     region: LOCAL_REGION,
+    kmsEndpoint,
     dynamodbEndpoint: standIns.dynamodbEndpoint,
     s3Endpoint: standIns.s3Endpoint,
     sqsEndpoint: standIns.sqsEndpoint,
@@ -358,6 +368,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
     invokeEndpoint.closeAllConnections();
     await new Promise<void>((resolveClose) => invokeEndpoint.close(() => resolveClose()));
+    kmsStandIn.closeAllConnections();
+    await new Promise<void>((resolveClose) => kmsStandIn.close(() => resolveClose()));
     await shutDownRendering();
     await standIns.close();
     await writeFile(cleanStopPath(dataDir), `${new Date().toISOString()}\n`);
