@@ -14,7 +14,7 @@ export interface Route {
 }
 
 /** Every API-facing Lambda function, by the name of its file in functions/. */
-export const API_FUNCTIONS = ['health', 'generate', 'batch', 'files', 'pdfs', 'jobs', 'usage', 'bulk', 'uploads', 'templates', 'preview', 'site', 'fallback'] as const;
+export const API_FUNCTIONS = ['health', 'generate', 'batch', 'files', 'pdfs', 'jobs', 'usage', 'bulk', 'uploads', 'templates', 'preview', 'signingKeys', 'site', 'fallback'] as const;
 export type FunctionName = (typeof API_FUNCTIONS)[number];
 
 /** Functions invoked by other functions, or on a schedule, rather than through the API. */
@@ -44,6 +44,12 @@ export const ROUTES: readonly Route[] = [
   { method: 'PUT', path: '/v1/templates/{template_id}', handler: 'templates' },
   { method: 'DELETE', path: '/v1/templates/{template_id}', handler: 'templates' },
   { method: 'POST', path: '/v1/templates/{template_id}/preview', handler: 'preview' },
+  // Signing keys (shared/spec/beyond.md "Signatures"): KMS keys only their API key signs with.
+  { method: 'GET', path: '/v1/signing-keys', handler: 'signingKeys' },
+  { method: 'POST', path: '/v1/signing-keys', handler: 'signingKeys' },
+  { method: 'GET', path: '/v1/signing-keys/{signing_key_id}', handler: 'signingKeys' },
+  { method: 'DELETE', path: '/v1/signing-keys/{signing_key_id}', handler: 'signingKeys' },
+  { method: 'PUT', path: '/v1/signing-keys/{signing_key_id}/certificate', handler: 'signingKeys' },
   // The developer surface (shared/spec/beyond.md): public, no key, nothing but the project's own files.
   { method: 'GET', path: '/v1/openapi.json', handler: 'site' },
   { method: 'GET', path: '/docs', handler: 'site' },
@@ -82,6 +88,11 @@ export interface FunctionProfile {
   readonly index?: readonly 'Query'[];
   /** Serves the docs page's and the playground's files (lib/site/assets.ts), copied beside its bundle. */
   readonly siteAssets?: boolean;
+  /**
+   * KMS operations on signing keys (lib/signatures/signing-keys.ts), only on keys tagged with this
+   * stack (`pdf-api:stack`); CreateKey only with that tag. Sign: the functions that sign documents.
+   */
+  readonly signingKeys?: readonly ('CreateKey' | 'TagResource' | 'GetPublicKey' | 'Sign' | 'ScheduleKeyDeletion')[];
   /** Runs on a schedule (an EventBridge rule), not through the API. */
   readonly schedule?: string;
   /** Its timeout when it is neither an API function nor a renderer: it waits for webhook receivers. */
@@ -276,6 +287,13 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   },
   // Renders a template with data and answers the PDF; stores nothing. Takes the key's share of
   // renderers as generate does (a lease: GetItem, PutItem, UpdateItem).
+  // Signing keys: records (listed through the index, counted per key) and their KMS keys, never Sign
+  // but for the CSR and a self-signed certificate, made when the key is.
+  signingKeys: {
+    table: ['GetItem', 'PutItem', 'UpdateItem'],
+    index: ['Query'],
+    signingKeys: ['CreateKey', 'TagResource', 'GetPublicKey', 'Sign', 'ScheduleKeyDeletion'],
+  },
   preview: { chromium: true, table: ['GetItem', 'PutItem', 'UpdateItem'], templateBodies: ['GetObject'] },
   // The OpenAPI document, the reference docs and the playground: built from the code, touches no store.
   site: { siteAssets: true },

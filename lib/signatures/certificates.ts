@@ -75,7 +75,8 @@ export async function certificateRequest(input: { subject: Subject; publicKey: U
     subjectPublicKeyInfo: pkijs.PublicKeyInfo.fromBER(bufferOf(input.publicKey)),
     signatureAlgorithm: signatureAlgorithm(input.keySpec),
   });
-  const tbs = request.encodeTBS().toBER();
+  // The CertificationRequestInfo: the first element of the whole request as encoded.
+  const tbs = (request.toSchema(true) as asn1js.Sequence).valueBlock.value[0]!.toBER();
   const signature = await input.sign(sha256(tbs));
   request.signatureValue = new asn1js.BitString({ valueHex: bufferOf(signature) });
   return toPem('CERTIFICATE REQUEST', request.toSchema(true).toBER());

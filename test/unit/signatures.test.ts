@@ -5,7 +5,7 @@
  * (pkijs, and `openssl cms -verify`), and one changed byte inside the range breaks it.
  */
 import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync, createPublicKey, privateEncrypt, constants, type KeyObject } from 'node:crypto';
+import { createHash, generateKeyPairSync, createPublicKey, privateEncrypt, constants, type KeyObject } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +16,9 @@ import { ecdsaP256SignDigest } from '#lib/local/kms-standin.ts';
 import { certificateRequest, checkChain, ChainProblem, selfSignedCertificate, type KeySpec, type SignDigest } from '#lib/signatures/certificates.ts';
 import { CMS_OID } from '#lib/signatures/cms.ts';
 import { signPdf } from '#lib/signatures/sign-pdf.ts';
+import { fetchTimestampToken, TimestampFailure } from '#lib/signatures/timestamps.ts';
 import { createTestCa, readSignature, verifyCms } from '../support/test-ca.ts';
+import { startTestTsa } from '../support/test-tsa.ts';
 
 /** A key as KMS holds it: its public key out, a digest signer in. */
 function kmsLikeKey(keySpec: KeySpec): { publicKey: Uint8Array; sign: SignDigest } {
@@ -126,5 +128,38 @@ describe('signing a PDF (PAdES B-B)', () => {
     const broken = readSignature(tampered);
     expect((await verifyCms(broken.cms, broken.signed, ca.certificatePem)).verified).toBe(false);
     expect(opensslVerifies(broken.cms, broken.signed, ca.certificatePem)).toBe(false);
+  });
+});
+
+describe('time stamps (PAdES B-T)', () => {
+  it('puts an RFC 3161 token over the signature value in the unsigned attributes, which openssl ts verifies against the TSA; a TSA that stalls or refuses fails with why', async () => {
+    const tsa = await startTestTsa();
+    try {
+      const key = kmsLikeKey('ECC_NIST_P256');
+      const ca = await createTestCa();
+      const leafPem = await ca.issue(await certificateRequest({ subject: { common_name: 'Acme' }, publicKey: key.publicKey, keySpec: 'ECC_NIST_P256', sign: key.sign }));
+      const { chain } = await checkChain(leafPem + ca.certificatePem, key.publicKey, new Date());
+
+      const signed = await signPdf(await samplePdf(false), { keySpec: 'ECC_NIST_P256', chain, sign: key.sign, signingTime: new Date(), timestamp: (digest) => fetchTimestampToken(tsa.url, digest, 5_000) });
+
+      const signature = readSignature(signed);
+      const { verified, signedData } = await verifyCms(signature.cms, signature.signed, ca.certificatePem);
+      expect(verified).toBe(true);
+      const signer = signedData.signerInfos[0]!;
+      const token = signer.unsignedAttrs!.attributes.find((attribute) => attribute.type === CMS_OID.signatureTimeStampToken)!;
+      expect(token).toBeDefined();
+      writeFileSync(join(work, 'token.der'), Buffer.from(token.values[0]!.toBER()));
+      writeFileSync(join(work, 'tsa.pem'), tsa.certificatePem);
+      const signatureValueDigest = createHash('sha256').update(Buffer.from(signer.signature.valueBlock.valueHexView)).digest('hex');
+      const output = execFileSync('openssl', ['ts', '-verify', '-digest', signatureValueDigest, '-in', join(work, 'token.der'), '-token_in', '-CAfile', join(work, 'tsa.pem')], { encoding: 'utf8' });
+      expect(output).toContain('Verification: OK');
+
+      tsa.mode = 'stall';
+      await expect(fetchTimestampToken(tsa.url, new Uint8Array(32), 300)).rejects.toThrow(new TimestampFailure('The time-stamp authority did not answer within 300 ms'));
+      tsa.mode = 'refuse';
+      await expect(fetchTimestampToken(tsa.url, new Uint8Array(32), 5_000)).rejects.toThrow(/refused the request \(PKIStatus 2\)/);
+    } finally {
+      await tsa.close();
+    }
   });
 });
