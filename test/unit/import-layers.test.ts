@@ -21,11 +21,11 @@ const LAYERS: readonly (readonly string[])[] = [
   // What everything may use, and which uses nothing of ours: ids, limits, logs, the network policy.
   ['lib/random.ts', 'lib/json-depth.ts', 'lib/secrets.ts', 'lib/observability/', 'lib/egress/'],
   ['lib/settings.ts'],
-  // One document in, one PDF out; the stored records and objects; signatures (certificates, CMS,
-  // the PDF's signed update, and the signing keys' records and KMS calls through ports given in).
-  ['lib/render/', 'lib/storage/', 'lib/signatures/'],
-  // API keys, tiers and counters; the template engine (pure: text and data in, HTML out).
-  ['lib/accounts/', 'lib/templates/'],
+  // One document in, one PDF out; the stored records and objects.
+  ['lib/render/', 'lib/storage/'],
+  // API keys, tiers and counters; the template engine (pure: text and data in, HTML out); signatures
+  // (certificates, CMS, a PDF's signed update, signing keys' records and KMS calls through a port).
+  ['lib/accounts/', 'lib/templates/', 'lib/signatures/'],
   // Customer code (templates, data schemas) run in bounded worker threads, shared per key.
   ['lib/customer-code/'],
   // Documents as requested (options, sources, batches, merges, stored templates); webhooks.
