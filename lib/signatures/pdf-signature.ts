@@ -57,6 +57,20 @@ function lastCrossReference(bytes: Uint8Array): { offset: number; isStream: bool
   return { offset, isStream: !/^\s*xref/.test(head) };
 }
 
+/**
+ * The first object number no revision of the file uses. pdf-lib forgets the object streams and
+ * cross-reference streams it read (their numbers are not in its context), and a trailer's /Size may
+ * count free entries past the last object: the largest of all three, so no new object takes the
+ * number of one a reader still resolves through the older sections.
+ */
+function nextObjectNumber(pdf: Uint8Array, largestParsed: number): number {
+  const text = Buffer.from(pdf).toString('latin1');
+  let next = largestParsed + 1;
+  for (const match of text.matchAll(/(?:^|[\r\n\s])(\d+)\s+\d+\s+obj\b/g)) next = Math.max(next, Number(match[1]) + 1);
+  for (const match of text.matchAll(/\/Size\s+(\d+)/g)) next = Math.max(next, Number(match[1]));
+  return next;
+}
+
 /** The PDF date of /M: D:YYYYMMDDHHmmSSZ. */
 function pdfDate(date: Date): string {
   const iso = date.toISOString();
@@ -92,7 +106,7 @@ export async function prepareSignature(pdf: Uint8Array, input: PlaceholderInput)
   if (document.isEncrypted) throw new Error('an encrypted PDF cannot be signed here');
   const context = document.context;
   const previous = lastCrossReference(pdf);
-  let next = context.largestObjectNumber + 1;
+  let next = nextObjectNumber(pdf, context.largestObjectNumber);
   const objects = new Map<number, { generation: number; text: string | Buffer }>();
   const newRef = () => PDFRef.of(next++);
 

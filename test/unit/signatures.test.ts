@@ -17,6 +17,7 @@ import { certificateRequest, checkChain, ChainProblem, selfSignedCertificate, ty
 import { CMS_OID } from '#lib/signatures/cms.ts';
 import { signPdf } from '#lib/signatures/sign-pdf.ts';
 import { fetchTimestampToken, TimestampFailure } from '#lib/signatures/timestamps.ts';
+import { readPdfFacts } from '../support/pdf.ts';
 import { createTestCa, readSignature, verifyCms } from '../support/test-ca.ts';
 import { startTestTsa } from '../support/test-tsa.ts';
 
@@ -115,7 +116,8 @@ describe('signing a PDF (PAdES B-B)', () => {
     expect(attributes).not.toContain('1.2.840.113549.1.9.5'); // no signing-time: PAdES puts it in /M
     expect(opensslVerifies(signature.cms, signature.signed, ca.certificatePem)).toBe(true);
 
-    // Still a PDF any reader opens, with its pages and a signature field.
+    // Still a PDF any reader opens (pdf.js resolves the new objects beside the old object streams), with its pages and a signature field.
+    expect((await readPdfFacts(signed)).pageTexts).toEqual(['Invoice 2026-0042', 'page two']);
     const reopened = await PDFDocument.load(signed);
     expect(reopened.getPageCount()).toBe(2);
     expect(reopened.getForm().getFields().map((field) => field.constructor.name)).toEqual(['PDFSignature']);
