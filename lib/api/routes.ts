@@ -120,6 +120,8 @@ export interface FunctionProfile {
    * has no use for the table.
    */
   readonly templateReads?: boolean;
+  /** Reads signing keys' records and nothing else of the table (GetItem on SIGNINGKEY# partition keys), for a function that otherwise has no use for it. */
+  readonly signingKeyReads?: boolean;
   /** S3 operations it performs on the requests of asynchronous jobs (lib/jobs/job-records.ts), under their own prefix. */
   readonly jobRequests?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
   /** S3 operations it performs on the results too large for their job's item (lib/jobs/job-records.ts), under their own prefix. */
@@ -189,6 +191,8 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     linkSecret: true,
     idempotency: true,
     invokes: ['job'],
+    // Signs documents with `signature` (lib/documents/signing.ts): KMS Sign on the caller's signing key.
+    signingKeys: ['Sign'],
   },
   // The batch writes the records of the items it counts as done (lib/documents/batch.ts), and
   // joins their files into one when asked to merge (lib/documents/merge.ts). Jobs as generate.
@@ -204,7 +208,8 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   },
   // Stores the item's file only; the batch writes its record. Reads the template an item names
   // (its head and version, and its body when large) where the document is made.
-  render: { chromium: true, rendersJobItems: true, objects: ['PutObject'], templateReads: true, templateBodies: ['GetObject'] },
+  // And the signing key an item's `signature` names (its record, and KMS Sign with it).
+  render: { chromium: true, rendersJobItems: true, objects: ['PutObject'], templateReads: true, templateBodies: ['GetObject'], signingKeyReads: true, signingKeys: ['Sign'] },
   // Reads the job, and its result where it is too large for the item; a bulk job's progress from its
   // shards (a GetItem each, and a Query of the job's own key, where jobs stored before kept theirs),
   // its cancel (UpdateItem), and the redirect to its manifest or archive (a presigned GET).
@@ -246,6 +251,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     jobRequests: ['GetObject', 'DeleteObject'],
     jobRequestKey: ['Decrypt'],
     linkSecret: true,
+    signingKeys: ['Sign'],
   },
   // A job: a generate (rendered here) or a batch (fanned out to render, as the batch function
   // does), records and the merged file written, the reservation settled, the job recorded, its
@@ -265,6 +271,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     templateBodies: ['GetObject'],
     linkSecret: true,
     invokes: ['render'],
+    signingKeys: ['Sign'],
   },
   // Claims, reschedules and closes due deliveries; reads the keys' secrets through the index, and
   // the finished jobs the deliveries report (with their results where the item could not hold them).

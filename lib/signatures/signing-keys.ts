@@ -51,7 +51,9 @@ export const KMS_DELETION_WINDOW_DAYS = 7;
 /** How long a `self_signed` certificate is valid. */
 export const SELF_SIGNED_DAYS = 365;
 
-const recordKey = (id: string) => ({ pk: `SIGNINGKEY#${id}`, sk: 'SIGNINGKEY' });
+/** The partition key prefix of signing keys' records: all a renderer may read of them (cdk/stack.ts). */
+export const SIGNING_KEY_PREFIX = 'SIGNINGKEY#';
+const recordKey = (id: string) => ({ pk: `${SIGNING_KEY_PREFIX}${id}`, sk: 'SIGNINGKEY' });
 const countKey = (keyId: string) => ({ pk: `SIGNINGKEYS#${keyId}`, sk: 'COUNT' });
 const ownerPartition = (keyId: string) => `SIGNINGKEY#${keyId}`;
 
