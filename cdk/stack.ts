@@ -442,9 +442,10 @@ export class PdfApiStack extends Stack {
         const uses = profile.signingKeys.filter((op) => op !== 'CreateKey' && op !== 'TagResource').map((op) => `kms:${op}`);
         if (uses.length) fn.addToRolePolicy(new PolicyStatement({ actions: uses, resources: [keys], conditions: onThisStacksKeys }));
         if (profile.signingKeys.includes('CreateKey')) {
+          // (StringEquals with a list: any of them. The condition keys are single-valued, so no ForAllValues,
+          // which would also match a request without the key.)
           const withThisStacksTag = {
-            StringEquals: { [`aws:RequestTag/${STACK_TAG}`]: this.stackName, 'kms:KeyUsage': 'SIGN_VERIFY' },
-            'ForAllValues:StringEquals': { 'kms:KeySpec': ['ECC_NIST_P256', 'RSA_3072'] },
+            StringEquals: { [`aws:RequestTag/${STACK_TAG}`]: this.stackName, 'kms:KeyUsage': 'SIGN_VERIFY', 'kms:KeySpec': ['ECC_NIST_P256', 'RSA_3072'] },
           };
           // CreateKey has no resource to name (the key does not exist yet): `*`, bounded by the conditions.
           fn.addToRolePolicy(new PolicyStatement({ actions: ['kms:CreateKey'], resources: ['*'], conditions: withThisStacksTag }));

@@ -4,7 +4,7 @@
  */
 import { settings } from '#lib/settings.ts';
 import type { DocumentError } from '#lib/render/errors.ts';
-import { ApiError, invalidRequest, notFound } from './errors.ts';
+import { ApiError, invalidRequest, notFound, serviceBusy } from './errors.ts';
 
 /** How a document failure reads on the single-document endpoints. */
 export function documentErrorToApiError(error: DocumentError): ApiError {
@@ -40,5 +40,7 @@ export function documentErrorToApiError(error: DocumentError): ApiError {
       return new ApiError('signing_key_not_ready', error.message);
     case 'TIMESTAMP_FAILED':
       return new ApiError('timestamp_failed', error.message);
+    case 'SERVICE_BUSY':
+      return serviceBusy(1, error.message);
   }
 }

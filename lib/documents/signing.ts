@@ -18,6 +18,7 @@ import { signPdf } from '#lib/signatures/sign-pdf.ts';
 import { chainOf, getSigningKey, kmsSigner, type SigningKey } from '#lib/signatures/signing-keys.ts';
 import { fetchTimestampToken, TimestampFailure } from '#lib/signatures/timestamps.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
+import { prepareSignatureInWorker } from './pdf-workers.ts';
 
 /** What a signature option says that cannot be checked by its schema alone: 400 INVALID_OPTIONS. */
 export function signatureOptionProblem(options: { signature?: SignatureOption | undefined; encryption?: unknown }): string | undefined {
@@ -46,6 +47,7 @@ const POINTS_PER_PIXEL = 72 / 96;
 
 /** The signed file: `pdf` (finished) with a PAdES signature by `key`, as the option asks. */
 export async function signDocument(store: PdfStore, key: SigningKey, option: SignatureOption, pdf: Uint8Array, pages: number, now: Date): Promise<Uint8Array> {
+  // The file is parsed in a finishing worker, on the owner's share, never on the event loop.
   if (!store.kms) throw new Error('signing needs KMS: the store has no KMS client');
   const chain = chainOf(key);
   const signer = commonName(parseCertificate(chain[0]!).subject) ?? key.subject.common_name;
@@ -67,10 +69,16 @@ export async function signDocument(store: PdfStore, key: SigningKey, option: Sig
       reason: option.reason,
       location: option.location,
       contactInfo: option.contact_info,
+      prepare: prepareSignatureInWorker(key.keyId),
       appearance: visible && { pageIndex: visible.page - 1, x: points(visible.x), y: points(visible.y), width: points(visible.width), height: points(visible.height), lines },
     });
   } catch (error) {
     if (error instanceof TimestampFailure) throw new DocumentError('TIMESTAMP_FAILED', `${error.message}. Nothing was charged; retry, or sign without timestamp.`, { cause: error });
+    // KMS's request quota (Sign is shared by every signing key of the account and region): the SDK
+    // retried with backoff already; what is still throttled is the service's overload, not the document's.
+    if (error instanceof Error && (error.name === 'ThrottlingException' || error.name === 'LimitExceededException')) {
+      throw new DocumentError('SERVICE_BUSY', 'Signing is busy (the key service is throttling requests). Nothing was charged; retry in a second.', { cause: error });
+    }
     throw error;
   }
 }

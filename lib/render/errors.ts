@@ -27,7 +27,9 @@ export type DocumentFailureCode =
   /** The signing key has no valid certificate (none uploaded yet, or expired). */
   | 'SIGNING_KEY_NOT_READY'
   /** The time-stamp authority did not answer in time, or refused, for `timestamp: true`. */
-  | 'TIMESTAMP_FAILED';
+  | 'TIMESTAMP_FAILED'
+  /** A service the document needs (KMS, throttling its Sign) stayed busy past the SDK's retries: 503 with Retry-After. */
+  | 'SERVICE_BUSY';
 
 /** The most characters of a caller's input an error message quotes. */
 export const MAX_QUOTED_CHARS = 100;

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { KeySpec, SignDigest } from './certificates.ts';
 import { signedAttributes, signedAttributesDigest, signedDataDer } from './cms.ts';
-import { byteRangeDigest, fillSignature, prepareSignature, type Appearance } from './pdf-signature.ts';
+import { byteRangeDigest, fillSignature, prepareSignature, type Appearance, type PlaceholderInput, type PreparedSignature } from './pdf-signature.ts';
 
 /** Room kept for a time-stamp token: a TSA's SignedData with its certificate chain (typically 3 to 6 KB). */
 const TIMESTAMP_ROOM_BYTES = 12_288;
@@ -28,11 +28,13 @@ export interface SigningInput {
   readonly location?: string | undefined;
   readonly contactInfo?: string | undefined;
   readonly appearance?: Appearance | undefined;
+  /** Writes the update (parsing the file): prepareSignature here, or the same in a worker thread (lib/documents/pdf-workers.ts). */
+  readonly prepare?: (pdf: Uint8Array, input: PlaceholderInput) => Promise<PreparedSignature>;
 }
 
 export async function signPdf(pdf: Uint8Array, input: SigningInput): Promise<Uint8Array> {
   const chainBytes = input.chain.reduce((sum, certificate) => sum + certificate.length, 0);
-  const prepared = await prepareSignature(pdf, {
+  const prepared = await (input.prepare ?? prepareSignature)(pdf, {
     signingTime: input.signingTime,
     name: input.name,
     reason: input.reason,
