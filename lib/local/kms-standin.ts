@@ -93,8 +93,15 @@ export function ecdsaP256SignDigest(privateKey: KeyObject, digest: Buffer): Buff
   }
 }
 
-/** The KMS stand-in's HTTP server (not yet listening). Keys persist under `directory`. */
-export function createKmsStandIn(options: { directory: string; region: string }): Server {
+/** KMS's answer to one call: its HTTP status and JSON body (an error is `{ __type, message }`). */
+export type KmsAnswer = { readonly status: number; readonly body: unknown };
+
+/**
+ * The stand-in's operations, by name (`TrentService.<name>` without the prefix), on keys kept
+ * under `directory`: what the HTTP server below answers, and what the Lambda emulation's own KMS
+ * stand-in (test/support/kms-standin.ts) answers for everything but its job-request key.
+ */
+export function kmsSigningOperations(options: { directory: string; region: string }): (operation: string, input: Record<string, unknown>) => Promise<KmsAnswer> {
   const keys = new Map<string, StoredKey>();
   const path = (keyId: string) => join(options.directory, `${keyId}.json`);
   const save = async (key: StoredKey) => {
@@ -200,6 +207,21 @@ export function createKmsStandIn(options: { directory: string; region: string })
     },
   };
 
+  return async (name, input) => {
+    try {
+      const operation = Object.hasOwn(operations, name) ? operations[name] : undefined;
+      if (!operation) throw new KmsError('UnknownOperationException', `Not supported by the KMS stand-in: ${name}`);
+      return { status: 200, body: await operation(input) };
+    } catch (error) {
+      if (error instanceof KmsError) return { status: error.status, body: { __type: error.type, message: error.message } };
+      return { status: 500, body: { __type: 'KMSInternalException', message: error instanceof Error ? error.message : String(error) } };
+    }
+  };
+}
+
+/** The KMS stand-in's HTTP server (not yet listening). Keys persist under `directory`. */
+export function createKmsStandIn(options: { directory: string; region: string }): Server {
+  const operate = kmsSigningOperations(options);
   async function answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const reply = (status: number, body: unknown) => {
       response.writeHead(status, { 'Content-Type': 'application/x-amz-json-1.1' });
@@ -207,8 +229,7 @@ export function createKmsStandIn(options: { directory: string; region: string })
     };
     try {
       const target = String(request.headers['x-amz-target'] ?? '');
-      const operation = target.startsWith('TrentService.') ? operations[target.slice('TrentService.'.length)] : undefined;
-      if (request.method !== 'POST' || !operation) throw new KmsError('UnknownOperationException', `Not supported by the KMS stand-in: ${target || request.method}`);
+      if (request.method !== 'POST' || !target.startsWith('TrentService.')) throw new KmsError('UnknownOperationException', `Not supported by the KMS stand-in: ${target || request.method}`);
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of request as AsyncIterable<Buffer>) {
@@ -223,7 +244,8 @@ export function createKmsStandIn(options: { directory: string; region: string })
         throw new KmsError('SerializationException', 'The request is not JSON');
       }
       if (!input || typeof input !== 'object') throw new KmsError('SerializationException', 'The request is not a JSON object');
-      reply(200, await operation(input as Record<string, unknown>));
+      const { status, body } = await operate(target.slice('TrentService.'.length), input as Record<string, unknown>);
+      reply(status, body);
     } catch (error) {
       if (error instanceof KmsError) return reply(error.status, { __type: error.type, message: error.message });
       reply(500, { __type: 'KMSInternalException', message: error instanceof Error ? error.message : String(error) });

@@ -99,7 +99,9 @@ describe('signing keys', () => {
 
     const signed = await call('POST', '/v1/pdf/generate', freeKey, { html: '<p>self-signed</p>', signature: { signing_key_id: own.body.signing_key_id } });
     expect(signed.status, signed.text).toBe(200);
-    expect(readSignature(await download(signed.body.url)).dictionary).toContain('/Name (Free Tester)');
+    const selfSigned = readSignature(await download(signed.body.url));
+    expect(selfSigned.dictionary).toContain('/Name (Free Tester)');
+    expect((await verifyCms(selfSigned.cms, selfSigned.signed, own.body.certificate_pem, { selfSigned: true })).verified).toBe(true);
 
     expect((await call('DELETE', `/v1/signing-keys/${own.body.signing_key_id}`, freeKey)).status).toBe(204);
     expectApiError(await call('POST', '/v1/pdf/generate', freeKey, { html: '<p>after delete</p>', signature: { signing_key_id: own.body.signing_key_id } }), 404, 'signing_key_not_found');
@@ -187,5 +189,22 @@ describe('signed documents', () => {
     expect(job.body).toMatchObject({ status: 'succeeded', result: { signed: true, signing_key_id: signingKeyId } });
     await expectValidSignature(await download(job.body.result.url));
     expect(await stack.quotaUsed(owner)).toBe(5);
+  });
+
+  it('a bulk job whose shared options sign: every line’s PDF is signed, charged as stored', async () => {
+    const submitted = await call('POST', '/v1/pdf/bulk', owner, { items: [{ html: '<p>Bulk one</p>' }, { html: '<p>Bulk two</p>' }], options: { signature: { signing_key_id: signingKeyId, reason: 'Bulk' } } });
+    expect(submitted.status, submitted.text).toBe(202);
+    let job = await call('GET', `/v1/jobs/${submitted.body.job_id}`, owner);
+    while (!job.body.completed_at) {
+      await new Promise((resolve) => setTimeout(resolve, 250)); // polling for the job's end, as a client does
+      job = await call('GET', `/v1/jobs/${submitted.body.job_id}`, owner);
+    }
+    expect(job.body).toMatchObject({ status: 'succeeded', total: 2, succeeded: 2, failed: 0 });
+    const listed = (await call('GET', '/v1/pdf?limit=100', owner)).body.data as { url: string; signed?: boolean; signing_key_id?: string }[];
+    expect(listed).toHaveLength(7);
+    expect(listed.every((record) => record.signed === true && record.signing_key_id === signingKeyId)).toBe(true);
+    const [newest] = listed;
+    expect((await expectValidSignature(await download(newest!.url))).dictionary).toContain('/Reason (Bulk)');
+    expect(await stack.quotaUsed(owner)).toBe(7);
   });
 });

@@ -85,12 +85,21 @@ export function readSignature(pdf: Uint8Array): SignatureInFile {
   return { byteRange, cms, signed, dictionary: text.slice(start, byteRange[1]) + text.slice(byteRange[2], end) };
 }
 
-/** Verifies a detached CMS over `data` with pkijs, the chain checked up to `trustedPem`. */
-export async function verifyCms(cms: Uint8Array, data: Uint8Array, trustedPem: string): Promise<{ verified: boolean; signedData: pkijs.SignedData }> {
+/**
+ * Verifies a detached CMS over `data` with pkijs, the chain checked up to `trustedPem`. A self-signed
+ * signer (`self_signed: true`) is no CA, which pkijs's chain check refuses as an anchor: its
+ * certificate must then be exactly `trustedPem`, and the signature verify with it.
+ */
+export async function verifyCms(cms: Uint8Array, data: Uint8Array, trustedPem: string, { selfSigned = false } = {}): Promise<{ verified: boolean; signedData: pkijs.SignedData }> {
   const info = pkijs.ContentInfo.fromBER(cms.slice().buffer as ArrayBuffer);
   const signedData = new pkijs.SignedData({ schema: info.content });
   const trusted = pkijs.Certificate.fromBER(der(trustedPem));
   try {
+    if (selfSigned) {
+      const [only, ...more] = signedData.certificates ?? [];
+      const same = more.length === 0 && only instanceof pkijs.Certificate && Buffer.from(only.toSchema().toBER()).equals(Buffer.from(der(trustedPem)));
+      return { verified: same && Boolean(await signedData.verify({ signer: 0, data: data.slice().buffer as ArrayBuffer, checkChain: false })), signedData };
+    }
     const verified = await signedData.verify({ signer: 0, data: data.slice().buffer as ArrayBuffer, checkChain: true, trustedCerts: [trusted] });
     return { verified: Boolean(verified), signedData };
   } catch {
