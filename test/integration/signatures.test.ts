@@ -4,21 +4,18 @@
  * PDFs signed through generate, a batch, a template and an async job, each read back as a validator
  * reads it (the byte range covers the file but the hole, the CMS verifies against the CA, a time
  * stamp from the test TSA). Another key's signing key is 404 everywhere; a failed signature is
- * never charged. One stack of its own (it needs SIGNATURE_TSA_URL), started once.
+ * never charged. On the shared test stack, whose SIGNATURE_TSA_URL is the test TSA (global-setup.ts).
  */
 import { PDFDocument } from 'pdf-lib';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { download, expectApiError, request, type ApiResponse } from '../support/api.ts';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { apiUrl, createKey, download, expectApiError, request, type ApiResponse } from '../support/api.ts';
 import { readPdfFacts } from '../support/pdf.ts';
-import { startPrivateStack, type PrivateStack } from '../support/private-stack.ts';
 import { createTestCa, readSignature, verifyCms, type TestCa } from '../support/test-ca.ts';
-import { startTestTsa, type TestTsa } from '../support/test-tsa.ts';
+import { setTsaMode } from '../support/test-tsa.ts';
 
 const SIGNATURE_TIME_STAMP_TOKEN = '1.2.840.113549.1.9.16.2.14';
 
-let stack: PrivateStack;
-let tsa: TestTsa;
 let ca: TestCa;
 let owner: string;
 let stranger: string;
@@ -26,7 +23,7 @@ let freeKey: string;
 let signingKeyId: string;
 
 const call = (method: string, path: string, apiKey: string, body?: unknown): Promise<ApiResponse> =>
-  request(method, stack.apiUrl + path, { apiKey, ...(body !== undefined && { body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }) });
+  request(method, apiUrl + path, { apiKey, ...(body !== undefined && { body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }) });
 
 /** What a validator checks of a signed PDF: the range, the CMS against the CA; the time stamp when asked. */
 async function expectValidSignature(bytes: Uint8Array, { timestamped = false } = {}) {
@@ -46,15 +43,12 @@ async function expectValidSignature(bytes: Uint8Array, { timestamped = false } =
   return signature;
 }
 
-beforeAll(async () => {
-  [tsa, ca] = await Promise.all([startTestTsa(), createTestCa()]);
-  stack = await startPrivateStack({ SIGNATURE_TSA_URL: tsa.url, SIGNATURE_TSA_TIMEOUT_MS: '1500' });
-  [owner, stranger, freeKey] = await Promise.all([stack.createKey('pro'), stack.createKey('starter'), stack.createKey('free')]);
-}, 120_000);
+/** The key's quota used this month (GET /v1/usage). */
+const quotaUsed = async (apiKey: string) => (await call('GET', '/v1/usage', apiKey)).body.quota_used as number;
 
-afterAll(async () => {
-  await stack?.stop();
-  await tsa?.close();
+beforeAll(async () => {
+  ca = await createTestCa();
+  [owner, stranger, freeKey] = (await Promise.all([createKey('pro'), createKey('starter'), createKey('free')])).map((key) => key.apiKey) as [string, string, string];
 });
 
 describe('signing keys', () => {
@@ -87,8 +81,8 @@ describe('signing keys', () => {
     expectApiError(await call('DELETE', `/v1/signing-keys/${signingKeyId}`, stranger), 404, 'signing_key_not_found');
     expect((await call('GET', '/v1/signing-keys', stranger)).body.data).toEqual([]);
     expectApiError(await call('POST', '/v1/pdf/generate', stranger, { html: '<p>not mine</p>', signature: { signing_key_id: signingKeyId } }), 404, 'signing_key_not_found');
-    expect(await stack.quotaUsed(stranger)).toBe(0);
-    expect(await stack.quotaUsed(owner)).toBe(0);
+    expect(await quotaUsed(stranger)).toBe(0);
+    expect(await quotaUsed(owner)).toBe(0);
   });
 
   it('a free key keeps one self-signed key (active at once), no second; deleted, it signs nothing more', async () => {
@@ -105,7 +99,7 @@ describe('signing keys', () => {
 
     expect((await call('DELETE', `/v1/signing-keys/${own.body.signing_key_id}`, freeKey)).status).toBe(204);
     expectApiError(await call('POST', '/v1/pdf/generate', freeKey, { html: '<p>after delete</p>', signature: { signing_key_id: own.body.signing_key_id } }), 404, 'signing_key_not_found');
-    expect(await stack.quotaUsed(freeKey)).toBe(1);
+    expect(await quotaUsed(freeKey)).toBe(1);
   });
 });
 
@@ -139,20 +133,20 @@ describe('signed documents', () => {
     expect(appearance).toContain('(Reason: Invoice issued) Tj');
     const form = (await PDFDocument.load(bytes)).getForm().getFields();
     expect(form.map((field) => field.constructor.name)).toEqual(['PDFSignature']);
-    expect(await stack.quotaUsed(owner)).toBe(1);
+    expect(await quotaUsed(owner)).toBe(1);
   });
 
   it('refuses what cannot be signed, before anything is charged: with encryption (400), a TSA that does not answer (502)', async () => {
     const encrypted = await call('POST', '/v1/pdf/generate', owner, { html: '<p>x</p>', encryption: { owner_password: 'owner-secret' }, signature: { signing_key_id: signingKeyId } });
     expect(expectApiError(encrypted, 400, 'invalid_request')).toContain('signature and encryption cannot be combined');
-    tsa.mode = 'stall';
+    await setTsaMode(inject('tsaUrl'), 'stall');
     try {
       const stalled = await call('POST', '/v1/pdf/generate', owner, { html: '<p>needs a time stamp</p>', signature: { signing_key_id: signingKeyId, timestamp: true } });
-      expect(expectApiError(stalled, 502, 'timestamp_failed')).toContain('did not answer within 1500 ms');
+      expect(expectApiError(stalled, 502, 'timestamp_failed')).toContain(`did not answer within ${inject('tsaTimeoutMs')} ms`);
     } finally {
-      tsa.mode = 'answer';
+      await setTsaMode(inject('tsaUrl'), 'answer');
     }
-    expect(await stack.quotaUsed(owner)).toBe(1);
+    expect(await quotaUsed(owner)).toBe(1);
     expect((await call('GET', '/v1/pdf?limit=100', owner)).body.data).toHaveLength(1);
   });
 
@@ -168,7 +162,7 @@ describe('signed documents', () => {
     const [one, two, three] = batch.body.results;
     expect(three).toMatchObject({ success: false, error: { code: 'SIGNING_KEY_NOT_FOUND' } });
     for (const item of [one, two]) await expectValidSignature(await download(item.download_url));
-    expect(await stack.quotaUsed(owner)).toBe(3);
+    expect(await quotaUsed(owner)).toBe(3);
   });
 
   it('a template whose options sign, and an async job, give signed PDFs too', async () => {
@@ -188,7 +182,7 @@ describe('signed documents', () => {
     }
     expect(job.body).toMatchObject({ status: 'succeeded', result: { signed: true, signing_key_id: signingKeyId } });
     await expectValidSignature(await download(job.body.result.url));
-    expect(await stack.quotaUsed(owner)).toBe(5);
+    expect(await quotaUsed(owner)).toBe(5);
   });
 
   it('a bulk job whose shared options sign: every line’s PDF is signed, charged as stored', async () => {
@@ -205,6 +199,6 @@ describe('signed documents', () => {
     expect(listed.every((record) => record.signed === true && record.signing_key_id === signingKeyId)).toBe(true);
     const [newest] = listed;
     expect((await expectValidSignature(await download(newest!.url))).dictionary).toContain('/Reason (Bulk)');
-    expect(await stack.quotaUsed(owner)).toBe(7);
+    expect(await quotaUsed(owner)).toBe(7);
   });
 });

@@ -2,7 +2,8 @@
  * An RFC 3161 time-stamp authority for tests (SIGNATURE_TSA_URL): answers a TimeStampReq with a
  * token signed by its own certificate (critical extendedKeyUsage timeStamping, as RFC 3161 2.3 asks),
  * with the signing-certificate-v2 attribute (RFC 5816) that `openssl ts -verify` checks. It can be
- * told to stall (never answer) or to refuse, for the failure paths.
+ * told to stall (never answer) or to refuse, for the failure paths: by `mode` in its own process, or
+ * from another (a test worker, when it serves the shared test stack) with `PUT <origin>/mode`.
  */
 import { createHash, webcrypto } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -81,6 +82,12 @@ export async function startTestTsa(): Promise<TestTsa> {
   const server: Server = createServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
+    if (request.method === 'PUT' && request.url === '/mode') {
+      const mode = Buffer.concat(chunks).toString('utf8');
+      if (mode !== 'answer' && mode !== 'stall' && mode !== 'refuse') return void response.writeHead(400).end();
+      state.mode = mode;
+      return void response.writeHead(204).end();
+    }
     requests++;
     if (state.mode === 'stall') return; // the client's timeout ends it
     try {
@@ -108,4 +115,10 @@ export async function startTestTsa(): Promise<TestTsa> {
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** Sets the mode of a test TSA running in another process (the shared stack's, test/support/global-setup.ts). */
+export async function setTsaMode(tsaUrl: string, mode: TestTsa['mode']): Promise<void> {
+  const response = await fetch(new URL('/mode', tsaUrl), { method: 'PUT', body: mode });
+  if (response.status !== 204) throw new Error(`the test TSA refused mode ${mode}: ${response.status}`);
 }
