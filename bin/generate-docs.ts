@@ -58,6 +58,7 @@ const GROUPS: readonly { readonly title: string; readonly fields: readonly strin
   { title: 'Headers and footers', fields: ['header_html', 'footer_html'] },
   { title: 'When to print', fields: ['wait_for', 'wait_for_selector', 'wait_for_expression', 'wait_delay_ms', 'emulate_media'] },
   { title: 'The file', fields: ['print_background', 'tagged', 'outline', 'metadata_pdf', 'watermark', 'encryption', 'filename'] },
+  { title: 'Signing', fields: ['signature'] },
   { title: 'Fetching a url', fields: ['http_headers', 'cookies', 'basic_auth', 'user_agent', 'fail_on_http_status'] },
   { title: 'Asynchronous jobs', fields: ['async', 'webhook_url'] },
 ];

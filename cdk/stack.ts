@@ -29,6 +29,7 @@ import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { BULK_MAX_RECEIVE_COUNT, BULK_PREFIX, BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS, BULK_WORKER_TIMEOUT_SECONDS, UPLOAD_PREFIX } from '#lib/bulk/bulk-records.ts';
 import { TEMPLATE_BODY_PREFIX, TEMPLATE_KEY_PREFIX } from '#lib/storage/templates.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
+import { SIGNING_KEY_PREFIX, STACK_TAG } from '#lib/signatures/signing-keys.ts';
 import { Alarms } from './constructs/alarms.ts';
 import { ChromiumLayer } from './constructs/chromium-layer.ts';
 import { concurrencyFromContext, invocationTarget, type ConcurrencySettings } from './constructs/concurrency.ts';
@@ -84,6 +85,11 @@ export interface PdfApiStackProps extends StackProps {
   readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
   /** Base of download links behind a custom domain (PUBLIC_BASE_URL); derived from the request otherwise. */
   readonly publicBaseUrl?: string;
+  /**
+   * The RFC 3161 time-stamp authority of signatures with `timestamp: true` (SIGNATURE_TSA_URL; context
+   * `signatureTsaUrl`). Absent: `timestamp: true` is refused (400).
+   */
+  readonly signatureTsaUrl?: string;
   /** Subscribes this address to the alarm topic. */
   readonly alarmEmail?: string;
   /** Reserved and provisioned concurrency by function; none by default (cdk/constructs/concurrency.ts). */
@@ -122,12 +128,13 @@ function contextString(node: Node, name: string): string | undefined {
  * The stack's switches from CDK context, with production defaults:
  * `deletionProtection` (true; `-c deletionProtection=false` for a throw-away dev stack), `tracing`
  * (true), `renderTimeoutMs` (20000), `throttleRate` / `throttleBurst` (100 / 200 requests per
- * second), `publicBaseUrl`, `alarmEmail`, and the concurrency switches (none set by default:
+ * second), `publicBaseUrl`, `alarmEmail`, `signatureTsaUrl`, and the concurrency switches (none set by default:
  * `renderReservedConcurrency`, `generateProvisionedConcurrency`, `renderProvisionedConcurrency`).
  */
 export function stackPropsFromContext(node: Node): PdfApiStackProps {
   const publicBaseUrl = contextString(node, 'publicBaseUrl');
   const alarmEmail = contextString(node, 'alarmEmail');
+  const signatureTsaUrl = contextString(node, 'signatureTsaUrl');
   return {
     description: 'PDF API: HTML to PDF on API Gateway, Lambda with Chromium, DynamoDB and S3',
     deletionProtection: contextFlag(node, 'deletionProtection', true),
@@ -138,6 +145,7 @@ export function stackPropsFromContext(node: Node): PdfApiStackProps {
     throttle: { rateLimit: contextInt(node, 'throttleRate', 100), burstLimit: contextInt(node, 'throttleBurst', 200) },
     ...(publicBaseUrl && { publicBaseUrl }),
     ...(alarmEmail && { alarmEmail }),
+    ...(signatureTsaUrl && { signatureTsaUrl }),
     concurrency: concurrencyFromContext(node),
     bulkMaximumConcurrency: contextInt(node, 'bulkMaximumConcurrency', 100),
   };
@@ -214,6 +222,8 @@ export class PdfApiStack extends Stack {
           ...(profile.linkSecret && { LINK_SIGNING_SECRET_ARN: linkSigningSecret.secretArn }),
           ...(profile.jobRequestKey && { JOB_REQUEST_KEY_ARN: jobRequestKey.keyArn }),
           ...(profile.idempotency && { IDEMPOTENCY_TABLE_NAME: this.storage.idempotencyTable.tableName }),
+          // Signing keys are the KMS keys tagged with this stack's name (lib/signatures/signing-keys.ts).
+          ...(profile.signingKeys && { SIGNING_KEY_TAG: this.stackName, ...(props.signatureTsaUrl && { SIGNATURE_TSA_URL: props.signatureTsaUrl }) }),
         },
         tracing: props.tracing,
         logRetention,
@@ -388,6 +398,16 @@ export class PdfApiStack extends Stack {
           }),
         );
       }
+      if (profile.signingKeyReads) {
+        // The signing keys' records only, by their partition key (lib/signatures/signing-keys.ts).
+        fn.addToRolePolicy(
+          new PolicyStatement({
+            actions: ['dynamodb:GetItem'],
+            resources: [table.tableArn],
+            conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${SIGNING_KEY_PREFIX}*`] } },
+          }),
+        );
+      }
       if (profile.idempotency) {
         // Powertools' record: a conditional put, a get when it exists, an update on success, a delete on failure.
         fn.addToRolePolicy(
@@ -412,6 +432,33 @@ export class PdfApiStack extends Stack {
         const actions = profile.jobRequestKey.map((op) => `kms:${op}`);
         fn.addToRolePolicy(new PolicyStatement({ actions, resources: [jobRequestKey.keyArn] }));
         jobRequestKey.addToResourcePolicy(new PolicyStatement({ sid: `${name}Function`, actions, principals: [fn.role!], resources: ['*'] }));
+      }
+      if (profile.signingKeys?.length) {
+        // Signing keys (lib/signatures/signing-keys.ts): KMS keys this stack made, known by the tag
+        // it put on them. Every use is conditioned on the key carrying it, so no function reaches
+        // another key of the account, whatever id it is given; creating (and tagging) only with it.
+        const keys = Stack.of(this).formatArn({ service: 'kms', resource: 'key', resourceName: '*' });
+        const onThisStacksKeys = { StringEquals: { [`aws:ResourceTag/${STACK_TAG}`]: this.stackName } };
+        const uses = profile.signingKeys.filter((op) => op !== 'CreateKey' && op !== 'TagResource').map((op) => `kms:${op}`);
+        if (uses.length) fn.addToRolePolicy(new PolicyStatement({ actions: uses, resources: [keys], conditions: onThisStacksKeys }));
+        if (profile.signingKeys.includes('CreateKey')) {
+          // (StringEquals with a list: any of them. The condition keys are single-valued, so no ForAllValues,
+          // which would also match a request without the key.)
+          const withThisStacksTag = {
+            StringEquals: { [`aws:RequestTag/${STACK_TAG}`]: this.stackName, 'kms:KeyUsage': 'SIGN_VERIFY', 'kms:KeySpec': ['ECC_NIST_P256', 'RSA_3072'] },
+          };
+          // CreateKey has no resource to name (the key does not exist yet): `*`, bounded by the conditions.
+          fn.addToRolePolicy(new PolicyStatement({ actions: ['kms:CreateKey'], resources: ['*'], conditions: withThisStacksTag }));
+          fn.addToRolePolicy(new PolicyStatement({ actions: ['kms:TagResource'], resources: [keys], conditions: { StringEquals: { [`aws:RequestTag/${STACK_TAG}`]: this.stackName } } }));
+        }
+        Validations.of(fn.role!).acknowledge({
+          id: 'AwsSolutions-IAM5[Resource::*]',
+          reason: 'kms:CreateKey names no resource; it is allowed only with this stack’s tag and for SIGN_VERIFY keys of the two specs, and every use of a key only on keys carrying the tag.',
+        });
+        Validations.of(fn.role!).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*]`,
+          reason: 'Signing keys are made per customer at run time; which of them a function may use is decided by the aws:ResourceTag condition naming this stack.',
+        });
       }
       for (const target of profile.invokes ?? []) {
         // An alias's ARN is the qualified one: the grant covers that alias alone, and the SDK takes it as FunctionName.

@@ -62,6 +62,24 @@ export const settings = {
   get jobRequestSecret(): string {
     return required('JOB_REQUEST_SECRET');
   },
+  /**
+   * The RFC 3161 time-stamp authority signatures with `timestamp: true` get their token from
+   * (lib/signatures/timestamps.ts): the only address the signer reaches. Empty: `timestamp: true` is refused (400).
+   */
+  get signatureTsaUrl(): string | undefined {
+    return process.env.SIGNATURE_TSA_URL || undefined;
+  },
+  /** Longest the time-stamp authority may take to answer; past it the document fails TIMESTAMP_FAILED, uncharged. */
+  get signatureTsaTimeoutMs(): number {
+    return intFromEnv('SIGNATURE_TSA_TIMEOUT_MS', 5_000);
+  },
+  /**
+   * The value of the `pdf-api:stack` tag on every KMS signing key this deployment creates: the CDK
+   * stack allows kms:CreateKey only with it, and kms:Sign only on keys that carry it. "local" by default.
+   */
+  get signingKeyTag(): string {
+    return process.env.SIGNING_KEY_TAG || 'local';
+  },
   /** Base URL for download links when the API sits behind a custom domain; derived from the request otherwise. */
   get publicBaseUrl(): string | undefined {
     return process.env.PUBLIC_BASE_URL || undefined;

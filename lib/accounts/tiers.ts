@@ -67,6 +67,17 @@ export const TEMPLATE_LIMITS: Readonly<Record<TierName, TemplateLimits>> = {
   enterprise: { maxTemplates: 2_000, maxTemplateBytes: 4 * 1024 * 1024, versionsKept: 500, previewsPerMinute: 120 },
 };
 
+/**
+ * How many signing keys (lib/signatures/signing-keys.ts) a key may keep: each is a KMS key billed
+ * by the month ($1 each), so a free key gets one, enough to try the flow end to end.
+ */
+export const SIGNING_KEY_LIMITS: Readonly<Record<TierName, { readonly maxSigningKeys: number }>> = {
+  free: { maxSigningKeys: 1 },
+  starter: { maxSigningKeys: 3 },
+  pro: { maxSigningKeys: 10 },
+  enterprise: { maxSigningKeys: 50 },
+};
+
 export function isTierName(value: unknown): value is TierName {
   return typeof value === 'string' && (TIER_NAMES as readonly string[]).includes(value);
 }

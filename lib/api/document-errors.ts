@@ -4,7 +4,7 @@
  */
 import { settings } from '#lib/settings.ts';
 import type { DocumentError } from '#lib/render/errors.ts';
-import { ApiError, invalidRequest, notFound } from './errors.ts';
+import { ApiError, invalidRequest, notFound, serviceBusy } from './errors.ts';
 
 /** How a document failure reads on the single-document endpoints. */
 export function documentErrorToApiError(error: DocumentError): ApiError {
@@ -34,5 +34,13 @@ export function documentErrorToApiError(error: DocumentError): ApiError {
     // The template is the caller's code: its message is the engine's own, written for them.
     case 'TEMPLATE_ERROR':
       return new ApiError('template_error', error.message);
+    case 'SIGNING_KEY_NOT_FOUND':
+      return new ApiError('signing_key_not_found', error.message);
+    case 'SIGNING_KEY_NOT_READY':
+      return new ApiError('signing_key_not_ready', error.message);
+    case 'TIMESTAMP_FAILED':
+      return new ApiError('timestamp_failed', error.message);
+    case 'SERVICE_BUSY':
+      return serviceBusy(1, error.message);
   }
 }

@@ -50,6 +50,24 @@ export const API_ERRORS = {
     description: 'The key has as many templates as its tier allows; delete one (or upgrade) to create another. Saving a new version of an existing template is not limited by this.',
     extra: { max_templates: z.int().meta({ description: 'The most templates this key may keep.' }) },
   },
+  signing_key_limit_exceeded: {
+    status: 403,
+    description: 'The key already keeps as many signing keys as its tier allows (each is a KMS key billed by the month); delete one to create another.',
+    extra: { max_signing_keys: z.int().meta({ description: 'The most signing keys this key may keep.' }) },
+  },
+  signing_key_not_found: {
+    status: 404,
+    description: 'No signing key with this `signing_key_id` exists for this API key (never made, deleted, or another key’s). Nothing was charged.',
+  },
+  signing_key_not_ready: {
+    status: 409,
+    description: 'The signing key has no valid certificate: upload the chain its CSR was issued with (`PUT /v1/signing-keys/{signing_key_id}/certificate`), or a new one if it expired. Nothing was charged.',
+  },
+  timestamp_failed: {
+    status: 502,
+    description: 'The time-stamp authority (RFC 3161) did not answer in time, or answered with an error, for a signature with `timestamp: true`. Nothing was charged; retry, or sign without a time stamp.',
+    extra: { request_id: requestId },
+  },
   not_found: {
     status: 404,
     description:
@@ -145,7 +163,7 @@ export class ApiError extends Error {
     this.code = code;
     this.extra = options.extra ?? {};
     this.headers = options.headers ?? {};
-    this.expose = this.status < 500 || code === 'render_failed' || code === 'render_timeout' || code === 'service_busy';
+    this.expose = this.status < 500 || code === 'render_failed' || code === 'render_timeout' || code === 'service_busy' || code === 'timestamp_failed';
   }
 }
 

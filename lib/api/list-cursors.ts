@@ -15,8 +15,8 @@ import { invalidRequest } from './errors.ts';
  * What is listed: a cursor of one listing is refused by the other (its signature names the listing;
  * the PDFs' is the original form, so cursors given out before templates existed still work).
  */
-export type Listing = 'pdfs' | 'templates';
-const ID_PATTERN: Readonly<Record<Listing, RegExp>> = { pdfs: /^pdf_\w{1,64}$/, templates: /^tpl_\w{1,64}$/ };
+export type Listing = 'pdfs' | 'templates' | 'signing-keys';
+const ID_PATTERN: Readonly<Record<Listing, RegExp>> = { pdfs: /^pdf_\w{1,64}$/, templates: /^tpl_\w{1,64}$/, 'signing-keys': /^sk_\w{1,64}$/ };
 
 function sign(keyId: string, payload: string, secret: string, listing: Listing): Buffer {
   const purpose = listing === 'pdfs' ? 'list-cursor' : `list-cursor:${listing}`;

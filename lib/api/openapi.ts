@@ -9,7 +9,8 @@
  */
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
-import { JOB_POLLS_PER_MINUTE, TEMPLATE_LIMITS, TIERS, TIER_NAMES } from '#lib/accounts/tiers.ts';
+import { JOB_POLLS_PER_MINUTE, SIGNING_KEY_LIMITS, TEMPLATE_LIMITS, TIERS, TIER_NAMES } from '#lib/accounts/tiers.ts';
+import { certificateBodySchema, createSigningKeyBodySchema } from '#lib/signatures/options.ts';
 import { API_ERRORS, type ApiErrorCode } from '#lib/api/errors.ts';
 import { IDEMPOTENCY_HEADER, idempotencyKeySchema, REPLAYED_HEADER } from '#lib/api/idempotency-key.ts';
 import {
@@ -20,6 +21,8 @@ import {
   jobSchema,
   pdfListSchema,
   pdfRecordSchema,
+  signingKeyListSchema,
+  signingKeySchema,
   templateListSchema,
   templateSchema,
   uploadSchema,
@@ -95,6 +98,11 @@ export const OPTION_DOCS: Readonly<Record<OptionName, OptionDoc>> = {
     description:
       'AES-256 encryption (PDF 2.0 standard security handler, V5 R6). `user_password` opens the file (empty or absent: anyone may open it, and the permissions still hold); `owner_password` (required, at least 8 characters, different from `user_password`) lifts the restrictions. `permissions` lists what a user may do: any of `print`, `copy`, `modify`, `annotate`; what is not listed is refused (none by default). Passwords are at most 127 bytes of UTF-8. PDF 2.0 readers pass what is typed through SASLprep (RFC 4013), so passwords are compared and encrypted NFKC-normalised (an NFC and an NFD spelling are one password), and what SASLprep would drop or change is 400: control, format (zero-width, bidi), private-use and unassigned characters, variation selectors, spaces other than U+0020, and compatibility characters (fullwidth letters, ligatures). Poppler-based readers (Evince, Okular) open user passwords of at most 32 bytes; pdf.js, Acrobat and qpdf the full 127. Not with batch `merge` (400 before anything is charged).',
     example: { owner_password: 'owner-secret', user_password: 'open-me', permissions: ['print'] },
+  },
+  signature: {
+    description:
+      'Sign the PDF (PAdES baseline, `ETSI.CAdES.detached`) with a signing key (`POST /v1/signing-keys`): KMS signs the digest, the private key never leaves it. The last step, after metadata, watermark and the rest; Acrobat and other viewers show who signed and that nothing changed since. `reason`, `location`, `contact_info` go into the signature; `timestamp: true` adds an RFC 3161 time stamp from the deployment’s authority (PAdES B-T); `visible` draws the signature on a page (`page` from 1; `x`, `y` from the top-left corner, `width`, `height` as CSS lengths like `margin`; `text` instead of the default who, when and why). Not with `encryption` (400). Unknown or another key’s: 404 `signing_key_not_found` (item `SIGNING_KEY_NOT_FOUND`); no valid certificate: 409 `signing_key_not_ready`; time-stamp authority failed: 502 `timestamp_failed`. Nothing is charged for any of them. With batch `merge`, the items are signed, the merged file is not.',
+    example: { signing_key_id: 'sk_4hTq8LmN2xRt6VwY9bZc1DeF', reason: 'Invoice issued', location: 'Berlin', timestamp: true },
   },
   filename: {
     description:
@@ -306,6 +314,7 @@ const templateRequest = templateBodySchema
   })
   .meta({ id: 'TemplateRequest', description: 'A whole template: `POST` makes version 1, `PUT` saves the next version (every field as for a new one).' });
 
+const signingKeyIdPath = z.object({ signing_key_id: z.string().meta({ description: 'The signing key’s id (`sk_…`).', example: 'sk_4hTq8LmN2xRt6VwY9bZc1DeF' }) });
 const templateIdPath = z.object({ template_id: z.string().meta({ description: 'The template’s id (`tpl_…`).', example: 'tpl_9sLq2VbN4xRt7WmY1cZd3EfG' }) });
 
 const previewRequest = previewBodySchema
@@ -426,6 +435,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
       { name: 'PDFs', description: 'Generate, list, fetch and delete PDFs.' },
       { name: 'Jobs', description: 'Asynchronous generate and batch (`async: true`), and their webhooks.' },
       { name: 'Bulk jobs', description: `Up to ${MAX_BULK_ITEMS.toLocaleString('en-US')} PDFs from one JSON Lines file, charged exactly for the PDFs stored, with a manifest and an optional ZIP.` },
+      { name: 'Signing keys', description: 'KMS keys that sign PDFs (PAdES) for this API key alone: a CSR to have issued, the chain uploaded, then `signature` on any document.' },
       { name: 'Templates', description: 'Stored, versioned Liquid templates that generate, batch items and jobs render with JSON `data`.' },
       { name: 'Account', description: 'The calling key’s limits and usage.' },
       { name: 'Service', description: 'Health, this document, the docs and the playground.' },
@@ -474,7 +484,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
             200: json(pdfRecordSchema, 'The stored PDF.', replayedHeader),
             202: jobAccepted,
             ...errorResponses(
-              [...WITH_BODY, 'url_not_allowed', ...KEYED, ...IDEMPOTENT, 'not_found', 'pdf_gone', 'quota_exceeded', 'url_fetch_failed', 'template_error', 'too_many_pages', 'pdf_too_large', 'memory_limit_exceeded', 'service_busy', 'render_timeout'],
+              [...WITH_BODY, 'url_not_allowed', ...KEYED, ...IDEMPOTENT, 'not_found', 'pdf_gone', 'quota_exceeded', 'url_fetch_failed', 'template_error', 'signing_key_not_found', 'signing_key_not_ready', 'too_many_pages', 'pdf_too_large', 'memory_limit_exceeded', 'timestamp_failed', 'service_busy', 'render_timeout'],
               { rateLimited: true },
             ),
           },
@@ -738,6 +748,63 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
             503: { description: 'Not ready; `checks` says what is down.', content: { 'application/json': { schema: healthSchema } }, headers: z.object({ 'Retry-After': retryAfter }) },
             ...errorResponses(ALWAYS, { rateLimited: false }),
           },
+        }),
+      },
+      '/v1/signing-keys': {
+        get: operation({
+          operationId: 'listSigningKeys',
+          summary: 'List signing keys',
+          description: 'The key’s signing keys, newest first, a page at a time (as `GET /v1/pdf`); deleted ones are absent.',
+          tags: ['Signing keys'],
+          ...keyed,
+          requestParams: {
+            query: z.object({
+              limit: z.int().min(1).max(MAX_PAGE_SIZE).optional().meta({ description: 'Signing keys per page.', default: DEFAULT_PAGE_SIZE }),
+              cursor: z.string().optional().meta({ description: '`next_cursor` of the page before.' }),
+            }),
+          },
+          responses: { 200: json(signingKeyListSchema, 'A page of signing keys.'), ...errorResponses(['invalid_request', ...KEYED], { rateLimited: true }) },
+        }),
+        post: operation({
+          operationId: 'createSigningKey',
+          summary: 'Create a signing key',
+          description: `Creates a KMS key (\`ECC_NIST_P256\` by default, or \`RSA_3072\`) that only this API key signs with, and answers its PKCS#10 CSR for \`subject\`, signed by the key in KMS. Have the CSR issued by your CA and upload the chain; or send \`self_signed: true\` for a certificate by the key itself (for testing: no viewer trusts it unless told to), and the key is active at once. Keys per tier: ${Object.entries(SIGNING_KEY_LIMITS).map(([tier, limits]) => `${tier} ${limits.maxSigningKeys}`).join(', ')}.`,
+          tags: ['Signing keys'],
+          ...keyed,
+          requestBody: { required: true, content: { 'application/json': { schema: createSigningKeyBodySchema.meta({ id: 'SigningKeyRequest' }) } } },
+          responses: { 201: json(signingKeySchema, 'The new signing key.'), ...errorResponses([...WITH_BODY, 'signing_key_limit_exceeded', ...KEYED], { rateLimited: true }) },
+        }),
+      },
+      '/v1/signing-keys/{signing_key_id}': {
+        get: operation({
+          operationId: 'getSigningKey',
+          summary: 'Get a signing key',
+          description: 'The signing key, its CSR and its chain. Another key’s reads as missing.',
+          tags: ['Signing keys'],
+          ...keyed,
+          requestParams: { path: signingKeyIdPath },
+          responses: { 200: json(signingKeySchema, 'The signing key.'), ...errorResponses(['signing_key_not_found', ...KEYED], { rateLimited: true }) },
+        }),
+        delete: operation({
+          operationId: 'deleteSigningKey',
+          summary: 'Delete a signing key',
+          description: 'Nothing signs with it from now on; its KMS key is scheduled for deletion (after KMS’s minimum of 7 days). PDFs signed with it stay valid.',
+          tags: ['Signing keys'],
+          ...keyed,
+          requestParams: { path: signingKeyIdPath },
+          responses: { 204: { description: 'Deleted.', headers: rateLimitHeaders }, ...errorResponses(['signing_key_not_found', ...KEYED], { rateLimited: true }) },
+        }),
+      },
+      '/v1/signing-keys/{signing_key_id}/certificate': {
+        put: operation({
+          operationId: 'uploadSigningKeyCertificate',
+          summary: 'Upload a signing key’s certificate chain',
+          description: 'The chain its CSR was issued with, PEM, leaf first (intermediates after; the root may be left out). Checked: the leaf’s public key is the key’s, each certificate is signed by the next, each is valid now, the leaf allows signatures. 400 says what is wrong. The key becomes `active`; a later upload replaces the chain (a renewal).',
+          tags: ['Signing keys'],
+          ...keyed,
+          requestParams: { path: signingKeyIdPath },
+          requestBody: { required: true, content: { 'application/json': { schema: certificateBodySchema.meta({ id: 'SigningKeyCertificateRequest' }) } } },
+          responses: { 200: json(signingKeySchema, 'The signing key, active.'), ...errorResponses([...WITH_BODY, 'signing_key_not_found', ...KEYED], { rateLimited: true }) },
         }),
       },
       '/v1/openapi.json': {

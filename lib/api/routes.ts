@@ -14,7 +14,7 @@ export interface Route {
 }
 
 /** Every API-facing Lambda function, by the name of its file in functions/. */
-export const API_FUNCTIONS = ['health', 'generate', 'batch', 'files', 'pdfs', 'jobs', 'usage', 'bulk', 'uploads', 'templates', 'preview', 'site', 'fallback'] as const;
+export const API_FUNCTIONS = ['health', 'generate', 'batch', 'files', 'pdfs', 'jobs', 'usage', 'bulk', 'uploads', 'templates', 'preview', 'signingKeys', 'site', 'fallback'] as const;
 export type FunctionName = (typeof API_FUNCTIONS)[number];
 
 /** Functions invoked by other functions, or on a schedule, rather than through the API. */
@@ -44,6 +44,12 @@ export const ROUTES: readonly Route[] = [
   { method: 'PUT', path: '/v1/templates/{template_id}', handler: 'templates' },
   { method: 'DELETE', path: '/v1/templates/{template_id}', handler: 'templates' },
   { method: 'POST', path: '/v1/templates/{template_id}/preview', handler: 'preview' },
+  // Signing keys (shared/spec/beyond.md "Signatures"): KMS keys only their API key signs with.
+  { method: 'GET', path: '/v1/signing-keys', handler: 'signingKeys' },
+  { method: 'POST', path: '/v1/signing-keys', handler: 'signingKeys' },
+  { method: 'GET', path: '/v1/signing-keys/{signing_key_id}', handler: 'signingKeys' },
+  { method: 'DELETE', path: '/v1/signing-keys/{signing_key_id}', handler: 'signingKeys' },
+  { method: 'PUT', path: '/v1/signing-keys/{signing_key_id}/certificate', handler: 'signingKeys' },
   // The developer surface (shared/spec/beyond.md): public, no key, nothing but the project's own files.
   { method: 'GET', path: '/v1/openapi.json', handler: 'site' },
   { method: 'GET', path: '/docs', handler: 'site' },
@@ -82,6 +88,11 @@ export interface FunctionProfile {
   readonly index?: readonly 'Query'[];
   /** Serves the docs page's and the playground's files (lib/site/assets.ts), copied beside its bundle. */
   readonly siteAssets?: boolean;
+  /**
+   * KMS operations on signing keys (lib/signatures/signing-keys.ts), only on keys tagged with this
+   * stack (`pdf-api:stack`); CreateKey only with that tag. Sign: the functions that sign documents.
+   */
+  readonly signingKeys?: readonly ('CreateKey' | 'TagResource' | 'GetPublicKey' | 'Sign' | 'ScheduleKeyDeletion')[];
   /** Runs on a schedule (an EventBridge rule), not through the API. */
   readonly schedule?: string;
   /** Its timeout when it is neither an API function nor a renderer: it waits for webhook receivers. */
@@ -109,6 +120,8 @@ export interface FunctionProfile {
    * has no use for the table.
    */
   readonly templateReads?: boolean;
+  /** Reads signing keys' records and nothing else of the table (GetItem on SIGNINGKEY# partition keys), for a function that otherwise has no use for it. */
+  readonly signingKeyReads?: boolean;
   /** S3 operations it performs on the requests of asynchronous jobs (lib/jobs/job-records.ts), under their own prefix. */
   readonly jobRequests?: readonly ('GetObject' | 'PutObject' | 'DeleteObject')[];
   /** S3 operations it performs on the results too large for their job's item (lib/jobs/job-records.ts), under their own prefix. */
@@ -178,6 +191,8 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     linkSecret: true,
     idempotency: true,
     invokes: ['job'],
+    // Signs documents with `signature` (lib/documents/signing.ts): KMS Sign on the caller's signing key.
+    signingKeys: ['Sign'],
   },
   // The batch writes the records of the items it counts as done (lib/documents/batch.ts), and
   // joins their files into one when asked to merge (lib/documents/merge.ts). Jobs as generate.
@@ -193,7 +208,8 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   },
   // Stores the item's file only; the batch writes its record. Reads the template an item names
   // (its head and version, and its body when large) where the document is made.
-  render: { chromium: true, rendersJobItems: true, objects: ['PutObject'], templateReads: true, templateBodies: ['GetObject'] },
+  // And the signing key an item's `signature` names (its record, and KMS Sign with it).
+  render: { chromium: true, rendersJobItems: true, objects: ['PutObject'], templateReads: true, templateBodies: ['GetObject'], signingKeyReads: true, signingKeys: ['Sign'] },
   // Reads the job, and its result where it is too large for the item; a bulk job's progress from its
   // shards (a GetItem each, and a Query of the job's own key, where jobs stored before kept theirs),
   // its cancel (UpdateItem), and the redirect to its manifest or archive (a presigned GET).
@@ -235,6 +251,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     jobRequests: ['GetObject', 'DeleteObject'],
     jobRequestKey: ['Decrypt'],
     linkSecret: true,
+    signingKeys: ['Sign'],
   },
   // A job: a generate (rendered here) or a batch (fanned out to render, as the batch function
   // does), records and the merged file written, the reservation settled, the job recorded, its
@@ -254,6 +271,7 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     templateBodies: ['GetObject'],
     linkSecret: true,
     invokes: ['render'],
+    signingKeys: ['Sign'],
   },
   // Claims, reschedules and closes due deliveries; reads the keys' secrets through the index, and
   // the finished jobs the deliveries report (with their results where the item could not hold them).
@@ -276,6 +294,13 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
   },
   // Renders a template with data and answers the PDF; stores nothing. Takes the key's share of
   // renderers as generate does (a lease: GetItem, PutItem, UpdateItem).
+  // Signing keys: records (listed through the index, counted per key) and their KMS keys, never Sign
+  // but for the CSR and a self-signed certificate, made when the key is.
+  signingKeys: {
+    table: ['GetItem', 'PutItem', 'UpdateItem'],
+    index: ['Query'],
+    signingKeys: ['CreateKey', 'TagResource', 'GetPublicKey', 'Sign', 'ScheduleKeyDeletion'],
+  },
   preview: { chromium: true, table: ['GetItem', 'PutItem', 'UpdateItem'], templateBodies: ['GetObject'] },
   // The OpenAPI document, the reference docs and the playground: built from the code, touches no store.
   site: { siteAssets: true },

@@ -26,6 +26,8 @@ export const pdfRecordSchema = z
     expires_at: timestamp.meta({ description: 'When the link and the file expire: 7 to 365 days after creation, by tier.' }),
     template_id: z.string().optional().meta({ description: 'The stored template it was rendered from (absent for html and url documents).', example: 'tpl_9sLq2VbN4xRt7WmY1cZd3EfG' }),
     template_version: z.int().min(1).optional().meta({ description: 'The version of that template it was rendered from.', example: 3 }),
+    signed: z.literal(true).optional().meta({ description: 'Present when the PDF carries a PAdES signature (the `signature` option).' }),
+    signing_key_id: z.string().optional().meta({ description: 'The signing key it was signed with.', example: 'sk_4hTq8LmN2xRt6VwY9bZc1DeF' }),
   })
   .meta({ id: 'PdfRecord', description: 'A stored PDF (spec 2.1).' });
 export type PdfRecordView = z.infer<typeof pdfRecordSchema>;
@@ -254,3 +256,28 @@ export const templateListSchema = z
     next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
   })
   .meta({ id: 'TemplateList' });
+
+/* Signing keys (shared/spec/beyond.md "Signatures"). */
+export const signingKeySchema = z
+  .object({
+    signing_key_id: z.string().regex(/^sk_[0-9A-Za-z]{20,}$/).meta({ description: 'The signing key’s id: `sk_` and at least 20 random base62 characters.', example: 'sk_4hTq8LmN2xRt6VwY9bZc1DeF' }),
+    key_spec: z.enum(['ECC_NIST_P256', 'RSA_3072']).meta({ description: 'The KMS key’s kind: ECDSA on P-256, or RSA 3072 (PKCS#1 v1.5).' }),
+    status: z.enum(['pending_certificate', 'active']).meta({ description: '`pending_certificate` until a chain is uploaded; `active` signs.' }),
+    subject: z
+      .object({ common_name: z.string(), organization: z.string().optional(), country: z.string().optional(), email: z.string().optional() })
+      .meta({ description: 'The subject its CSR names.' }),
+    csr_pem: z.string().meta({ description: 'The PKCS#10 certificate request, signed by the key in KMS: have it issued by your CA.' }),
+    certificate_pem: z.string().optional().meta({ description: 'The leaf certificate, once uploaded (or made, `self_signed`).' }),
+    certificate_chain_pem: z.string().optional().meta({ description: 'The whole chain, leaf first, as uploaded.' }),
+    not_after: timestamp.optional().meta({ description: 'Until when the chain is valid (its earliest expiry): signing after it is 409 `signing_key_not_ready`.' }),
+    created_at: timestamp,
+  })
+  .meta({ id: 'SigningKey', description: 'A signing key: a KMS key only this API key signs with; its private key never leaves KMS.' });
+export type SigningKeyView = z.infer<typeof signingKeySchema>;
+
+export const signingKeyListSchema = z
+  .object({
+    data: z.array(signingKeySchema).meta({ description: 'The key’s signing keys, newest first (deleted ones are absent).' }),
+    next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
+  })
+  .meta({ id: 'SigningKeyList' });

@@ -5,7 +5,8 @@ import { settings } from '#lib/settings.ts';
 import { signDownloadLink } from '#lib/storage/links.ts';
 import { downloadName, type PdfRecord } from '#lib/storage/pdfs.ts';
 import type { TemplateHead, TemplateVersion } from '#lib/storage/templates.ts';
-import type { PdfRecordView, TemplateSummaryView, TemplateView } from './schemas.ts';
+import type { SigningKey } from '#lib/signatures/signing-keys.ts';
+import type { PdfRecordView, SigningKeyView, TemplateSummaryView, TemplateView } from './schemas.ts';
 
 export function downloadUrl(record: PdfRecord, baseUrl: string): string {
   return signDownloadLink({
@@ -30,6 +31,23 @@ export function pdfRecordView(record: PdfRecord, baseUrl: string): PdfRecordView
     expires_at: record.expiresAt,
     ...(record.templateId !== undefined && { template_id: record.templateId }),
     ...(record.templateVersion !== undefined && { template_version: record.templateVersion }),
+    ...(record.signingKeyId !== undefined && { signed: true as const, signing_key_id: record.signingKeyId }),
+  };
+}
+
+/** A signing key as its routes answer it (never its KMS key's ARN: that names our account). */
+export function signingKeyView(key: SigningKey): SigningKeyView {
+  const leaf = key.certificateChainPem?.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/)?.[0];
+  return {
+    signing_key_id: key.id,
+    key_spec: key.keySpec,
+    status: key.status,
+    subject: key.subject,
+    csr_pem: key.csrPem,
+    ...(leaf && { certificate_pem: leaf }),
+    ...(key.certificateChainPem && { certificate_chain_pem: key.certificateChainPem }),
+    ...(key.notAfter && { not_after: key.notAfter }),
+    created_at: key.createdAt,
   };
 }
 

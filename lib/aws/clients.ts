@@ -48,7 +48,10 @@ export const lambda = oncePerEndpoint('AWS_ENDPOINT_URL_LAMBDA', () => new Lambd
 /** The bulk queue's client (lib/aws/bulk-queue.ts). */
 export const sqs = oncePerEndpoint('AWS_ENDPOINT_URL_SQS', () => new SQSClient({}));
 
-/** The key that seals job requests (lib/jobs/request-keys.ts); in AWS only: the local stack has no KMS. */
+/**
+ * KMS: the key that seals job requests (lib/jobs/request-keys.ts; in AWS only) and the signing keys
+ * (lib/signatures/; locally the KMS stand-in, lib/local/kms-standin.ts, through AWS_ENDPOINT_URL_KMS).
+ */
 export const kms = oncePerEndpoint('AWS_ENDPOINT_URL_KMS', () => new KMSClient({}));
 
 /**

@@ -7,14 +7,16 @@ import type { KeyStore } from '#lib/accounts/keys.ts';
 import type { CounterStore } from '#lib/accounts/rate-limit.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
 import type { TemplateStore } from '#lib/storage/templates.ts';
+import type { SigningKeyStore } from '#lib/signatures/signing-keys.ts';
 import { settings } from '#lib/settings.ts';
-import { dynamo, s3 } from './clients.ts';
+import { dynamo, kms, s3 } from './clients.ts';
 
 export const keyStore = (): KeyStore => ({ client: dynamo(), tableName: settings.tableName });
 
 export const pdfStore = (): PdfStore => ({
   dynamo: dynamo(),
   s3: s3(),
+  kms: kms(),
   tableName: settings.tableName,
   bucketName: settings.bucketName,
 });
@@ -23,3 +25,6 @@ export const pdfStore = (): PdfStore => ({
 export const templateStore = (): TemplateStore => pdfStore();
 
 export const counterStore = (): CounterStore => ({ client: dynamo(), tableName: settings.tableName });
+
+/** Signing keys' records live in the one table; their keys in KMS, tagged with the stack (lib/signatures/signing-keys.ts). */
+export const signingKeyStore = (): SigningKeyStore => ({ dynamo: dynamo(), kms: kms(), tableName: settings.tableName, stackTag: settings.signingKeyTag });

@@ -36,6 +36,9 @@ export const BATCH_ITEM_ERRORS = {
   PDF_GONE: 'With an Idempotency-Key: the PDF made for this item by an earlier run of the same request (a replay, or a retry after a crash) was deleted or has expired since; it was charged once. Send a new key to make it again.',
   TEMPLATE_NOT_FOUND: 'The item’s template_id (or its template_version) does not exist for this API key: never made, deleted, or a version no longer kept.',
   TEMPLATE_ERROR: 'The template could not be rendered with the item’s data (over the engine’s limits, an error in the template, or output that is not HTML); the message says why.',
+  SIGNING_KEY_NOT_FOUND: 'The item’s signature.signing_key_id does not exist for this API key (never made, deleted, or another key’s). Nothing was charged for it.',
+  SIGNING_KEY_NOT_READY: 'The item’s signing key has no valid certificate: upload its chain, or a new one if it expired. Nothing was charged for it.',
+  TIMESTAMP_FAILED: 'The time-stamp authority did not answer in time, or refused, for the item’s signature with timestamp: true. Nothing was charged for it.',
 } as const;
 export type BatchItemCode = keyof typeof BATCH_ITEM_ERRORS;
 

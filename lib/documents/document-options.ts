@@ -6,9 +6,10 @@
 import { z } from 'zod';
 import { renderOptionsShape } from '#lib/render/options.ts';
 import { filenameSchema } from '#lib/storage/filenames.ts';
+import { signatureOptionSchema } from '#lib/signatures/options.ts';
 
 /** Every option of a document: how it renders, and the name it downloads under. */
-export const documentOptionsShape = { ...renderOptionsShape, filename: filenameSchema.optional() };
+export const documentOptionsShape = { ...renderOptionsShape, filename: filenameSchema.optional(), signature: signatureOptionSchema.optional() };
 
 const sourceShape = {
   html: z.unknown().optional(),

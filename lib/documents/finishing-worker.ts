@@ -11,6 +11,7 @@ import { parentPort } from 'node:worker_threads';
 import type { WorkerAnswer } from '#lib/customer-code/worker-pool.ts';
 import { finishPdf } from '#lib/render/finishing.ts';
 import type { Finishing } from '#lib/render/finishing-options.ts';
+import { prepareSignature, type PlaceholderInput } from '#lib/signatures/pdf-signature.ts';
 
 export interface FinishingMessage {
   readonly printed: { readonly bytes: Uint8Array; readonly pages: number };
@@ -18,9 +19,27 @@ export interface FinishingMessage {
   readonly stamp?: Uint8Array;
 }
 
+/**
+ * A signature's update written into a finished file (lib/signatures/pdf-signature.ts): loading the
+ * file to find its catalog and page is the part that costs (0.1 s for 300 pages); the digest and
+ * KMS's signature are done by the caller.
+ */
+export interface SignaturePreparationMessage {
+  readonly prepareSignature: { readonly pdf: Uint8Array; readonly input: PlaceholderInput };
+}
+
 const port = parentPort!;
 
-port.on('message', ({ printed, finishing, stamp }: FinishingMessage) => {
+port.on('message', (message: FinishingMessage | SignaturePreparationMessage) => {
+  if ('prepareSignature' in message) {
+    const { pdf, input } = message.prepareSignature;
+    prepareSignature(pdf, input).then(
+      (prepared) => port.postMessage({ type: 'done', value: prepared } satisfies WorkerAnswer<typeof prepared>, [prepared.bytes.buffer as ArrayBuffer]),
+      (error: unknown) => port.postMessage({ type: 'failed', error: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies WorkerAnswer<never>),
+    );
+    return;
+  }
+  const { printed, finishing, stamp } = message;
   finishPdf(printed, finishing, stamp).then(
     (finished) => {
       const { bytes } = finished;

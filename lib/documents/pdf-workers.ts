@@ -12,7 +12,8 @@ import { workerFile } from '#lib/customer-code/bounded-worker.ts';
 import { ask, BoundedWorkerPool, WorkerRefusalError, WorkerStoppedError } from '#lib/customer-code/worker-pool.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 import type { FinishPdf } from '#lib/render/finishing.ts';
-import type { FinishingMessage } from './finishing-worker.ts';
+import type { FinishingMessage, SignaturePreparationMessage } from './finishing-worker.ts';
+import type { PlaceholderInput, PreparedSignature } from '#lib/signatures/pdf-signature.ts';
 import type { MergedFile, MergeMessage } from './merge-worker.ts';
 import { MergeRefusedError, type MergeRefusal } from './merged-pdf-writer.ts';
 import { BUNDLED_FINISHING_WORKER_NAME, BUNDLED_MERGE_WORKER_NAME, FINISHING_WORKER_SOURCE, MERGE_WORKER_SOURCE } from './pdf-worker-files.ts';
@@ -119,6 +120,22 @@ export function finishInWorker(keyId: string, pool: BoundedWorkerPool = finishin
       .catch((error: unknown) => {
         if (error instanceof WorkerStoppedError && error.reason === 'late') {
           throw new DocumentError('RENDER_TIMEOUT', `Finishing the PDF (its metadata, watermark or encryption) took longer than the limit of ${FINISHING_TIME_LIMIT_MS} ms`, { cause: error });
+        }
+        throw error;
+      });
+}
+
+/**
+ * A signature's update written into a finished PDF (lib/signatures/pdf-signature.ts prepareSignature)
+ * in a finishing worker, on `keyId`'s share: the file is parsed there, not on the event loop.
+ */
+export function prepareSignatureInWorker(keyId: string, pool: BoundedWorkerPool = finishingPool()): (pdf: Uint8Array, input: PlaceholderInput) => Promise<PreparedSignature> {
+  return (pdf, input) =>
+    pool
+      .use(keyId, (thread) => ask<PreparedSignature>(thread, { prepareSignature: { pdf, input } } satisfies SignaturePreparationMessage, { timeLimitMs: FINISHING_TIME_LIMIT_MS }))
+      .catch((error: unknown) => {
+        if (error instanceof WorkerStoppedError && error.reason === 'late') {
+          throw new DocumentError('RENDER_TIMEOUT', `Preparing the PDF's signature took longer than the limit of ${FINISHING_TIME_LIMIT_MS} ms`, { cause: error });
         }
         throw error;
       });

@@ -17,6 +17,8 @@ import { DocumentError } from '#lib/render/errors.ts';
 import { itemOptionsSchema } from './document-options.ts';
 import { sourceProblem } from './source.ts';
 import { URL_ONLY_OPTIONS } from '#lib/render/url-access-options.ts';
+import type { SignatureOption } from '#lib/signatures/options.ts';
+import { signatureOptionProblem, signDocument, signingKeyFor } from './signing.ts';
 
 /** A document request that passed every check that can be made before rendering. */
 export interface DocumentRequest {
@@ -26,6 +28,8 @@ export interface DocumentRequest {
   readonly filename?: string;
   /** The stored template and version its HTML was rendered from (lib/documents/templates.ts), named in its PDF's record. */
   readonly template?: { readonly id: string; readonly version: number };
+  /** The `signature` option: the PDF is signed as its last step (lib/documents/signing.ts). */
+  readonly signature?: SignatureOption;
 }
 
 /** 24 base62 characters: about 143 random bits, neither guessable nor sequential. */
@@ -51,17 +55,20 @@ export async function prepareDocument(input: {
   const options = resolveRenderOptions(parsed.data);
   if ('error' in options) throw new DocumentError('INVALID_OPTIONS', options.error);
   const filename = parsed.data.filename;
+  const signatureProblem = signatureOptionProblem(parsed.data);
+  if (signatureProblem) throw new DocumentError('INVALID_OPTIONS', signatureProblem);
+  const signature = parsed.data.signature;
 
   if (input.url !== undefined) {
     const url = await assertUrlAllowed(input.url, { allowPrivateHosts: settings.allowPrivateHosts });
-    return { source: { url: url.href }, options, ...(filename !== undefined && { filename }) };
+    return { source: { url: url.href }, options, ...(filename !== undefined && { filename }), ...(signature && { signature }) };
   }
   const urlOnly = URL_ONLY_OPTIONS.find((name) => parsed.data[name] !== undefined);
   if (urlOnly) throw new DocumentError('INVALID_OPTIONS', `${urlOnly} applies to url documents only; this request gives html`);
   const inspection = await documentReadingPool().inspectHtml(input.keyId, input.html);
   if (inspection.problem !== undefined) throw new DocumentError('INVALID_HTML', inspection.problem);
   const { problem: _valid, ...traits } = inspection;
-  return { source: { html: input.html as string, ...traits }, options, ...(filename !== undefined && { filename }) };
+  return { source: { html: input.html as string, ...traits }, options, ...(filename !== undefined && { filename }), ...(signature && { signature }) };
 }
 
 /**
@@ -110,12 +117,16 @@ export async function renderToObject(
   const started = performance.now();
   const createdAt = now();
   const limits = renderLimits(making.renderTimeoutMs !== undefined ? { timeoutMs: making.renderTimeoutMs } : {});
+  // The signing key is found first: an unknown or unready one fails before Chromium's time is spent.
+  const signingKey = request.signature && (await signingKeyFor(store, owner.keyId, request.signature, createdAt));
   const rendered = await renderPdf(request.source, request.options, limits, { now: createdAt, finish: finishInWorker(owner.keyId) });
-  recordPdfGenerated({ renderMs: performance.now() - started, pages: rendered.pages, bytes: rendered.bytes.byteLength });
+  // Signing is the last step: after metadata, watermark and everything else done to the file.
+  const bytes = signingKey && request.signature ? await signDocument(store, signingKey, request.signature, rendered.bytes, rendered.pages, now()) : rendered.bytes;
+  recordPdfGenerated({ renderMs: performance.now() - started, pages: rendered.pages, bytes: bytes.byteLength });
   const record = describePdf({
     id: making.pdfId ?? newPdfId(),
     keyId: owner.keyId,
-    size: rendered.bytes.byteLength,
+    size: bytes.byteLength,
     pages: rendered.pages,
     format: request.options.format,
     generationTimeMs: Math.round(performance.now() - started),
@@ -124,8 +135,9 @@ export async function renderToObject(
     reservationId: making.reservationId,
     ...(request.filename !== undefined && { filename: request.filename }),
     ...(request.template && { templateId: request.template.id, templateVersion: request.template.version }),
+    ...(signingKey && { signingKeyId: signingKey.id }),
   });
-  await putPdfObject(store, record, rendered.bytes);
+  await putPdfObject(store, record, bytes);
   return record;
 }
 

@@ -18,6 +18,7 @@ import { handler as reconcile } from '#functions/reconcile.ts';
 import { handler as render } from '#functions/render.ts';
 import { handler as site } from '#functions/site.ts';
 import { handler as templates } from '#functions/templates.ts';
+import { handler as signingKeys } from '#functions/signingKeys.ts';
 import { handler as uploads } from '#functions/uploads.ts';
 import { handler as usage } from '#functions/usage.ts';
 import { handler as webhooks } from '#functions/webhooks.ts';
@@ -36,6 +37,7 @@ export const API_HANDLERS: Readonly<Record<FunctionName, ProxyHandler>> = {
   preview,
   site,
   templates,
+  signingKeys,
   uploads,
   usage,
 };

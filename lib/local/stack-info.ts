@@ -19,6 +19,8 @@ export interface StackInfo {
   readonly s3Endpoint: string;
   /** The SQS stand-in (absent in a stack.json written before it existed). */
   readonly sqsEndpoint?: string;
+  /** The KMS stand-in (lib/local/kms-standin.ts; absent in a stack.json written before it existed). */
+  readonly kmsEndpoint?: string;
   readonly lambdaEndpoint: string;
   readonly tableName: string;
   readonly idempotencyTableName: string;
@@ -36,6 +38,7 @@ export function localAwsEnvironment(info: Omit<StackInfo, 'pid' | 'apiUrl' | 'la
     AWS_ENDPOINT_URL_DYNAMODB: info.dynamodbEndpoint,
     AWS_ENDPOINT_URL_S3: info.s3Endpoint,
     ...(info.sqsEndpoint && { AWS_ENDPOINT_URL_SQS: info.sqsEndpoint }),
+    ...(info.kmsEndpoint && { AWS_ENDPOINT_URL_KMS: info.kmsEndpoint }),
     TABLE_NAME: info.tableName,
     IDEMPOTENCY_TABLE_NAME: info.idempotencyTableName,
     BUCKET_NAME: info.bucketName,

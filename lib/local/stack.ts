@@ -39,6 +39,7 @@ import { createGateway } from './gateway.ts';
 import { LambdaConcurrency } from './lambda-concurrency.ts';
 import { API_HANDLERS, INVOKED_HANDLERS } from './handlers.ts';
 import { createInvokeEndpoint } from './invoke.ts';
+import { createKmsStandIn } from './kms-standin.ts';
 import { mendTornPdfRecords } from './torn-writes.ts';
 import { ensureBucket, ensureBulkQueues, ensureIdempotencyTable, ensureTable } from './provision.ts';
 import { startEventSourceMapping } from './event-source-mapping.ts';
@@ -162,6 +163,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   await mkdir(join(dataDir, 'dynamodb'), { recursive: true });
   await mkdir(join(dataDir, 's3'), { recursive: true });
   await mkdir(join(dataDir, 'sqs'), { recursive: true });
+  await mkdir(join(dataDir, 'kms'), { recursive: true, mode: 0o700 });
 
   // Supervised (lib/local/aws-standins.ts): a crashed stand-in comes back on the same data and
   // ports; one that cannot stops the whole stack.
@@ -173,8 +175,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   // This process owns the browser as well as the stores: /health checks all three.
   const unregisterBrowserCheck = registerHealthCheck('browser', async () => (await getBrowser()).version());
   const unregisterRenderingState = registerRenderingState(() => renderCapacity().state);
+  // KMS's signing keys (lib/signatures/): on this process's loop, as the Invoke endpoint; a Sign is
+  // a millisecond of arithmetic, and key generation runs on libuv's pool.
+  const kmsStandIn = createKmsStandIn({ directory: join(dataDir, 'kms'), region: LOCAL_REGION });
+  const kmsEndpoint = `http://${host}:${await listen(kmsStandIn, 0, host)}`;
   const awsInfo = {
     region: LOCAL_REGION,
+    kmsEndpoint,
     dynamodbEndpoint: standIns.dynamodbEndpoint,
     s3Endpoint: standIns.s3Endpoint,
     sqsEndpoint: standIns.sqsEndpoint,
@@ -325,6 +332,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
     invokeEndpoint.closeAllConnections();
     await new Promise<void>((resolveClose) => invokeEndpoint.close(() => resolveClose()));
+    kmsStandIn.closeAllConnections();
+    await new Promise<void>((resolveClose) => kmsStandIn.close(() => resolveClose()));
     await shutDownRendering();
     await standIns.close();
     await writeFile(cleanStopPath(dataDir), `${new Date().toISOString()}\n`);

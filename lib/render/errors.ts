@@ -21,7 +21,15 @@ export type DocumentFailureCode =
   /** A stored template (lib/documents/templates.ts) that does not exist for the caller, or no longer. */
   | 'TEMPLATE_NOT_FOUND'
   /** The template engine refused the template with this data (over its limits, a runtime error), or its output is not HTML. */
-  | 'TEMPLATE_ERROR';
+  | 'TEMPLATE_ERROR'
+  /** The `signature` option's signing key does not exist for the caller (lib/signatures/). */
+  | 'SIGNING_KEY_NOT_FOUND'
+  /** The signing key has no valid certificate (none uploaded yet, or expired). */
+  | 'SIGNING_KEY_NOT_READY'
+  /** The time-stamp authority did not answer in time, or refused, for `timestamp: true`. */
+  | 'TIMESTAMP_FAILED'
+  /** A service the document needs (KMS, throttling its Sign) stayed busy past the SDK's retries: 503 with Retry-After. */
+  | 'SERVICE_BUSY';
 
 /** The most characters of a caller's input an error message quotes. */
 export const MAX_QUOTED_CHARS = 100;

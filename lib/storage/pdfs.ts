@@ -10,6 +10,7 @@
  * Deleting a PDF deletes its object and marks its record deleted: the customer no longer sees it,
  * and it still counts for what the month cost.
  */
+import type { KMSClient } from '@aws-sdk/client-kms';
 import { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
@@ -26,6 +27,8 @@ export interface PdfStore {
   readonly s3: S3Client;
   readonly tableName: string;
   readonly bucketName: string;
+  /** KMS, where documents are signed (lib/signatures/): the production wiring gives it (lib/aws/stores.ts). */
+  readonly kms?: KMSClient;
 }
 
 export interface PdfRecord {
@@ -50,6 +53,8 @@ export interface PdfRecord {
   /** The stored template (and its version) it was rendered from, when it was. */
   readonly templateId?: string;
   readonly templateVersion?: number;
+  /** The signing key it was signed with (lib/signatures/): the PDF carries a PAdES signature. */
+  readonly signingKeyId?: string;
 }
 
 /** Page size of `GET /v1/pdf` when the caller gives none, and the most one page may hold. */

@@ -49,8 +49,12 @@ describe('IAM', () => {
     for (const statement of statementsOf(name)) {
       expect(statement.Effect).toBe('Allow');
       if (asArray(statement.Resource).includes('*')) {
-        // X-Ray has no resource-level permissions (the only `*`, added by active tracing).
-        expect(asArray(statement.Action).sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+        // X-Ray has no resource-level permissions (the only `*`, added by active tracing), nor has
+        // kms:CreateKey, allowed only with the stack's tag on the new key and for signing keys.
+        if (asArray(statement.Action).includes('kms:CreateKey')) {
+          expect(statement.Action).toBe('kms:CreateKey');
+          expect(statement.Condition).toMatchObject({ StringEquals: { 'aws:RequestTag/pdf-api:stack': expect.anything(), 'kms:KeyUsage': 'SIGN_VERIFY' } });
+        } else expect(asArray(statement.Action).sort()).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
       }
     }
   });
@@ -84,7 +88,7 @@ describe('IAM', () => {
   test('every function behind a keyed route may read the key (GetItem) and count the request (UpdateItem)', () => {
     const document = openApiDocument({ serverUrl: 'https://api.example.com' }) as any;
     const keyed = ROUTES.filter((route) => document.paths[route.path]?.[route.method.toLowerCase()]?.security?.length).map((route) => route.handler);
-    expect(new Set(keyed)).toEqual(new Set(['generate', 'batch', 'pdfs', 'jobs', 'usage', 'templates', 'preview', 'bulk', 'uploads']));
+    expect(new Set(keyed)).toEqual(new Set(['generate', 'batch', 'pdfs', 'jobs', 'usage', 'templates', 'preview', 'bulk', 'uploads', 'signingKeys']));
     for (const name of keyed) expect(FUNCTION_PROFILES[name].table, name).toEqual(expect.arrayContaining(['GetItem', 'UpdateItem']));
   });
 
@@ -114,7 +118,8 @@ describe('IAM', () => {
 
   test.each(ALL_FUNCTIONS)('%s: health probes only if it checks health (the probe key and the empty probe prefix), template bodies listed only if it deletes templates (their prefix), template reads only if it renders batch items (the templates’ keys), nothing else conditional', (name) => {
     const conditional = statementsOf(name)
-      .filter((s) => s.Condition !== undefined)
+      // Signing keys' KMS statements, all conditioned on the stack's tag, have a test of their own.
+      .filter((s) => s.Condition !== undefined && !asArray(s.Action).some((action) => action.startsWith('kms:')))
       .map((s) => ({ actions: asArray(s.Action), resources: asArray(s.Resource), condition: s.Condition }));
     const probes = [
       {
@@ -142,6 +147,7 @@ describe('IAM', () => {
       ...(FUNCTION_PROFILES[name].healthProbes ? probes : []),
       ...(FUNCTION_PROFILES[name].listsTemplateBodies ? [templateBodyListing] : []),
       ...(FUNCTION_PROFILES[name].templateReads ? [templateReads] : []),
+      ...(FUNCTION_PROFILES[name].signingKeyReads ? [{ ...templateReads, condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SIGNINGKEY#*'] } } }] : []),
     ]);
   });
 
@@ -177,7 +183,7 @@ describe('IAM', () => {
       FUNCTION_PROFILES[name].endsGivenUpChunks
         ? ['sqs']
         : []),
-      ...(FUNCTION_PROFILES[name].jobRequestKey ? ['kms'] : []),
+      ...(FUNCTION_PROFILES[name].jobRequestKey || FUNCTION_PROFILES[name].signingKeys ? ['kms'] : []),
     ]);
     for (const service of services) expect(allowed).toContain(service);
   });
@@ -185,6 +191,17 @@ describe('IAM', () => {
   test.each(ALL_FUNCTIONS)('%s: exactly its profile’s operations with the job-request key, on that key only', (name) => {
     const key = { 'Fn::GetAtt': [idOf('AWS::KMS::Key', 'StorageJobRequestKey'), 'Arn'] };
     expect(pairs(name, 'kms')).toEqual((FUNCTION_PROFILES[name].jobRequestKey ?? []).map((op) => `kms:${op} ${JSON.stringify(key)}`).sort());
+  });
+
+  test.each(ALL_FUNCTIONS)('%s: signing keys only as its profile says, only on keys tagged with this stack; key creation only by the signing-keys function', (name) => {
+    const statements = statementsOf(name).filter((s) => asArray(s.Action).some((a) => /^kms:(Sign|GetPublicKey|CreateKey|TagResource|ScheduleKeyDeletion)$/.test(a)));
+    const wanted = FUNCTION_PROFILES[name].signingKeys ?? [];
+    expect(statements.flatMap((s) => asArray(s.Action)).map((a) => a.replace('kms:', '')).sort()).toEqual([...wanted].sort());
+    for (const statement of statements) {
+      const condition = JSON.stringify(statement.Condition);
+      expect(condition).toMatch(/"aws:(Resource|Request)Tag\/pdf-api:stack":"[^"]+"/);
+    }
+    expect(wanted.includes('CreateKey')).toBe(name === 'signingKeys');
   });
 
   /** What an SQS event source mapping calls on its queue, for the function it invokes. */
@@ -292,11 +309,12 @@ describe('IAM', () => {
     }
   });
 
-  test('with tracing off there is no `*` resource at all', () => {
+  test('with tracing off there is no `*` resource at all but kms:CreateKey', () => {
     const { resources: untraced } = synthStack({ tracing: 'false' });
     for (const [, policy] of resourcesOfType(untraced, 'AWS::IAM::Policy')) {
       for (const statement of policy.Properties?.PolicyDocument.Statement as Statement[]) {
-        expect(asArray(statement.Resource)).not.toContain('*');
+        // But kms:CreateKey, which names no resource (conditioned on the stack's tag: tested above).
+        if (statement.Action !== 'kms:CreateKey') expect(asArray(statement.Resource)).not.toContain('*');
       }
     }
   });

@@ -38,6 +38,11 @@ const ACTION_OF_COMMAND: Readonly<Record<string, string>> = {
   GetSecretValue: 'secretsmanager:GetSecretValue',
   Encrypt: 'kms:Encrypt',
   Decrypt: 'kms:Decrypt',
+  // Signing keys (lib/signatures/signing-keys.ts).
+  CreateKey: 'kms:CreateKey',
+  GetPublicKey: 'kms:GetPublicKey',
+  Sign: 'kms:Sign',
+  ScheduleKeyDeletion: 'kms:ScheduleKeyDeletion',
   // A bulk job's manifest and archive, written as multipart uploads (lib/bulk/multipart.ts).
   CreateMultipartUpload: 's3:PutObject',
   UploadPart: 's3:PutObject',
@@ -100,6 +105,8 @@ function actionsCalledBy(code: string): { actions: Set<string>; unknown: string[
     if (action) actions.add(action);
     else unknown.push(`paginate${name}`);
   }
+  // CreateKey with Tags needs kms:TagResource too (KMS checks both).
+  if (actions.has('kms:CreateKey')) actions.add('kms:TagResource');
   const idempotency = /new DynamoDBPersistenceLayer\d*\(/.test(code);
   if (idempotency) for (const action of IDEMPOTENCY_LAYER_ACTIONS) actions.add(action);
   return { actions, unknown, idempotency };

@@ -22,6 +22,7 @@ import { synthesizedAssembly } from './assembly.ts';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
 import { normalizeText, readPdf } from '../support/pdf.ts';
+import { readSignature, verifyCms } from '../support/test-ca.ts';
 import { bodyOf, PLACEHOLDER_KEY, readEvent, withBody, withKey, withPdf } from '../support/sample-events.ts';
 import { isolationAvailable, LambdaEnvironment, makeStage, processState } from './emulator/environment.ts';
 import { LambdaEmulator, type Template } from './emulator/emulator.ts';
@@ -221,6 +222,22 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
     const generated = await invoke('generate', withBody(withKey(readEvent('generate'), apiKey), { template_id: template.template_id, data: { number: 'L-7', total: 5 } }));
     expect(generated.statusCode, generated.body).toBe(200);
     expect(bodyOf(generated)).toMatchObject({ template_id: template.template_id, template_version: 1, pages: 1 });
+  }, 120_000);
+
+  test('signatures: the signingKeys function makes a key in KMS (the stand-in) with a self-signed certificate; generate signs with it, a valid PAdES signature', async () => {
+    const created = await invoke('signingKeys', withKey(readEvent('signingKeys'), apiKey));
+    expect(created.statusCode, created.body).toBe(201);
+    const key = bodyOf(created) as { signing_key_id: string; status: string; certificate_pem: string };
+    expect(key.status).toBe('active');
+    const generated = await invoke('generate', withBody(withKey(readEvent('generate'), apiKey), { html: '<h1>Signed in Lambda</h1>', signature: { signing_key_id: key.signing_key_id, reason: 'Lambda' } }));
+    expect(generated.statusCode, generated.body).toBe(200);
+    const record = bodyOf(generated) as { id: string; url: string; signed?: boolean };
+    expect(record.signed).toBe(true);
+    const bytes = new Uint8Array(await (await fetch(await downloadUrl(record.id, record.url))).arrayBuffer());
+    const signature = readSignature(bytes);
+    expect(signature.byteRange[2] + signature.byteRange[3]).toBe(bytes.length);
+    expect(signature.dictionary).toContain('/SubFilter /ETSI.CAdES.detached');
+    expect((await verifyCms(signature.cms, signature.signed, key.certificate_pem, { selfSigned: true })).verified).toBe(true);
   }, 120_000);
 
   test('a bulk job: uploads presigns the PUT, bulk queues its chunks on the bulk queue, whose event source mapping runs the bulk worker; jobs shows it done', async () => {

@@ -10,12 +10,15 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { buildCli } from '../../packages/build.ts';
 import { startFixtureServer } from './fixture-server.ts';
+import { startTestTsa } from './test-tsa.ts';
 
 /** Short enough to keep timeout tests quick, long enough for any honest test document. */
 export const TEST_RENDER_TIMEOUT_MS = 5_000;
 export const TEST_MAX_PDF_PAGES = 50;
 export const TEST_MAX_DOWNLOAD_BYTES = 2 * 1024 * 1024;
 export const TEST_MAX_PDF_BYTES = 8 * 1024 * 1024;
+/** How long the stack waits for the test TSA: ample for its answer (milliseconds), short for the stalled one. */
+export const TEST_TSA_TIMEOUT_MS = 3_000;
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -30,6 +33,10 @@ declare module 'vitest' {
     renderTimeoutMs: number;
     /** An allow-listed loopback port kept free for the docs' webhook examples to listen on (client-packages.test.ts). */
     examplesWebhookPort: number;
+    /** The RFC 3161 authority the stack time-stamps signatures with (SIGNATURE_TSA_URL), and its certificate. */
+    tsaUrl: string;
+    tsaCertificatePem: string;
+    tsaTimeoutMs: number;
   }
 }
 
@@ -42,6 +49,9 @@ export default async function setup(project: TestProject) {
   const internalSite = await startFixtureServer();
   const deadSite = await closedPort();
   const examplesWebhookPort = await closedPort();
+  const tsa = await startTestTsa();
+  process.env.SIGNATURE_TSA_URL = tsa.url;
+  process.env.SIGNATURE_TSA_TIMEOUT_MS = String(TEST_TSA_TIMEOUT_MS);
   process.env.PDF_ALLOW_PRIVATE_HOSTS = `${publicSite.hostPort},${otherSite.hostPort},127.0.0.1:${deadSite},127.0.0.1:${examplesWebhookPort}`;
   process.env.RENDER_TIMEOUT_MS = String(TEST_RENDER_TIMEOUT_MS);
   // Small enough to test without huge documents; see the limits tests.
@@ -63,12 +73,16 @@ export default async function setup(project: TestProject) {
   project.provide('deadSite', `http://127.0.0.1:${deadSite}`);
   project.provide('renderTimeoutMs', TEST_RENDER_TIMEOUT_MS);
   project.provide('examplesWebhookPort', examplesWebhookPort);
+  project.provide('tsaUrl', tsa.url);
+  project.provide('tsaCertificatePem', tsa.certificatePem);
+  project.provide('tsaTimeoutMs', TEST_TSA_TIMEOUT_MS);
 
   return async () => {
     await stack.stop();
     await publicSite.close();
     await otherSite.close();
     await internalSite.close();
+    await tsa.close();
     await rm(dataDir, { recursive: true, force: true });
   };
 }

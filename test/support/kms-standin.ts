@@ -1,11 +1,17 @@
 /**
  * A stand-in for KMS's Encrypt and Decrypt on one symmetric key, answering the SDK's own calls
  * (`AWS_ENDPOINT_URL_KMS`): as KMS does, it binds a ciphertext to its encryption context and refuses
- * (InvalidCiphertextException) to decrypt it under any other, or under another key id.
+ * (InvalidCiphertextException) to decrypt it under any other, or under another key id. Signing
+ * keys' operations (CreateKey, GetPublicKey, Sign, ...) are the local stack's stand-in's
+ * (lib/local/kms-standin.ts), on keys under a directory of its own.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { kmsSigningOperations } from '#lib/local/kms-standin.ts';
 
 export interface KmsCall {
   readonly operation: string;
@@ -34,6 +40,8 @@ export async function startKmsStandIn(keyArn = 'arn:aws:kms:us-east-1:0000000000
   const material = randomBytes(32);
   const calls: KmsCall[] = [];
   const refused = new Set<string>();
+  const signingKeys = mkdtempSync(join(tmpdir(), 'kms-standin-'));
+  const signing = kmsSigningOperations({ directory: signingKeys, region: keyArn.split(':')[3]! });
   const server: Server = createServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
@@ -67,7 +75,8 @@ export async function startKmsStandIn(keyArn = 'arn:aws:kms:us-east-1:0000000000
         return answer(400, { __type: 'InvalidCiphertextException', message: '' });
       }
     }
-    return answer(400, { __type: 'UnsupportedOperationException', message: `${operation} is not served here` });
+    const { status, body: answered } = await signing(operation, body as Record<string, unknown>);
+    return answer(status, answered);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -75,6 +84,7 @@ export async function startKmsStandIn(keyArn = 'arn:aws:kms:us-east-1:0000000000
     keyArn,
     calls,
     refused,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => server.close(() => resolve())).then(() => rmSync(signingKeys, { recursive: true, force: true })),
   };
 }

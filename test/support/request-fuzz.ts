@@ -35,6 +35,7 @@ export const OPTION_NAMES = [
   'watermark',
   'encryption',
   'filename',
+  'signature',
   'http_headers',
   'cookies',
   'basic_auth',
@@ -284,6 +285,19 @@ const VALID: Record<OptionName, (profile: Profile) => fc.Arbitrary<unknown>> = {
       { requiredKeys: ['owner_password'] },
     ),
   filename: () => fc.constantFrom('invoice', 'Rechnung März.pdf', 'விலை.PDF', 'a b c', 'x..y'),
+  // No key of the fuzz's owns one: a well-formed id is 404 signing_key_not_found, before any render.
+  signature: () =>
+    fc.record(
+      {
+        signing_key_id: fc.constantFrom('sk_doesnotexist00000000000', 'sk_A'),
+        reason: fc.constantFrom('Invoice issued', 'Unterschrift ✓', 'توقيع'),
+        location: fc.constantFrom('Berlin', 'São Paulo'),
+        contact_info: fc.constantFrom('billing@example.com'),
+        timestamp: fc.boolean(),
+        visible: fc.constantFrom({ page: 1, x: '10mm', y: '10mm', width: '60mm', height: '20mm' }, { page: 2, x: '0', y: '1in', width: '200pt', height: '50px', text: 'Signed' }),
+      },
+      { requiredKeys: ['signing_key_id'] },
+    ),
   // For url documents only: with the fuzz's html they are refused, with its urls the url is.
   http_headers: () => fc.constantFrom({}, { 'X-Token': 'abc' }, { Accept: 'text/html', 'X-Tenant': 't 1' }),
   cookies: () => fc.constantFrom([], [{ name: 'session', value: 'abc' }], [{ name: 'a', value: '1', path: '/x', secure: true, http_only: true }]),
@@ -360,6 +374,20 @@ const INVALID: Record<OptionName, (profile: Profile) => fc.Arbitrary<unknown>> =
       { owner_password: 'é'.repeat(64) },
     ),
   filename: () => fc.constantFrom('', '../x', 'a/b', 'a\\b', 'x'.repeat(201), 'a\nb', '..', 'a\u202eb', '..／x', 'CON', 12, null),
+  signature: () =>
+    fc.constantFrom(
+      null,
+      'sk_x',
+      {},
+      { signing_key_id: 'key_1' },
+      { signing_key_id: 'sk_x', reason: '' },
+      { signing_key_id: 'sk_x', reason: 'r'.repeat(201) },
+      { signing_key_id: 'sk_x', timestamp: 'yes' },
+      { signing_key_id: 'sk_x', extra: 1 },
+      { signing_key_id: 'sk_x', visible: { page: 0, x: '1mm', y: '1mm', width: '1mm', height: '1mm' } },
+      { signing_key_id: 'sk_x', visible: { page: 1, x: 'left', y: '1mm', width: '1mm', height: '1mm' } },
+      { signing_key_id: 'sk_x', visible: { page: 1 } },
+    ),
   http_headers: () => fc.constantFrom(null, [], { Host: 'x' }, { Cookie: 'a=b' }, { 'X-A': 'a\r\nb: c' }, { 'bad name': 'x' }, { 'X-A': 1 }, { Connection: 'close' }),
   cookies: () => fc.constantFrom(null, {}, [{}], [{ name: 'a' }], [{ name: 'a', value: 'x;y' }], [{ name: 'a b', value: 'x' }], [{ name: 'a', value: 'b', domain: 'evil.test' }]),
   basic_auth: () => fc.constantFrom(null, 'u:p', {}, { username: 'a:b', password: 'p' }, { username: 'u' }, { username: 1, password: 2 }),

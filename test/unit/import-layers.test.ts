@@ -23,8 +23,9 @@ const LAYERS: readonly (readonly string[])[] = [
   ['lib/settings.ts'],
   // One document in, one PDF out; the stored records and objects.
   ['lib/render/', 'lib/storage/'],
-  // API keys, tiers and counters; the template engine (pure: text and data in, HTML out).
-  ['lib/accounts/', 'lib/templates/'],
+  // API keys, tiers and counters; the template engine (pure: text and data in, HTML out); signatures
+  // (certificates, CMS, a PDF's signed update, signing keys' records and KMS calls through a port).
+  ['lib/accounts/', 'lib/templates/', 'lib/signatures/'],
   // Customer code (templates, data schemas) run in bounded worker threads, shared per key.
   ['lib/customer-code/'],
   // Documents as requested (options, sources, batches, merges, stored templates); webhooks.

@@ -50,7 +50,7 @@ describe('the OpenAPI document', () => {
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     const keyed = operations.filter(({ operation }) => operation.security?.length).map(({ method, path }) => `${method} ${path}`);
     expect(keyed.sort()).toEqual(
-      ROUTES.filter((route) => ['generate', 'batch', 'pdfs', 'jobs', 'usage', 'templates', 'preview', 'bulk', 'uploads'].includes(route.handler)).map(({ method, path }) => `${method} ${path}`).sort(),
+      ROUTES.filter((route) => ['generate', 'batch', 'pdfs', 'jobs', 'usage', 'templates', 'preview', 'bulk', 'uploads', 'signingKeys'].includes(route.handler)).map(({ method, path }) => `${method} ${path}`).sort(),
     );
     for (const { operation } of operations.filter(({ operation }) => operation.security?.length)) {
       expect(Object.keys(operation.responses)).toContain('401');

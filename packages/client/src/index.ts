@@ -33,6 +33,9 @@ export type Template = Schemas['Template'];
 export type TemplateSummary = Schemas['TemplateSummary'];
 export type TemplateList = Schemas['TemplateList'];
 export type TemplatePreviewRequest = Schemas['TemplatePreviewRequest'];
+export type SigningKey = Schemas['SigningKey'];
+export type SigningKeyRequest = Schemas['SigningKeyRequest'];
+export type SigningKeyList = Schemas['SigningKeyList'];
 export type { components, paths };
 export { errorFromAnswer, errorFromResponse, PdfApiConnectionError, PdfApiError, PdfApiTimeoutError } from './errors.ts';
 export { newIdempotencyKey, retryDelayMs, type RequestOptions, type RetryOptions } from './transport.ts';
@@ -128,6 +131,19 @@ export interface Templates {
   render(id: string, data: Record<string, unknown>, request?: Omit<GenerateRequest, 'template_id' | 'data' | 'html' | 'url' | 'async'>, options?: RequestOptions): Promise<PdfRecord>;
 }
 
+/** Signing keys: KMS keys that sign PDFs (the `signature` option) for this API key alone. */
+export interface SigningKeys {
+  /** A new key and its CSR (`csr_pem`) to have issued by your CA; `self_signed: true` for testing makes it active at once. */
+  create(request: SigningKeyRequest, options?: RequestOptions): Promise<SigningKey>;
+  /** The key's signing keys, newest first; `for await` reads every page. */
+  list(query?: PageQuery, options?: RequestOptions): Paginated<SigningKey, SigningKeyList>;
+  get(id: string, options?: RequestOptions): Promise<SigningKey>;
+  /** Uploads the chain (PEM, leaf first) its CSR was issued with: the key becomes active. */
+  uploadCertificate(id: string, certificateChainPem: string, options?: RequestOptions): Promise<SigningKey>;
+  /** No new signatures; the KMS key is scheduled for deletion. */
+  delete(id: string, options?: RequestOptions): Promise<void>;
+}
+
 export interface PdfApiClient {
   readonly baseUrl: string;
   generate(request: GenerateRequest & { async?: false }, options?: RequestOptions): Promise<PdfRecord>;
@@ -162,6 +178,7 @@ export interface PdfApiClient {
   get(id: string, options?: RequestOptions): Promise<PdfRecord>;
   delete(id: string, options?: RequestOptions): Promise<void>;
   readonly templates: Templates;
+  readonly signingKeys: SigningKeys;
   usage(options?: RequestOptions): Promise<Usage>;
   health(options?: RequestOptions): Promise<Health>;
   /** The PDF's bytes, through its download link (a record, or its `url`). */
@@ -204,6 +221,15 @@ export function createPdfApiClient({ baseUrl, apiKey, fetch, timeoutMs, ...retry
     jobFile: (id, file) => jobFile(id, file, options),
   });
   const generate = (body: GenerateRequest, options?: RequestOptions) => json<PdfRecord | JobAccepted>({ method: 'POST', path: '/v1/pdf/generate', body, idempotent: true }, options);
+
+  const signingKeys: SigningKeys = {
+    create: (request, options) => json({ method: 'POST', path: '/v1/signing-keys', body: request }, options),
+    list: (query = {}, options) => paginated((page) => json<SigningKeyList>({ method: 'GET', path: '/v1/signing-keys', query: { ...page } }, options), query),
+    get: (id, options) => json({ method: 'GET', path: `/v1/signing-keys/${segment(id)}` }, options),
+    uploadCertificate: (id, certificateChainPem, options) =>
+      json({ method: 'PUT', path: `/v1/signing-keys/${segment(id)}/certificate`, body: { certificate_chain_pem: certificateChainPem } }, options),
+    delete: (id, options) => none({ method: 'DELETE', path: `/v1/signing-keys/${segment(id)}` }, options),
+  };
 
   const templates: Templates = {
     create: (template, options) => json({ method: 'POST', path: '/v1/templates', body: template }, options),
@@ -258,6 +284,7 @@ export function createPdfApiClient({ baseUrl, apiKey, fetch, timeoutMs, ...retry
     get: (id, options) => json({ method: 'GET', path: `/v1/pdf/${segment(id)}` }, options),
     delete: (id, options) => none({ method: 'DELETE', path: `/v1/pdf/${segment(id)}` }, options),
     templates,
+    signingKeys,
     usage: (options) => json({ method: 'GET', path: '/v1/usage' }, options),
     health: (options) => json({ method: 'GET', path: '/health' }, options),
     download: async (pdf, options) => {

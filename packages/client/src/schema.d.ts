@@ -321,6 +321,74 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/signing-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List signing keys
+         * @description The key’s signing keys, newest first, a page at a time (as `GET /v1/pdf`); deleted ones are absent.
+         */
+        get: operations["listSigningKeys"];
+        put?: never;
+        /**
+         * Create a signing key
+         * @description Creates a KMS key (`ECC_NIST_P256` by default, or `RSA_3072`) that only this API key signs with, and answers its PKCS#10 CSR for `subject`, signed by the key in KMS. Have the CSR issued by your CA and upload the chain; or send `self_signed: true` for a certificate by the key itself (for testing: no viewer trusts it unless told to), and the key is active at once. Keys per tier: free 1, starter 3, pro 10, enterprise 50.
+         */
+        post: operations["createSigningKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/signing-keys/{signing_key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a signing key
+         * @description The signing key, its CSR and its chain. Another key’s reads as missing.
+         */
+        get: operations["getSigningKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a signing key
+         * @description Nothing signs with it from now on; its KMS key is scheduled for deletion (after KMS’s minimum of 7 days). PDFs signed with it stay valid.
+         */
+        delete: operations["deleteSigningKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/signing-keys/{signing_key_id}/certificate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Upload a signing key’s certificate chain
+         * @description The chain its CSR was issued with, PEM, leaf first (intermediates after; the root may be left out). Checked: the leaf’s public key is the key’s, each certificate is signed by the next, each is valid now, the leaf allows signatures. 400 says what is wrong. The key becomes `active`; a later upload replaces the chain (a renewal).
+         */
+        put: operations["uploadSigningKeyCertificate"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -691,6 +759,30 @@ export type components = {
              * @example invoice-2026-001.pdf
              */
             filename?: string;
+            /**
+             * @description Sign the PDF (PAdES baseline, `ETSI.CAdES.detached`) with a signing key (`POST /v1/signing-keys`): KMS signs the digest, the private key never leaves it. The last step, after metadata, watermark and the rest; Acrobat and other viewers show who signed and that nothing changed since. `reason`, `location`, `contact_info` go into the signature; `timestamp: true` adds an RFC 3161 time stamp from the deployment’s authority (PAdES B-T); `visible` draws the signature on a page (`page` from 1; `x`, `y` from the top-left corner, `width`, `height` as CSS lengths like `margin`; `text` instead of the default who, when and why). Not with `encryption` (400). Unknown or another key’s: 404 `signing_key_not_found` (item `SIGNING_KEY_NOT_FOUND`); no valid certificate: 409 `signing_key_not_ready`; time-stamp authority failed: 502 `timestamp_failed`. Nothing is charged for any of them. With batch `merge`, the items are signed, the merged file is not.
+             * @example {
+             *       "signing_key_id": "sk_4hTq8LmN2xRt6VwY9bZc1DeF",
+             *       "reason": "Invoice issued",
+             *       "location": "Berlin",
+             *       "timestamp": true
+             *     }
+             */
+            signature?: {
+                signing_key_id: string;
+                reason?: string;
+                location?: string;
+                contact_info?: string;
+                timestamp?: boolean;
+                visible?: {
+                    page: number;
+                    x: string;
+                    y: string;
+                    width: string;
+                    height: string;
+                    text?: string;
+                };
+            };
             /** @description True: answer at once with 202 and a job (`GET /v1/jobs/{job_id}`) instead of the result (false when absent): for documents and batches that take longer than the 29 seconds a synchronous call has (a job has 15 minutes). Quota and rate limits are decided now, as for a synchronous call; a job that fails costs nothing. */
             async?: boolean;
             /**
@@ -992,6 +1084,30 @@ export type components = {
              * @example invoice-2026-001.pdf
              */
             filename?: string;
+            /**
+             * @description Sign the PDF (PAdES baseline, `ETSI.CAdES.detached`) with a signing key (`POST /v1/signing-keys`): KMS signs the digest, the private key never leaves it. The last step, after metadata, watermark and the rest; Acrobat and other viewers show who signed and that nothing changed since. `reason`, `location`, `contact_info` go into the signature; `timestamp: true` adds an RFC 3161 time stamp from the deployment’s authority (PAdES B-T); `visible` draws the signature on a page (`page` from 1; `x`, `y` from the top-left corner, `width`, `height` as CSS lengths like `margin`; `text` instead of the default who, when and why). Not with `encryption` (400). Unknown or another key’s: 404 `signing_key_not_found` (item `SIGNING_KEY_NOT_FOUND`); no valid certificate: 409 `signing_key_not_ready`; time-stamp authority failed: 502 `timestamp_failed`. Nothing is charged for any of them. With batch `merge`, the items are signed, the merged file is not.
+             * @example {
+             *       "signing_key_id": "sk_4hTq8LmN2xRt6VwY9bZc1DeF",
+             *       "reason": "Invoice issued",
+             *       "location": "Berlin",
+             *       "timestamp": true
+             *     }
+             */
+            signature?: {
+                signing_key_id: string;
+                reason?: string;
+                location?: string;
+                contact_info?: string;
+                timestamp?: boolean;
+                visible?: {
+                    page: number;
+                    x: string;
+                    y: string;
+                    width: string;
+                    height: string;
+                    text?: string;
+                };
+            };
         };
         /**
          * @description A bulk job: its lines from an upload or inline, each one batch item (`html`, `url` or `template_id` with `data`, and its `options` and `metadata`). Every line is checked before any work; `merge` is not available.
@@ -1277,6 +1393,30 @@ export type components = {
                  * @example invoice-2026-001.pdf
                  */
                 filename?: string;
+                /**
+                 * @description Sign the PDF (PAdES baseline, `ETSI.CAdES.detached`) with a signing key (`POST /v1/signing-keys`): KMS signs the digest, the private key never leaves it. The last step, after metadata, watermark and the rest; Acrobat and other viewers show who signed and that nothing changed since. `reason`, `location`, `contact_info` go into the signature; `timestamp: true` adds an RFC 3161 time stamp from the deployment’s authority (PAdES B-T); `visible` draws the signature on a page (`page` from 1; `x`, `y` from the top-left corner, `width`, `height` as CSS lengths like `margin`; `text` instead of the default who, when and why). Not with `encryption` (400). Unknown or another key’s: 404 `signing_key_not_found` (item `SIGNING_KEY_NOT_FOUND`); no valid certificate: 409 `signing_key_not_ready`; time-stamp authority failed: 502 `timestamp_failed`. Nothing is charged for any of them. With batch `merge`, the items are signed, the merged file is not.
+                 * @example {
+                 *       "signing_key_id": "sk_4hTq8LmN2xRt6VwY9bZc1DeF",
+                 *       "reason": "Invoice issued",
+                 *       "location": "Berlin",
+                 *       "timestamp": true
+                 *     }
+                 */
+                signature?: {
+                    signing_key_id: string;
+                    reason?: string;
+                    location?: string;
+                    contact_info?: string;
+                    timestamp?: boolean;
+                    visible?: {
+                        page: number;
+                        x: string;
+                        y: string;
+                        width: string;
+                        height: string;
+                        text?: string;
+                    };
+                };
             };
             /**
              * @description A JSON Schema (2020-12 by default; 2019-09 and draft-07 by `$schema`; at most 64 KB, references within itself only) that every render’s `data` is checked against. Compiled when saved: an invalid schema is 400 naming the problem.
@@ -1359,6 +1499,21 @@ export type components = {
              * @example 2
              */
             version?: number;
+        };
+        SigningKeyRequest: {
+            subject: {
+                common_name: string;
+                organization?: string;
+                country?: string;
+                /** Format: email */
+                email?: string;
+            };
+            /** @enum {string} */
+            key_spec?: "ECC_NIST_P256" | "RSA_3072";
+            self_signed?: boolean;
+        };
+        SigningKeyCertificateRequest: {
+            certificate_chain_pem: string;
         };
         /** @description POSTed to `webhook_url` when a job ends (`pdf.job.completed`, also for a bulk job that ended cancelled, whose `data.status` says `cancelled`; `pdf.job.failed` for a failed job), signed per Standard Webhooks with the key’s `whsec_` secret: headers `webhook-id` (the same on every retry), `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`). Retried with backoff for about 27 hours until the receiver answers 2xx. */
         WebhookEvent: {
@@ -1447,6 +1602,16 @@ export type components = {
              * @example 3
              */
             template_version?: number;
+            /**
+             * @description Present when the PDF carries a PAdES signature (the `signature` option).
+             * @constant
+             */
+            signed?: true;
+            /**
+             * @description The signing key it was signed with.
+             * @example sk_4hTq8LmN2xRt6VwY9bZc1DeF
+             */
+            signing_key_id?: string;
         };
         /** @description The batch envelope (spec 2.4): total = successful + failed. */
         BatchResponse: {
@@ -1516,9 +1681,12 @@ export type components = {
                  *     - `PDF_GONE`: With an Idempotency-Key: the PDF made for this item by an earlier run of the same request (a replay, or a retry after a crash) was deleted or has expired since; it was charged once. Send a new key to make it again.
                  *     - `TEMPLATE_NOT_FOUND`: The item’s template_id (or its template_version) does not exist for this API key: never made, deleted, or a version no longer kept.
                  *     - `TEMPLATE_ERROR`: The template could not be rendered with the item’s data (over the engine’s limits, an error in the template, or output that is not HTML); the message says why.
+                 *     - `SIGNING_KEY_NOT_FOUND`: The item’s signature.signing_key_id does not exist for this API key (never made, deleted, or another key’s). Nothing was charged for it.
+                 *     - `SIGNING_KEY_NOT_READY`: The item’s signing key has no valid certificate: upload its chain, or a new one if it expired. Nothing was charged for it.
+                 *     - `TIMESTAMP_FAILED`: The time-stamp authority did not answer in time, or refused, for the item’s signature with timestamp: true. Nothing was charged for it.
                  * @enum {string}
                  */
-                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "MEMORY_LIMIT_EXCEEDED" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED" | "SERVICE_BUSY" | "PDF_GONE" | "TEMPLATE_NOT_FOUND" | "TEMPLATE_ERROR";
+                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "MEMORY_LIMIT_EXCEEDED" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED" | "SERVICE_BUSY" | "PDF_GONE" | "TEMPLATE_NOT_FOUND" | "TEMPLATE_ERROR" | "SIGNING_KEY_NOT_FOUND" | "SIGNING_KEY_NOT_READY" | "TIMESTAMP_FAILED";
                 /** @description What went wrong, in words meant for the caller. */
                 message: string;
             };
@@ -1741,6 +1909,50 @@ export type components = {
                 delay_max_ms: number;
             };
         };
+        SigningKeyList: {
+            /** @description The key’s signing keys, newest first (deleted ones are absent). */
+            data: components["schemas"]["SigningKey"][];
+            /** @description Pass as `cursor` for the next page; null on the last. */
+            next_cursor: string | null;
+        };
+        /** @description A signing key: a KMS key only this API key signs with; its private key never leaves KMS. */
+        SigningKey: {
+            /**
+             * @description The signing key’s id: `sk_` and at least 20 random base62 characters.
+             * @example sk_4hTq8LmN2xRt6VwY9bZc1DeF
+             */
+            signing_key_id: string;
+            /**
+             * @description The KMS key’s kind: ECDSA on P-256, or RSA 3072 (PKCS#1 v1.5).
+             * @enum {string}
+             */
+            key_spec: "ECC_NIST_P256" | "RSA_3072";
+            /**
+             * @description `pending_certificate` until a chain is uploaded; `active` signs.
+             * @enum {string}
+             */
+            status: "pending_certificate" | "active";
+            /** @description The subject its CSR names. */
+            subject: {
+                common_name: string;
+                organization?: string;
+                country?: string;
+                email?: string;
+            };
+            /** @description The PKCS#10 certificate request, signed by the key in KMS: have it issued by your CA. */
+            csr_pem: string;
+            /** @description The leaf certificate, once uploaded (or made, `self_signed`). */
+            certificate_pem?: string;
+            /** @description The whole chain, leaf first, as uploaded. */
+            certificate_chain_pem?: string;
+            /**
+             * Format: date-time
+             * @description Until when the chain is valid (its earliest expiry): signing after it is 409 `signing_key_not_ready`.
+             */
+            not_after?: string;
+            /** Format: date-time */
+            created_at: string;
+        };
         /** @description 400: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object. */
         InvalidRequestError: {
             error: {
@@ -1804,6 +2016,46 @@ export type components = {
                 message: string;
                 /** @description The most templates this key may keep. */
                 max_templates: number;
+            };
+        };
+        /** @description 403: The key already keeps as many signing keys as its tier allows (each is a KMS key billed by the month); delete one to create another. */
+        SigningKeyLimitExceededError: {
+            error: {
+                /** @constant */
+                code: "signing_key_limit_exceeded";
+                /** @description What went wrong, in words meant for the caller; never internals. */
+                message: string;
+                /** @description The most signing keys this key may keep. */
+                max_signing_keys: number;
+            };
+        };
+        /** @description 404: No signing key with this `signing_key_id` exists for this API key (never made, deleted, or another key’s). Nothing was charged. */
+        SigningKeyNotFoundError: {
+            error: {
+                /** @constant */
+                code: "signing_key_not_found";
+                /** @description What went wrong, in words meant for the caller; never internals. */
+                message: string;
+            };
+        };
+        /** @description 409: The signing key has no valid certificate: upload the chain its CSR was issued with (`PUT /v1/signing-keys/{signing_key_id}/certificate`), or a new one if it expired. Nothing was charged. */
+        SigningKeyNotReadyError: {
+            error: {
+                /** @constant */
+                code: "signing_key_not_ready";
+                /** @description What went wrong, in words meant for the caller; never internals. */
+                message: string;
+            };
+        };
+        /** @description 502: The time-stamp authority (RFC 3161) did not answer in time, or answered with an error, for a signature with `timestamp: true`. Nothing was charged; retry, or sign without a time stamp. */
+        TimestampFailedError: {
+            error: {
+                /** @constant */
+                code: "timestamp_failed";
+                /** @description What went wrong, in words meant for the caller; never internals. */
+                message: string;
+                /** @description The request id, for support: it names the request in our logs. */
+                request_id: string;
             };
         };
         /** @description 404: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
@@ -2018,6 +2270,16 @@ export type components = {
              * @example 3
              */
             template_version?: number;
+            /**
+             * @description Present when the PDF carries a PAdES signature (the `signature` option).
+             * @constant
+             */
+            signed?: true;
+            /**
+             * @description The signing key it was signed with.
+             * @example sk_4hTq8LmN2xRt6VwY9bZc1DeF
+             */
+            signing_key_id?: string;
         };
         /** @description The batch envelope (spec 2.4): total = successful + failed. */
         BatchResponseOutput: {
@@ -2087,9 +2349,12 @@ export type components = {
                  *     - `PDF_GONE`: With an Idempotency-Key: the PDF made for this item by an earlier run of the same request (a replay, or a retry after a crash) was deleted or has expired since; it was charged once. Send a new key to make it again.
                  *     - `TEMPLATE_NOT_FOUND`: The item’s template_id (or its template_version) does not exist for this API key: never made, deleted, or a version no longer kept.
                  *     - `TEMPLATE_ERROR`: The template could not be rendered with the item’s data (over the engine’s limits, an error in the template, or output that is not HTML); the message says why.
+                 *     - `SIGNING_KEY_NOT_FOUND`: The item’s signature.signing_key_id does not exist for this API key (never made, deleted, or another key’s). Nothing was charged for it.
+                 *     - `SIGNING_KEY_NOT_READY`: The item’s signing key has no valid certificate: upload its chain, or a new one if it expired. Nothing was charged for it.
+                 *     - `TIMESTAMP_FAILED`: The time-stamp authority did not answer in time, or refused, for the item’s signature with timestamp: true. Nothing was charged for it.
                  * @enum {string}
                  */
-                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "MEMORY_LIMIT_EXCEEDED" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED" | "SERVICE_BUSY" | "PDF_GONE" | "TEMPLATE_NOT_FOUND" | "TEMPLATE_ERROR";
+                code: "INVALID_HTML" | "INVALID_OPTIONS" | "URL_NOT_ALLOWED" | "TOO_MANY_PAGES" | "PDF_TOO_LARGE" | "MEMORY_LIMIT_EXCEEDED" | "URL_FETCH_FAILED" | "RENDER_TIMEOUT" | "RENDER_FAILED" | "SERVICE_BUSY" | "PDF_GONE" | "TEMPLATE_NOT_FOUND" | "TEMPLATE_ERROR" | "SIGNING_KEY_NOT_FOUND" | "SIGNING_KEY_NOT_READY" | "TIMESTAMP_FAILED";
                 /** @description What went wrong, in words meant for the caller. */
                 message: string;
             };
@@ -2253,7 +2518,11 @@ export interface operations {
                     "application/json": components["schemas"]["QuotaExceededError"];
                 };
             };
-            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
+            /**
+             * @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged.
+             *
+             *     `signing_key_not_found`: No signing key with this `signing_key_id` exists for this API key (never made, deleted, or another key’s). Nothing was charged.
+             */
             404: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -2262,10 +2531,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["NotFoundError"] | components["schemas"]["SigningKeyNotFoundError"];
                 };
             };
-            /** @description `request_in_progress`: A request with the same `Idempotency-Key` is still running. Retry once it has answered: the retry gets its response. */
+            /**
+             * @description `request_in_progress`: A request with the same `Idempotency-Key` is still running. Retry once it has answered: the retry gets its response.
+             *
+             *     `signing_key_not_ready`: The signing key has no valid certificate: upload the chain its CSR was issued with (`PUT /v1/signing-keys/{signing_key_id}/certificate`), or a new one if it expired. Nothing was charged.
+             */
             409: {
                 headers: {
                     "RateLimit-Limit"?: string;
@@ -2274,7 +2547,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RequestInProgressError"];
+                    "application/json": components["schemas"]["RequestInProgressError"] | components["schemas"]["SigningKeyNotReadyError"];
                 };
             };
             /** @description `pdf_gone`: With an `Idempotency-Key`: the PDF the first request made was deleted or has expired since (a replay, or a retry after a crash). It was charged once; send a new key to make it again. */
@@ -2349,6 +2622,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+            /** @description `timestamp_failed`: The time-stamp authority (RFC 3161) did not answer in time, or answered with an error, for a signature with `timestamp: true`. Nothing was charged; retry, or sign without a time stamp. */
+            502: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TimestampFailedError"];
                 };
             };
             /** @description `service_busy`: The service is at capacity. Nothing was charged; retry after `retry_after` seconds. */
@@ -4079,6 +4364,439 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Health"];
+                };
+            };
+        };
+    };
+    listSigningKeys: {
+        parameters: {
+            query?: {
+                /** @description Signing keys per page. */
+                limit?: number;
+                /** @description `next_cursor` of the page before. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of signing keys. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKeyList"];
+                };
+            };
+            /** @description `invalid_request`: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object. */
+            400: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    createSigningKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SigningKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The new signing key. */
+            201: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKey"];
+                };
+            };
+            /** @description `invalid_request`: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object. */
+            400: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `signing_key_limit_exceeded`: The key already keeps as many signing keys as its tier allows (each is a KMS key billed by the month); delete one to create another. */
+            403: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKeyLimitExceededError"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than 5 MB, or a template is larger than the key’s tier allows (the message gives both sizes). */
+            413: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    getSigningKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signing key’s id (`sk_…`). */
+                signing_key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signing key. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKey"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `signing_key_not_found`: No signing key with this `signing_key_id` exists for this API key (never made, deleted, or another key’s). Nothing was charged. */
+            404: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKeyNotFoundError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    deleteSigningKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signing key’s id (`sk_…`). */
+                signing_key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `signing_key_not_found`: No signing key with this `signing_key_id` exists for this API key (never made, deleted, or another key’s). Nothing was charged. */
+            404: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKeyNotFoundError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
+                };
+            };
+        };
+    };
+    uploadSigningKeyCertificate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The signing key’s id (`sk_…`). */
+                signing_key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SigningKeyCertificateRequest"];
+            };
+        };
+        responses: {
+            /** @description The signing key, active. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKey"];
+                };
+            };
+            /** @description `invalid_request`: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object. */
+            400: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `signing_key_not_found`: No signing key with this `signing_key_id` exists for this API key (never made, deleted, or another key’s). Nothing was charged. */
+            404: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SigningKeyNotFoundError"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than 5 MB, or a template is larger than the key’s tier allows (the message gives both sizes). */
+            413: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
                 };
             };
         };
