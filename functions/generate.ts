@@ -16,9 +16,10 @@ import { prepareRequestedDocument, templateReader } from '#lib/documents/templat
 import { asyncRequestOf, jobAccepted, submitJob } from '#lib/jobs/jobs.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { admitRender } from '#lib/render/capacity.ts';
+import { preparingWorkspacesAfterAnswer } from '#lib/aws/post-answer-work.ts';
 
 /** POST /v1/pdf/generate: one PDF from html, url or a stored template with data (spec 4.1), now or as an asynchronous job. */
-export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, context, apiKey, body, requestIds }) => {
+export const handler = await preparingWorkspacesAfterAnswer(apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, context, apiKey, body, requestIds }) => {
   const parsed = generateBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
   // The options are read as sent (their schema transforms them, so once only). A template is read,
@@ -66,4 +67,4 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
       (keyId, now) => repairDeadRequestsOf({ counters: counterStore(), pdfs: pdfStore() }, keyId, now),
     ),
   );
-});
+}));

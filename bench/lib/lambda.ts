@@ -71,8 +71,10 @@ export interface FreezingMode {
   /** The caller's wait: invoke to answer. */
   readonly latencyP50Ms: number;
   readonly latencyP95Ms: number;
-  /** Lambda's billed duration (the function's duration rounded up to the millisecond). */
+  /** Lambda's billed duration: the runtime's answer plus the extensions' post-runtime time, rounded up to the millisecond. */
   readonly billedP50Ms: number;
+  /** Of that, the post-runtime extension time (PostRuntimeExtensionsDuration): the next workspace prepared after the answer. */
+  readonly postRuntimeP50Ms: number;
 }
 
 export interface FreezingComparison {
@@ -185,7 +187,7 @@ export async function runFreezing(config: BenchConfig, log: (line: string) => vo
       const { frozen, running, frozenAfterTail: tail, ratio } = comparisons.at(-1)!;
       log(
         `warm generate after ${gapMs} ms idle, p50 latency / billed: frozen ${frozen.latencyP50Ms} / ${frozen.billedP50Ms} ms, ` +
-          `running ${running.latencyP50Ms} / ${running.billedP50Ms} ms (${ratio}×); ` +
+          `running ${running.latencyP50Ms} / ${running.billedP50Ms} ms (${ratio}×); post-runtime (frozen) ${frozen.postRuntimeP50Ms} ms; ` +
           `frozen after the work left at the answer ${tail.latencyP50Ms} / ${tail.billedP50Ms} ms (that work ${tail.tailP50Ms} ms)`,
       );
     }
@@ -202,7 +204,7 @@ async function compareFreezing(stack: EmulatedStack, event: unknown, gapMs: numb
   for (let run = 0; run < 3; run++) await invoke(stack, 'generate', event);
   const order: Mode[] = ['running', 'frozen', 'frozenAfterTail'];
   const modes = Array.from({ length: order.length * runs + 1 }, (_, index) => order[index % order.length]!);
-  const seen: Record<Mode, { latency: number; billed: number; tail: number }[]> = { frozen: [], running: [], frozenAfterTail: [] };
+  const seen: Record<Mode, { latency: number; billed: number; postRuntime: number; tail: number }[]> = { frozen: [], running: [], frozenAfterTail: [] };
   let tailBefore = 0;
   for (let index = 0; index < modes.length; index++) {
     // This answer's freeze (or not) is the gap before the next invocation.
@@ -215,16 +217,18 @@ async function compareFreezing(stack: EmulatedStack, event: unknown, gapMs: numb
     // The work this invocation's predecessor left at its answer, where its freeze waited for it.
     const [environment] = stack.emulator.environments(functionId('generate'));
     // The first invocation's gap was none of them.
-    if (index > 0) seen[modes[index]!].push({ latency, billed: Math.ceil(record.durationMs), tail: tailBefore });
+    const report = await record.report!;
+    if (index > 0) seen[modes[index]!].push({ latency, billed: report.billedDurationMs, postRuntime: report.postRuntimeExtensionsDurationMs, tail: tailBefore });
     await environment?.whenFrozen();
     tailBefore = next === 'frozenAfterTail' ? (environment?.lastTailMs ?? 0) : 0;
     if (next) await new Promise((resolve) => setTimeout(resolve, gapMs));
   }
   stack.emulator.freezing = 'at-answer';
-  const summary = (values: { latency: number; billed: number }[]): FreezingMode => ({
+  const summary = (values: { latency: number; billed: number; postRuntime: number }[]): FreezingMode => ({
     latencyP50Ms: round(median(values.map((v) => v.latency))),
     latencyP95Ms: round(quantile(values.map((v) => v.latency), 0.95)),
     billedP50Ms: round(median(values.map((v) => v.billed))),
+    postRuntimeP50Ms: round(median(values.map((v) => v.postRuntime))),
   });
   const frozen = summary(seen.frozen);
   const running = summary(seen.running);
@@ -312,7 +316,8 @@ async function measureWarm(stack: EmulatedStack, runs: number): Promise<WarmDura
   await invoke(stack, 'batch', batchEvent);
   const p50 = async (name: string, event: unknown) => {
     const durations: number[] = [];
-    for (let run = 0; run < runs; run++) durations.push((await invoke(stack, name, event)).record.durationMs);
+    // Billed: the runtime's answer and the extensions' post-runtime time (the Chromium functions' next workspace).
+    for (let run = 0; run < runs; run++) durations.push((await (await invoke(stack, name, event)).record.report!).durationMs);
     return round(median(durations));
   };
   return {
