@@ -369,17 +369,21 @@ export class LambdaEmulator {
   }
 
   /**
-   * How environments are frozen from their next answers: at the answer, as Lambda freezes them;
-   * once the work left running at the answer has ended (`after-tail`, see LambdaEnvironment
-   * freezeAfterTail); or not at all. Switched between invocations, the gap before an invocation is
-   * frozen or not (the bench alternates them that way).
+   * How environments are frozen from their next answers: at the answer, as Lambda freezes them
+   * (once the runtime and every extension have asked for their next event); the same ignoring the
+   * extensions (`ignoring-extensions`: their work left for the next thaw, as before they were
+   * modelled); once the work left running at the answer has ended (`after-tail`, see
+   * LambdaEnvironment freezeAfterTail); or not at all. Switched between invocations, the gap before
+   * an invocation is frozen or not (the bench alternates them that way).
    */
-  set freezing(mode: 'at-answer' | 'after-tail' | 'off') {
+  set freezing(mode: 'at-answer' | 'ignoring-extensions' | 'after-tail' | 'off') {
     for (const pool of this.pools.values()) {
       pool.options.freeze = mode !== 'off';
       for (const environment of pool.alive()) {
         environment.freezes = mode !== 'off';
         environment.freezeAfterTail = mode === 'after-tail';
+        // After a tail models a streaming handler, which finishes its work before it returns: no extension.
+        environment.freezeIgnoringExtensions = mode === 'ignoring-extensions' || mode === 'after-tail';
       }
     }
   }

@@ -274,6 +274,12 @@ export class LambdaEnvironment {
    * the runtime asks for its next event, right after it).
    */
   freezeAfterTail = false;
+  /**
+   * Whether a freeze ignores the extensions (freezing once the runtime asks, their work left for the
+   * next thaw): how the environment froze before Lambda's extensions were modelled, for the bench's
+   * before-and-after in one run. Off by default: Lambda waits for every extension.
+   */
+  freezeIgnoringExtensions = false;
   /** Answer to quiet, at the last freeze that waited for it. */
   lastTailMs: number | undefined;
   /** The processes stopped at the last freeze. */
@@ -569,7 +575,7 @@ export class LambdaEnvironment {
       });
       // Extensions still at work after the answer hold the freeze (at most until the invocation's deadline, then
       // it freezes anyway, as for a hung runtime); that time is the invocation's post-runtime extension time.
-      const extensionsAsked = [...this.extensions.values()].every((extension) => extension.asked)
+      const extensionsAsked = this.freezeIgnoringExtensions || [...this.extensions.values()].every((extension) => extension.asked)
         ? Promise.resolve(answeredAt)
         : new Promise<number>((resolve) => {
             const timer = setTimeout(() => resolve(performance.now()), Math.max(0, pending.deadline - Date.now()));
