@@ -214,6 +214,7 @@ async function compareFreezing(stack: EmulatedStack, event: unknown, gapMs: numb
   const modes = Array.from({ length: order.length * runs + 1 }, (_, index) => order[index % order.length]!);
   const seen: Record<Mode, { latency: number; billed: number; postRuntime: number; tail: number }[]> = { frozen: [], frozenIgnoringExtension: [], running: [], frozenAfterTail: [] };
   let tailBefore = 0;
+  let postRuntimeBefore = 0;
   for (let index = 0; index < modes.length; index++) {
     // This answer's freeze (or not) is the gap before the next invocation.
     const next = modes[index + 1];
@@ -225,8 +226,13 @@ async function compareFreezing(stack: EmulatedStack, event: unknown, gapMs: numb
     // The work this invocation's predecessor left at its answer, where its freeze waited for it.
     const [environment] = stack.emulator.environments(functionId('generate'));
     // The first invocation's gap was none of them.
+    // A mode is the freeze before an invocation, decided at its predecessor's answer: what it bills is
+    // this invocation's runtime and the post-runtime work its predecessor did before that freeze (in
+    // a steady state of one mode every invocation bills both). This invocation's own post-runtime
+    // time belongs to the next mode.
     const report = await record.report!;
-    if (index > 0) seen[modes[index]!].push({ latency, billed: report.billedDurationMs, postRuntime: report.postRuntimeExtensionsDurationMs, tail: tailBefore });
+    if (index > 0) seen[modes[index]!].push({ latency, billed: Math.ceil(report.runtimeDurationMs + postRuntimeBefore), postRuntime: postRuntimeBefore, tail: tailBefore });
+    postRuntimeBefore = report.postRuntimeExtensionsDurationMs;
     await environment?.whenFrozen();
     tailBefore = next === 'frozenAfterTail' ? (environment?.lastTailMs ?? 0) : 0;
     if (next) await new Promise((resolve) => setTimeout(resolve, gapMs));
