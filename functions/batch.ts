@@ -1,5 +1,5 @@
 import { limitsFor } from '#lib/accounts/keys.ts';
-import { withReservedQuota } from '#lib/accounts/quota.ts';
+import { withHeldAndReservedQuota } from '#lib/accounts/quota.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
 import { runBatchRequest } from '#lib/api/document-requests.ts';
 import { earlierBatch, earlierJob } from '#lib/api/earlier-runs.ts';
@@ -68,12 +68,13 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
   // The batch's fan-out is its part of the key's share of renderers: at least half of what it
   // could use, or 503 before any charge (it could not finish in time with much less).
   const fanOut = Math.min(items.length, settings.batchConcurrency, limits.maxConcurrentRenders);
-  await using share = await takeRenderShare(apiKey, { want: fanOut, atLeast: Math.ceil(fanOut / 2), lifetimeMs: context.getRemainingTimeInMillis() });
+  // Taken at the same time as the quota, and given back with it.
   const deadlineMs = Math.min(settings.batchDeadlineMs, context.getRemainingTimeInMillis() - 1_000);
-  const response = await withReservedQuota(
+  const response = await withHeldAndReservedQuota(
     counterStore(),
     { keyId: apiKey.keyId, monthlyQuota: limits.monthlyQuota, count: earlier?.toMake ?? items.length, now: new Date() },
-    (reservation) =>
+    () => takeRenderShare(apiKey, { want: fanOut, atLeast: Math.ceil(fanOut / 2), lifetimeMs: context.getRemainingTimeInMillis() }),
+    (reservation, share) =>
       runBatchRequest(
         {
           owner: apiKey,

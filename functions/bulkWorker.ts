@@ -6,6 +6,7 @@ import { retryDelaySeconds } from '#lib/bulk/bulk-records.ts';
 import { runBulkMessage } from '#lib/bulk/bulk-worker.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { flushMetrics } from '#lib/observability/metrics.ts';
+import { preparingWorkspacesAfterAnswer } from '#lib/aws/post-answer-work.ts';
 
 /**
  * The bulk worker: Lambda's event source mapping on the bulk queue invokes it with chunks of bulk
@@ -15,7 +16,7 @@ import { flushMetrics } from '#lib/observability/metrics.ts';
  * whole visibility timeout; one another worker has (`retry`) waits that timeout, as long as that
  * worker may still need.
  */
-export const handler = middy<SQSEvent, SQSBatchResponse>()
+export const handler = await preparingWorkspacesAfterAnswer(middy<SQSEvent, SQSBatchResponse>()
   .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
   .use(flushMetrics())
   .handler(async (event, context) => {
@@ -32,4 +33,4 @@ export const handler = middy<SQSEvent, SQSBatchResponse>()
       }
     }
     return { batchItemFailures };
-  });
+  }));

@@ -8,7 +8,7 @@ import { generateDocument } from '#lib/api/document-requests.ts';
 import { earlierJob, earlierPdf, pdfGone } from '#lib/api/earlier-runs.ts';
 import { pdfRecordView } from '#lib/api/views.ts';
 import { limitsFor } from '#lib/accounts/keys.ts';
-import { withReservedQuota } from '#lib/accounts/quota.ts';
+import { withHeldAndReservedQuota } from '#lib/accounts/quota.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
 import { counterStore, pdfStore, templateStore } from '#lib/aws/stores.ts';
 import { generateBodySchema, splitGenerateBody } from '#lib/documents/document-options.ts';
@@ -16,9 +16,10 @@ import { prepareRequestedDocument, templateReader } from '#lib/documents/templat
 import { asyncRequestOf, jobAccepted, submitJob } from '#lib/jobs/jobs.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { admitRender } from '#lib/render/capacity.ts';
+import { preparingWorkspacesAfterAnswer } from '#lib/aws/post-answer-work.ts';
 
 /** POST /v1/pdf/generate: one PDF from html, url or a stored template with data (spec 4.1), now or as an asynchronous job. */
-export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, context, apiKey, body, requestIds }) => {
+export const handler = await preparingWorkspacesAfterAnswer(apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, context, apiKey, body, requestIds }) => {
   const parsed = generateBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
   // The options are read as sent (their schema transforms them, so once only). A template is read,
@@ -56,14 +57,15 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
   }
   // 503 service_busy now, before any charge; the render waits its turn, within the key's share.
   using _admission = admitRender(apiKey.keyId, { maxRunning: limitsFor(apiKey).maxConcurrentRenders });
-  await using _share = await takeRenderShare(apiKey, { want: 1, lifetimeMs: context.getRemainingTimeInMillis() });
+  // The key's render share (503 before any charge) and the quota (402), asked at once and given back at once.
   return json(
     200,
-    await withReservedQuota(
+    await withHeldAndReservedQuota(
       counterStore(),
       { keyId: apiKey.keyId, monthlyQuota: limitsFor(apiKey).monthlyQuota, count: 1, now: new Date() },
+      () => takeRenderShare(apiKey, { want: 1, lifetimeMs: context.getRemainingTimeInMillis() }),
       async (reservation) => ({ result: await generateDocument(apiKey, request, { reservationId: reservation.id, ...(pdfId && { pdfId }) }, baseUrl), failed: 0 }),
       (keyId, now) => repairDeadRequestsOf({ counters: counterStore(), pdfs: pdfStore() }, keyId, now),
     ),
   );
-});
+}));

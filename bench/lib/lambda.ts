@@ -71,8 +71,10 @@ export interface FreezingMode {
   /** The caller's wait: invoke to answer. */
   readonly latencyP50Ms: number;
   readonly latencyP95Ms: number;
-  /** Lambda's billed duration (the function's duration rounded up to the millisecond). */
+  /** Lambda's billed duration: the runtime's answer plus the extensions' post-runtime time, rounded up to the millisecond. */
   readonly billedP50Ms: number;
+  /** Of that, the post-runtime extension time (PostRuntimeExtensionsDuration): the next workspace prepared after the answer. */
+  readonly postRuntimeP50Ms: number;
 }
 
 export interface FreezingComparison {
@@ -80,8 +82,10 @@ export interface FreezingComparison {
   readonly gapMs: number;
   /** Invocations measured per mode. */
   readonly runs: number;
-  /** Frozen at the answer, as Lambda freezes: work left then resumes in the next invocation. */
+  /** Frozen as Lambda freezes: once the runtime and the function's extension (the next workspace prepared) have asked for their next event. */
   readonly frozen: FreezingMode;
+  /** Frozen once the runtime asked, the extension ignored: work left at the answer resumes in the next invocation (how it was before the extension). */
+  readonly frozenIgnoringExtension: FreezingMode;
   /** Left running through the gap: work left at the answer ends meanwhile, unbilled. */
   readonly running: FreezingMode;
   /**
@@ -182,10 +186,11 @@ export async function runFreezing(config: BenchConfig, log: (line: string) => vo
       // BENCH_RUNS per mode after the short gap, a third of them after the long one.
       const runs = gapMs > 1_000 ? Math.ceil(config.runs / 3) : config.runs;
       comparisons.push(await compareFreezing(stack, event, gapMs, runs));
-      const { frozen, running, frozenAfterTail: tail, ratio } = comparisons.at(-1)!;
+      const { frozen, frozenIgnoringExtension: before, running, frozenAfterTail: tail, ratio } = comparisons.at(-1)!;
       log(
         `warm generate after ${gapMs} ms idle, p50 latency / billed: frozen ${frozen.latencyP50Ms} / ${frozen.billedP50Ms} ms, ` +
-          `running ${running.latencyP50Ms} / ${running.billedP50Ms} ms (${ratio}×); ` +
+          `running ${running.latencyP50Ms} / ${running.billedP50Ms} ms (${ratio}×); post-runtime (frozen) ${frozen.postRuntimeP50Ms} ms; ` +
+          `frozen ignoring the extension (before) ${before.latencyP50Ms} / ${before.billedP50Ms} ms; ` +
           `frozen after the work left at the answer ${tail.latencyP50Ms} / ${tail.billedP50Ms} ms (that work ${tail.tailP50Ms} ms)`,
       );
     }
@@ -196,14 +201,20 @@ export async function runFreezing(config: BenchConfig, log: (line: string) => vo
 }
 
 async function compareFreezing(stack: EmulatedStack, event: unknown, gapMs: number, runs: number): Promise<FreezingComparison> {
-  type Mode = 'frozen' | 'running' | 'frozenAfterTail';
-  const freezingOf: Record<Mode, 'at-answer' | 'off' | 'after-tail'> = { frozen: 'at-answer', running: 'off', frozenAfterTail: 'after-tail' };
+  type Mode = 'frozen' | 'frozenIgnoringExtension' | 'running' | 'frozenAfterTail';
+  const freezingOf: Record<Mode, 'at-answer' | 'ignoring-extensions' | 'off' | 'after-tail'> = {
+    frozen: 'at-answer',
+    frozenIgnoringExtension: 'ignoring-extensions',
+    running: 'off',
+    frozenAfterTail: 'after-tail',
+  };
   // Warm, and settled into the steady state (the workspaces the first documents leave prepared).
   for (let run = 0; run < 3; run++) await invoke(stack, 'generate', event);
-  const order: Mode[] = ['running', 'frozen', 'frozenAfterTail'];
+  const order: Mode[] = ['running', 'frozen', 'frozenIgnoringExtension', 'frozenAfterTail'];
   const modes = Array.from({ length: order.length * runs + 1 }, (_, index) => order[index % order.length]!);
-  const seen: Record<Mode, { latency: number; billed: number; tail: number }[]> = { frozen: [], running: [], frozenAfterTail: [] };
+  const seen: Record<Mode, { latency: number; billed: number; postRuntime: number; tail: number }[]> = { frozen: [], frozenIgnoringExtension: [], running: [], frozenAfterTail: [] };
   let tailBefore = 0;
+  let postRuntimeBefore = 0;
   for (let index = 0; index < modes.length; index++) {
     // This answer's freeze (or not) is the gap before the next invocation.
     const next = modes[index + 1];
@@ -215,16 +226,23 @@ async function compareFreezing(stack: EmulatedStack, event: unknown, gapMs: numb
     // The work this invocation's predecessor left at its answer, where its freeze waited for it.
     const [environment] = stack.emulator.environments(functionId('generate'));
     // The first invocation's gap was none of them.
-    if (index > 0) seen[modes[index]!].push({ latency, billed: Math.ceil(record.durationMs), tail: tailBefore });
+    // A mode is the freeze before an invocation, decided at its predecessor's answer: what it bills is
+    // this invocation's runtime and the post-runtime work its predecessor did before that freeze (in
+    // a steady state of one mode every invocation bills both). This invocation's own post-runtime
+    // time belongs to the next mode.
+    const report = await record.report!;
+    if (index > 0) seen[modes[index]!].push({ latency, billed: Math.ceil(report.runtimeDurationMs + postRuntimeBefore), postRuntime: postRuntimeBefore, tail: tailBefore });
+    postRuntimeBefore = report.postRuntimeExtensionsDurationMs;
     await environment?.whenFrozen();
     tailBefore = next === 'frozenAfterTail' ? (environment?.lastTailMs ?? 0) : 0;
     if (next) await new Promise((resolve) => setTimeout(resolve, gapMs));
   }
   stack.emulator.freezing = 'at-answer';
-  const summary = (values: { latency: number; billed: number }[]): FreezingMode => ({
+  const summary = (values: { latency: number; billed: number; postRuntime: number }[]): FreezingMode => ({
     latencyP50Ms: round(median(values.map((v) => v.latency))),
     latencyP95Ms: round(quantile(values.map((v) => v.latency), 0.95)),
     billedP50Ms: round(median(values.map((v) => v.billed))),
+    postRuntimeP50Ms: round(median(values.map((v) => v.postRuntime))),
   });
   const frozen = summary(seen.frozen);
   const running = summary(seen.running);
@@ -235,7 +253,7 @@ async function compareFreezing(stack: EmulatedStack, event: unknown, gapMs: numb
     billedP50Ms: round(median(afterTail.map((v) => v.billed + Math.ceil(v.tail)))),
     tailP50Ms: round(median(afterTail.map((v) => v.tail))),
   };
-  return { gapMs, runs, frozen, running, frozenAfterTail, ratio: round(frozen.latencyP50Ms / running.latencyP50Ms, 2) };
+  return { gapMs, runs, frozen, frozenIgnoringExtension: summary(seen.frozenIgnoringExtension), running, frozenAfterTail, ratio: round(frozen.latencyP50Ms / running.latencyP50Ms, 2) };
 }
 
 function costRows(one: WarmDurations, two: WarmDurations): CostRow[] {
@@ -312,7 +330,8 @@ async function measureWarm(stack: EmulatedStack, runs: number): Promise<WarmDura
   await invoke(stack, 'batch', batchEvent);
   const p50 = async (name: string, event: unknown) => {
     const durations: number[] = [];
-    for (let run = 0; run < runs; run++) durations.push((await invoke(stack, name, event)).record.durationMs);
+    // Billed: the runtime's answer and the extensions' post-runtime time (the Chromium functions' next workspace).
+    for (let run = 0; run < runs; run++) durations.push((await (await invoke(stack, name, event)).record.report!).durationMs);
     return round(median(durations));
   };
   return {

@@ -297,3 +297,46 @@ export async function withReservedQuota<T>(
     await settleReservation(store, reservation, failed);
   }
 }
+
+/** Something a request holds while it runs and gives back after (a key's render share). */
+export interface Held {
+  release(): Promise<void>;
+}
+
+/**
+ * withReservedQuota with something else held for the work (a key's render share,
+ * lib/accounts/render-leases.ts), taken at the same time as the reservation and given back as it
+ * settles: they are different items, so the request waits one round trip for both instead of two,
+ * before and after its work. `hold`'s refusal (503 `service_busy`) wins over the quota's (402), as
+ * if it were asked first; whichever of the two was granted when the other is refused is given back,
+ * the reservation whole, so a refused request is charged nothing. A crash in between leaves an
+ * expiring reservation with no record under it, which the reconcile gives back (repairReservation).
+ */
+export async function withHeldAndReservedQuota<H extends Held, T>(
+  store: CounterStore,
+  input: ReserveInput,
+  hold: () => Promise<H>,
+  produce: (reservation: QuotaReservation, held: H) => Promise<{ result: T; failed: number }>,
+  repairDeadRequests: RepairDeadRequests = async () => 0,
+): Promise<T> {
+  const [held, reserved] = await Promise.allSettled([hold(), reserveOrRefuse(store, input, repairDeadRequests)]);
+  if (held.status === 'rejected' || reserved.status === 'rejected') {
+    await Promise.all([
+      held.status === 'fulfilled' ? held.value.release() : undefined,
+      reserved.status === 'fulfilled' ? settleReservation(store, reserved.value, input.count) : undefined,
+    ]);
+    throw held.status === 'rejected' ? held.reason : (reserved as PromiseRejectedResult).reason;
+  }
+  const reservation = reserved.value;
+  let failed = input.count;
+  try {
+    const produced = await produce(reservation, held.value);
+    failed = produced.failed;
+    return produced.result;
+  } finally {
+    // Both given back at once; the settle's failure (if any) is the one that counts, as in withReservedQuota.
+    const [settled, released] = await Promise.allSettled([settleReservation(store, reservation, failed), held.value.release()]);
+    if (settled.status === 'rejected') throw settled.reason;
+    if (released.status === 'rejected') throw released.reason;
+  }
+}

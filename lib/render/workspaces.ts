@@ -325,6 +325,21 @@ function closeWorkspace(workspace: Workspace): Promise<void> {
   return close;
 }
 
+/**
+ * Resolves once no workspace is opening or closing: the work a document leaves at its answer (the
+ * next workspace prepared, its own closed) is done. On Lambda the post-answer extension
+ * (lib/aws/post-answer-work.ts) holds the freeze until then. Never rejects.
+ */
+export async function workspacesSettled(): Promise<void> {
+  for (;;) {
+    const opening = [...prepared.static, ...prepared.live].filter((entry) => !entry.ready).map((entry) => entry.opening);
+    const pending = [...opening, ...closing.values()];
+    if (pending.length === 0) return;
+    // A close can start a replacement (a browser discarded) and an opening fail into a retry: look again.
+    await Promise.allSettled(pending);
+  }
+}
+
 /** Closes every prepared workspace and the browser (local stack shutdown, tests). */
 export async function shutDownRendering(): Promise<void> {
   shuttingDown = true;

@@ -11,8 +11,10 @@ import {
   RESERVATION_LIFETIME_MS,
   reserveQuota,
   settleReservation,
+  withHeldAndReservedQuota,
   withReservedQuota,
 } from '#lib/accounts/quota.ts';
+import { isRefusal, leaseRenders } from '#lib/accounts/render-leases.ts';
 import { reconcileQuotas, repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
 import { describePdf, putPdfRecord, type PdfStore } from '#lib/storage/pdfs.ts';
 import { startTestTable } from '../support/dynamo.ts';
@@ -138,6 +140,33 @@ describe('monthly quota', () => {
     // Assess
     expect(thrown).toBeInstanceOf(Error);
     expect(await quotaUsed(store, keyId, now)).toBe(6);
+  });
+
+  it('takes a render share with the reservation and gives back whichever was granted when the other is refused', async () => {
+    // Prepare: a share of one render, asked for as generate asks (a refusal is its 503).
+    const keyId = newKeyId();
+    const now = new Date('2026-11-21T10:00:00Z');
+    const share = () => leaseRenders(store, { keyId, want: 1, ceiling: 1, lifetimeMs: 60_000 }).then((taken) => (isRefusal(taken) ? Promise.reject(new Error('share taken')) : taken));
+    const shareIsFree = async () => {
+      const taken = await leaseRenders(store, { keyId, want: 1, ceiling: 1, lifetimeMs: 60_000 });
+      if (isRefusal(taken)) return false;
+      await taken.release();
+      return true;
+    };
+
+    // Act: one that works (one of two PDFs failed); one refused by the share held meanwhile; one refused by the quota.
+    const made = await withHeldAndReservedQuota(store, { keyId, monthlyQuota: 3, count: 2, now }, share, async (_reservation, held) => ({ result: held.count, failed: 1 }));
+    const holder = await share();
+    const busy = await withHeldAndReservedQuota(store, { keyId, monthlyQuota: 3, count: 1, now }, share, async () => ({ result: 'never', failed: 0 })).catch((error: Error) => error);
+    await holder.release();
+    const overQuota = await withHeldAndReservedQuota(store, { keyId, monthlyQuota: 3, count: 5, now }, share, async () => ({ result: 'never', failed: 0 })).catch((error: unknown) => error);
+
+    // Assess: charged only what was made; the refusals charged nothing and left the share free.
+    expect(made).toBe(1);
+    expect((busy as Error).message).toBe('share taken');
+    expect(overQuota).toBeInstanceOf(QuotaExceededError);
+    expect(await quotaUsed(store, keyId, now)).toBe(1);
+    expect(await shareIsFree()).toBe(true);
   });
 
   it('throws QuotaExceededError with the reset time when nothing fits', async () => {

@@ -145,11 +145,21 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
     // it runs nothing either (seen with one core busy: a helper of Chromium's, its command line gone).
     expect(chromium.length).toBeGreaterThan(1);
     expect(processes.map((pid) => [commandOf(pid).slice(0, 60), processState(pid)]).filter(([, state]) => state !== undefined && state !== 'T' && state !== 'Z')).toEqual([]);
+    const from = environment!.lifecycle.length;
     const generated = await emulator.invokeOk(functionId('generate'), withKey(readEvent('generate'), apiKey));
     expect(generated.record.coldStart).toBe(false);
     expect((generated.payload as APIGatewayProxyResult).statusCode).toBe(200);
     await environment!.whenFrozen();
     expect(environment!.isFrozen).toBe(true);
+    // Its process registered its internal extension at init, which prepares the next workspace after
+    // the answer: the freeze came only once it had asked for its next event (lib/aws/post-answer-work.ts).
+    expect(environment!.lifecycle).toContainEqual({ step: 'extension-registered', extension: 'pdf-api-workspaces' });
+    const steps = environment!.lifecycle.slice(from).map(({ step }) => step);
+    expect(steps.at(-1)).toBe('frozen');
+    expect(steps.indexOf('invoke')).toBeLessThan(steps.indexOf('extension-next'));
+    expect(steps.indexOf('runtime-answered')).toBeLessThan(steps.indexOf('frozen'));
+    const report = await generated.record.report!;
+    expect(report.billedDurationMs).toBe(Math.ceil(report.runtimeDurationMs + report.postRuntimeExtensionsDurationMs));
   });
 
   test('generate refuses a bad request with 400 and charges nothing', async () => {
@@ -294,6 +304,9 @@ describe('Lambda’s limits, as the emulation holds them', () => {
     Resources: {
       Holder: { Type: 'AWS::Lambda::Function', Metadata: { 'aws:asset:path': 'asset.probe' }, Properties: { Handler: 'index.handler', MemorySize: 128, Timeout: 30, ReservedConcurrentExecutions: 1 } },
       Free: { Type: 'AWS::Lambda::Function', Metadata: { 'aws:asset:path': 'asset.probe' }, Properties: { Handler: 'index.handler', MemorySize: 128, Timeout: 30 } },
+      // The same probe with an internal extension of its own (PROBE_EXTENSION): it does the work an
+      // invocation leaves at its answer, then asks for its next event.
+      Extended: { Type: 'AWS::Lambda::Function', Metadata: { 'aws:asset:path': 'asset.probe' }, Properties: { Handler: 'index.handler', MemorySize: 128, Timeout: 30, Environment: { Variables: { PROBE_EXTENSION: '1' } } } },
       FreeEventInvokeConfig: { Type: 'AWS::Lambda::EventInvokeConfig', Properties: { FunctionName: { Ref: 'Free' }, MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 } },
     },
   };
@@ -319,11 +332,42 @@ describe('Lambda’s limits, as the emulation holds them', () => {
     chmodSync(join(outdir, 'asset.probe'), 0o755);
     // Holds for holdMs; counts its invocations (a warm environment keeps its globals); on `spawn`,
     // leaves a process of its own session behind; on `tick`, a timer that counts while it may run.
+    // With PROBE_EXTENSION, an internal extension registered at init does `workMs` of work after the
+    // answer (counted in `worked`) before it asks for its next event; `registerLate` tries to
+    // register another one after init.
     writeFileSync(
       join(outdir, 'asset.probe', 'index.mjs'),
       `import { spawn } from 'node:child_process';
-       export const handler = async (event) => {
+       const extensions = \`http://\${process.env.AWS_LAMBDA_RUNTIME_API}/2020-01-01/extension\`;
+       const ends = new Map();
+       const endOf = (id) => {
+         if (!ends.has(id)) { let end; ends.set(id, { ended: new Promise((resolve) => (end = resolve)), end: () => end() }); }
+         return ends.get(id);
+       };
+       if (process.env.PROBE_EXTENSION) {
+         const registered = await fetch(\`\${extensions}/register\`, { method: 'POST', headers: { 'Lambda-Extension-Name': 'probe-extension' }, body: JSON.stringify({ events: ['INVOKE'] }) });
+         const id = registered.headers.get('lambda-extension-identifier');
+         void (async () => {
+           for (;;) {
+             const event = await (await fetch(\`\${extensions}/event/next\`, { headers: { 'Lambda-Extension-Identifier': id } })).json();
+             await endOf(event.requestId).ended;
+             await globalThis.afterAnswer;
+             globalThis.afterAnswer = undefined;
+           }
+         })();
+       }
+       export const handler = async (event, context) => {
+         try {
+           return await probe(event);
+         } finally {
+           endOf(context.awsRequestId).end();
+         }
+       };
+       const probe = async (event) => {
          globalThis.count = (globalThis.count ?? 0) + 1;
+         const worked = globalThis.worked ?? 0;
+         if (event.workMs) globalThis.afterAnswer = new Promise((resolve) => setTimeout(() => resolve(void (globalThis.worked = worked + 1)), event.workMs));
+         const lateRegistration = event.registerLate ? (await fetch(\`\${extensions}/register\`, { method: 'POST', headers: { 'Lambda-Extension-Name': 'late' }, body: JSON.stringify({ events: ['INVOKE'] }) })).status : null;
          if (event.spawn && !globalThis.child) {
            const child = spawn('sleep', ['600'], { detached: true, stdio: 'ignore' });
            // A spawn that fails is reported, not thrown later as an uncaught 'error' that ends the runtime.
@@ -332,7 +376,7 @@ describe('Lambda’s limits, as the emulation holds them', () => {
          }
          if (event.tick && !globalThis.ticker) { globalThis.ticks = 0; globalThis.ticker = setInterval(() => globalThis.ticks++, 10); }
          if (event.holdMs) await new Promise((resolve) => setTimeout(resolve, event.holdMs));
-         return { count: globalThis.count, child: globalThis.child ?? null, ticks: globalThis.ticks ?? null };
+         return { count: globalThis.count, child: globalThis.child ?? null, ticks: globalThis.ticks ?? null, worked, lateRegistration };
        };`,
     );
     mkdirSync('/var/tmp', { recursive: true });
@@ -432,6 +476,36 @@ describe('Lambda’s limits, as the emulation holds them', () => {
     expect(next.ticks).toBeLessThan(10);
     await environment!.whenFrozen();
     expect(processState(first.child)).toBe('T');
+  });
+
+  test('an internal extension holds the freeze after the answer: the caller has the answer first, the freeze comes after the extension’s work, reported as post-runtime time and billed', async () => {
+    // Prepare: a cold start, whose init ended only once the extension had registered and asked for its first event.
+    expect((await invokeRaw('Extended', {})).status).toBe(200);
+    const [environment] = emulator.environments('Extended');
+    await environment!.whenFrozen();
+    const init = environment!.lifecycle.map(({ step }) => step);
+    expect(init[0]).toBe('extension-registered');
+    expect(init.indexOf('init-done')).toBeGreaterThan(Math.max(init.indexOf('runtime-next'), init.indexOf('extension-next')));
+    const from = environment!.lifecycle.length;
+    // Act: an invocation that leaves work for the extension.
+    const record = await emulator.invokeOk('Extended', { workMs: 300 });
+    // Assess: the answer came before that work was done (it reports none done yet) ...
+    expect(record.payload).toMatchObject({ worked: 0 });
+    await environment!.whenFrozen();
+    const steps = environment!.lifecycle.slice(from).map(({ step }) => step);
+    // ... and the environment froze only after the extension asked for its next event, once the work was done.
+    expect(steps[0]).toBe('thawed');
+    expect(steps.at(-1)).toBe('frozen');
+    expect(steps.indexOf('invoke')).toBeLessThan(steps.indexOf('runtime-answered'));
+    expect(steps.indexOf('runtime-answered')).toBeLessThan(steps.indexOf('extension-next'));
+    expect(steps.filter((step) => step === 'frozen')).toHaveLength(1);
+    const report = await record.record.report!;
+    expect(report.postRuntimeExtensionsDurationMs).toBeGreaterThan(0);
+    expect(report.durationMs).toBe(report.runtimeDurationMs + report.postRuntimeExtensionsDurationMs);
+    expect(report.billedDurationMs).toBe(Math.ceil(report.durationMs));
+    // The work is there at the next invocation; registering after init is refused.
+    const next = await emulator.invokeOk('Extended', { registerLate: true });
+    expect(next.payload).toMatchObject({ worked: 1, lateRegistration: 403 });
   });
 });
 

@@ -30,7 +30,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { functionNameOf, INVOKE_PATH, keepIdleConnections } from '#lib/local/invoke.ts';
 import { FunctionThrottledError, LambdaConcurrency, throttledInvokeAnswer, type ThrottleReason } from '#lib/local/lambda-concurrency.ts';
-import { EnvironmentGoneError, LambdaEnvironment, type FunctionSpec, type InvokeOutcome } from './environment.ts';
+import { EnvironmentGoneError, LambdaEnvironment, type FunctionSpec, type InvocationReport, type InvokeOutcome } from './environment.ts';
 
 type Intrinsic = string | { Ref: string } | { 'Fn::GetAtt': [string, string] } | Record<string, unknown>;
 
@@ -129,8 +129,11 @@ export interface InvocationRecord {
   readonly coldStart: boolean;
   /** The environment's init, for a cold start. */
   readonly initMs?: number;
+  /** Start to the runtime's answer (the caller has the answer then). */
   readonly durationMs: number;
   readonly outcome: InvokeOutcome;
+  /** Lambda's report (post-runtime extension time, billed duration), once the extensions are done; absent for an environment that could not start. */
+  readonly report?: Promise<InvocationReport>;
 }
 
 /** The environments of one function: an idle one is reused, or a new one started up to the limit. */
@@ -148,7 +151,10 @@ class FunctionPool {
 
   async invoke(event: unknown): Promise<InvocationRecord> {
     for (;;) {
-      const idle = this.environments.find((environment) => !environment.busy && !environment.isStopped);
+      // One whose extensions have finished the last invocation's work first; Lambda would not hand an
+      // environment still in that work an event at all (it starts another), here the event waits for it.
+      const free = this.environments.filter((environment) => !environment.busy && !environment.isStopped);
+      const idle = free.find((environment) => !environment.settling) ?? free[0];
       if (idle) {
         try {
           return await this.run(idle, event, false);
@@ -179,8 +185,8 @@ class FunctionPool {
 
   private async run(environment: LambdaEnvironment, event: unknown, coldStart: boolean): Promise<InvocationRecord> {
     try {
-      const { outcome, durationMs } = await environment.invoke(event);
-      return { functionName: this.spec.name, coldStart, ...(coldStart && { initMs: environment.initMs }), durationMs, outcome };
+      const { outcome, durationMs, report } = await environment.invoke(event);
+      return { functionName: this.spec.name, coldStart, ...(coldStart && { initMs: environment.initMs }), durationMs, outcome, report };
     } finally {
       this.release();
     }
@@ -363,17 +369,21 @@ export class LambdaEmulator {
   }
 
   /**
-   * How environments are frozen from their next answers: at the answer, as Lambda freezes them;
-   * once the work left running at the answer has ended (`after-tail`, see LambdaEnvironment
-   * freezeAfterTail); or not at all. Switched between invocations, the gap before an invocation is
-   * frozen or not (the bench alternates them that way).
+   * How environments are frozen from their next answers: at the answer, as Lambda freezes them
+   * (once the runtime and every extension have asked for their next event); the same ignoring the
+   * extensions (`ignoring-extensions`: their work left for the next thaw, as before they were
+   * modelled); once the work left running at the answer has ended (`after-tail`, see
+   * LambdaEnvironment freezeAfterTail); or not at all. Switched between invocations, the gap before
+   * an invocation is frozen or not (the bench alternates them that way).
    */
-  set freezing(mode: 'at-answer' | 'after-tail' | 'off') {
+  set freezing(mode: 'at-answer' | 'ignoring-extensions' | 'after-tail' | 'off') {
     for (const pool of this.pools.values()) {
       pool.options.freeze = mode !== 'off';
       for (const environment of pool.alive()) {
         environment.freezes = mode !== 'off';
         environment.freezeAfterTail = mode === 'after-tail';
+        // After a tail models a streaming handler, which finishes its work before it returns: no extension.
+        environment.freezeIgnoringExtensions = mode === 'ignoring-extensions' || mode === 'after-tail';
       }
     }
   }

@@ -21,6 +21,18 @@
  * answer resumes only inside the next invocation. Freezing at the answer itself would stop the
  * runtime between its answer and its Next request, which Lambda never does: the runtime client's
  * connection timers (curl's, a second to connect) would run across the freeze.
+ *
+ * Lambda's Extensions API is served beside the Runtime API, as Lambda serves it at the same
+ * AWS_LAMBDA_RUNTIME_API: an extension registers during init (`POST /2020-01-01/extension/register`,
+ * its name in `Lambda-Extension-Name`, the events it wants, INVOKE and SHUTDOWN, in the body) and is
+ * answered its `Lambda-Extension-Identifier`; `GET /2020-01-01/extension/event/next` with that
+ * identifier long-polls for its next event. Init ends once the runtime and every extension have asked
+ * for their next event; each INVOKE event is handed to the runtime and to every extension registered
+ * for it at once; and the environment freezes only when the runtime has posted its answer and asked
+ * again *and* every extension has asked again. The time from the runtime's answer to the last
+ * extension's request is reported as the invocation's post-runtime extension time
+ * (PostRuntimeExtensionsDuration), part of its Duration and billed; the caller has the answer at
+ * the runtime's answer. Registered from the runtime's own process, an extension is an internal one.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -54,9 +66,55 @@ export type InvokeOutcome =
 
 export interface Invocation {
   readonly outcome: InvokeOutcome;
-  /** From the invocation's start (the environment thawed, its event ready for the runtime) to the function's answer: what Lambda bills. */
+  /** From the invocation's start (the environment thawed, its event ready for the runtime) to the function's answer: the runtime's part of the duration. */
   readonly durationMs: number;
+  /**
+   * Lambda's report of the invocation (its REPORT line), once every extension has asked for its next
+   * event after the answer; answered at once for an invocation that ended without one (a timeout, a crash).
+   */
+  readonly report: Promise<InvocationReport>;
 }
+
+/** What Lambda reports of an invocation. */
+export interface InvocationReport {
+  /** The runtime's part: start to answer. */
+  readonly runtimeDurationMs: number;
+  /** The runtime's answer to the last extension's Next request (PostRuntimeExtensionsDuration). */
+  readonly postRuntimeExtensionsDurationMs: number;
+  /** Lambda's Duration: both. */
+  readonly durationMs: number;
+  /** Lambda's Billed Duration: the duration rounded up to the millisecond. */
+  readonly billedDurationMs: number;
+}
+
+/** A step of an environment's life, in the order it happened (a test asserts the order). */
+export type LifecycleStep =
+  | { readonly step: 'extension-registered'; readonly extension: string }
+  | { readonly step: 'init-done' }
+  | { readonly step: 'invoke'; readonly requestId: string }
+  | { readonly step: 'runtime-answered'; readonly requestId: string }
+  | { readonly step: 'runtime-next' }
+  | { readonly step: 'extension-next'; readonly extension: string }
+  | { readonly step: 'frozen' }
+  | { readonly step: 'thawed' };
+
+/** An extension registered with the environment's Extensions API. */
+interface Extension {
+  readonly id: string;
+  readonly name: string;
+  readonly events: ReadonlySet<string>;
+  /** Its Next request, held until its next event. */
+  waiting?: ServerResponse;
+  /** Events handed out while it was not asking. */
+  readonly queued: object[];
+  /** Whether it has asked for its next event since the last one it was handed. */
+  asked: boolean;
+}
+
+/** The events an extension may register for. */
+const EXTENSION_EVENTS = new Set(['INVOKE', 'SHUTDOWN']);
+/** Steps of an environment's life kept (the latest). */
+const LIFECYCLE_KEPT = 200;
 
 export interface EnvironmentOptions {
   /** The directory environments mount their function into (makeStage). */
@@ -216,16 +274,32 @@ export class LambdaEnvironment {
    * the runtime asks for its next event, right after it).
    */
   freezeAfterTail = false;
+  /**
+   * Whether a freeze ignores the extensions (freezing once the runtime asks, their work left for the
+   * next thaw): how the environment froze before Lambda's extensions were modelled, for the bench's
+   * before-and-after in one run. Off by default: Lambda waits for every extension.
+   */
+  freezeIgnoringExtensions = false;
   /** Answer to quiet, at the last freeze that waited for it. */
   lastTailMs: number | undefined;
   /** The processes stopped at the last freeze. */
   private lastFrozen: number[] = [];
+  /** The report of the last answered invocation, once its extensions have asked for their next event. */
+  private postRuntime: Promise<InvocationReport> | undefined;
   /** The freeze under way, from the answer until every process has stopped. */
   private freezing: Promise<void> | undefined;
   /** Resolves the wait of a freeze for the runtime's Next request after its answer. */
   private askedForNext: (() => void) | undefined;
   /** Whether its runtime was waiting for its next event (its Next request held) when its last freeze began. */
   frozeWithRuntimeWaiting = false;
+  /** Extensions registered during init, by identifier. */
+  private readonly extensions = new Map<string, Extension>();
+  /** Resolves the wait of a freeze for every extension's Next request after the answer. */
+  private extensionsAsked: (() => void) | undefined;
+  /** Whether the runtime has asked for its first event: registration is closed then. */
+  private runtimeStarted = false;
+  /** The last steps of its life, oldest first (LIFECYCLE_KEPT). */
+  readonly lifecycle: LifecycleStep[] = [];
   private server!: Server;
   private child: ChildProcess | undefined;
   private waiting: ServerResponse | undefined;
@@ -317,7 +391,7 @@ export class LambdaEnvironment {
         },
       };
       const timer = setTimeout(() => {
-        pending.settle({ outcome: { ok: false, errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${this.spec.timeoutSeconds} seconds${pending.sentAt === undefined ? ' (the runtime never asked for the event)' : ''}` }, durationMs: timeoutMs });
+        pending.settle({ outcome: { ok: false, errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${this.spec.timeoutSeconds} seconds${pending.sentAt === undefined ? ' (the runtime never asked for the event)' : ''}` }, durationMs: timeoutMs, report: Promise.resolve(plainReport(timeoutMs)) });
         void this.stop();
       }, timeoutMs);
       this.pending = pending;
@@ -329,8 +403,11 @@ export class LambdaEnvironment {
     if (this.stopped) return;
     this.stopped = true;
     this.nextAsked();
+    this.extensionsAsked?.();
+    this.extensionsAsked = undefined;
     this.waiting?.destroy();
     this.waiting = undefined;
+    for (const extension of this.extensions.values()) extension.waiting?.destroy();
     if (this.child?.pid !== undefined) {
       const exited = this.child.exitCode === null && this.child.signalCode === null ? new Promise((resolve) => this.child!.once('exit', resolve)) : undefined;
       // Its whole tree, frozen or not: Chromium has a process group of its own, and a stopped
@@ -351,6 +428,11 @@ export class LambdaEnvironment {
 
   get isStopped(): boolean {
     return this.stopped;
+  }
+
+  /** Whether it is between an answer and its freeze (its extensions' post-runtime work, then the freeze itself). */
+  get settling(): boolean {
+    return this.freezing !== undefined;
   }
 
   /** Whether the environment is frozen now (between invocations). */
@@ -393,6 +475,7 @@ export class LambdaEnvironment {
       this.frozen = [...stopped];
     }
     this.lastFrozen = this.frozen;
+    this.step({ step: 'frozen' });
     for (const waitUntil = performance.now() + FREEZE_WAIT_MS; performance.now() < waitUntil; ) {
       if (this.frozen.every((pid) => !RUNNING_STATES.has(processState(pid) ?? 'X'))) return;
       await new Promise((resolve) => setTimeout(resolve, 1));
@@ -421,6 +504,7 @@ export class LambdaEnvironment {
 
   /** Resumes every process stopped by freeze(), before the environment is handed its next event. */
   private thaw(): void {
+    if (this.frozen.length > 0) this.step({ step: 'thawed' });
     for (const pid of this.frozen) signal(pid, 'SIGCONT');
     this.frozen = [];
   }
@@ -431,12 +515,22 @@ export class LambdaEnvironment {
     if (!pending || !response || pending.sentAt !== undefined) return;
     this.waiting = undefined;
     pending.sentAt = performance.now();
+    this.step({ step: 'invoke', requestId: pending.id });
+    const invokedFunctionArn = `arn:aws:lambda:us-east-1:000000000000:function:${this.spec.name}`;
+    const traceId = `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomUUID().replaceAll('-', '').slice(0, 24)};Sampled=0`;
+    // Every extension registered for INVOKE gets the event as the runtime does, and must ask for its next one again before the freeze.
+    for (const extension of this.extensions.values()) {
+      if (!extension.events.has('INVOKE')) continue;
+      extension.queued.push({ eventType: 'INVOKE', deadlineMs: pending.deadline, requestId: pending.id, invokedFunctionArn, tracing: { type: 'X-Amzn-Trace-Id', value: traceId } });
+      extension.asked = false;
+      this.handToExtension(extension);
+    }
     response.writeHead(200, {
       'Content-Type': 'application/json',
       'Lambda-Runtime-Aws-Request-Id': pending.id,
       'Lambda-Runtime-Deadline-Ms': String(pending.deadline),
-      'Lambda-Runtime-Invoked-Function-Arn': `arn:aws:lambda:us-east-1:000000000000:function:${this.spec.name}`,
-      'Lambda-Runtime-Trace-Id': `Root=1-${Math.floor(Date.now() / 1000).toString(16)}-${randomUUID().replaceAll('-', '').slice(0, 24)};Sampled=0`,
+      'Lambda-Runtime-Invoked-Function-Arn': invokedFunctionArn,
+      'Lambda-Runtime-Trace-Id': traceId,
     });
     response.end(JSON.stringify(pending.event));
   }
@@ -447,14 +541,16 @@ export class LambdaEnvironment {
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
     if (request.method === 'GET' && path === '/2018-06-01/runtime/invocation/next') {
+      this.step({ step: 'runtime-next' });
       this.nextAsked();
-      if (this.initMs === undefined) {
-        this.initMs = performance.now() - this.spawnedAt;
-        this.initOverrunMs = Math.max(0, this.initMs - INIT_TIMEOUT_MS);
-        this.markReady();
-      }
+      this.runtimeStarted = true;
       this.waiting = response;
+      this.initDoneIfReady();
       this.handOut();
+      return;
+    }
+    if (path.startsWith('/2020-01-01/extension/')) {
+      this.onExtensionRequest(request, response, path, body);
       return;
     }
     const answered = /^\/2018-06-01\/runtime\/invocation\/([^/]+)\/(response|error)$/.exec(path);
@@ -463,10 +559,11 @@ export class LambdaEnvironment {
       const pending = this.pending;
       if (!pending || pending.id !== decodeURIComponent(answered[1]!) || pending.sentAt === undefined) return;
       const durationMs = performance.now() - pending.startedAt;
-      // The answer is sent: once the runtime asks for its next event, Lambda freezes the environment
-      // until its next invocation. The caller has its answer meanwhile; the next invocation waits
-      // for the freeze to end (whenFrozen).
+      // The answer is sent: once the runtime and every extension ask for their next event, Lambda
+      // freezes the environment until its next invocation. The caller has its answer meanwhile; the
+      // next invocation waits for the freeze to end (whenFrozen).
       const answeredAt = performance.now();
+      this.step({ step: 'runtime-answered', requestId: pending.id });
       this.frozeWithRuntimeWaiting = false;
       const tail = this.freezes && this.freezeAfterTail ? this.untilQuiet(answeredAt).then((ms) => void (this.lastTailMs = ms)) : Promise.resolve();
       // A runtime that never asks (hung after its answer) is frozen anyway once its timeout has
@@ -476,15 +573,29 @@ export class LambdaEnvironment {
         const timer = setTimeout(resolve, this.spec.timeoutSeconds * 1000);
         this.askedForNext = () => (clearTimeout(timer), resolve());
       });
-      const freezing = Promise.all([tail, askedForNext]).then(() => this.freeze()).finally(() => {
+      // Extensions still at work after the answer hold the freeze (at most until the invocation's deadline, then
+      // it freezes anyway, as for a hung runtime); that time is the invocation's post-runtime extension time.
+      const extensionsAsked = this.freezeIgnoringExtensions || [...this.extensions.values()].every((extension) => extension.asked)
+        ? Promise.resolve(answeredAt)
+        : new Promise<number>((resolve) => {
+            const timer = setTimeout(() => resolve(performance.now()), Math.max(0, pending.deadline - Date.now()));
+            this.extensionsAsked = () => (clearTimeout(timer), resolve(performance.now()));
+          });
+      this.postRuntime = extensionsAsked.then((lastAskedAt) => {
+        const postRuntimeExtensionsDurationMs = lastAskedAt - answeredAt;
+        const total = durationMs + postRuntimeExtensionsDurationMs;
+        return { runtimeDurationMs: durationMs, postRuntimeExtensionsDurationMs, durationMs: total, billedDurationMs: Math.ceil(total) };
+      });
+      const freezing = Promise.all([tail, askedForNext, extensionsAsked]).then(() => this.freeze()).finally(() => {
         if (this.freezing === freezing) this.freezing = undefined;
       });
       this.freezing = freezing;
+      const report = this.postRuntime;
       if (answered[2] === 'response') {
-        pending.settle({ outcome: { ok: true, payload: body ? JSON.parse(body) : null }, durationMs });
+        pending.settle({ outcome: { ok: true, payload: body ? JSON.parse(body) : null }, durationMs, report });
       } else {
         const error = JSON.parse(body || '{}') as { errorType?: string; errorMessage?: string };
-        pending.settle({ outcome: { ok: false, errorType: error.errorType ?? 'Error', errorMessage: error.errorMessage ?? '' }, durationMs });
+        pending.settle({ outcome: { ok: false, errorType: error.errorType ?? 'Error', errorMessage: error.errorMessage ?? '' }, durationMs, report });
       }
       return;
     }
@@ -494,6 +605,73 @@ export class LambdaEnvironment {
       return;
     }
     response.writeHead(404).end();
+  }
+
+  /** Init is done once the runtime and every extension have asked for their next event (Lambda's init phase). */
+  private initDoneIfReady(): void {
+    if (this.initMs !== undefined || !this.runtimeStarted || [...this.extensions.values()].some((extension) => !extension.asked)) return;
+    this.initMs = performance.now() - this.spawnedAt;
+    this.initOverrunMs = Math.max(0, this.initMs - INIT_TIMEOUT_MS);
+    this.step({ step: 'init-done' });
+    this.markReady();
+  }
+
+  /** The Extensions API: register (during init only) and event/next. */
+  private onExtensionRequest(request: IncomingMessage, response: ServerResponse, path: string, body: string): void {
+    const refuse = (status: number, errorType: string, errorMessage: string): void =>
+      void response.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ errorMessage, errorType }));
+    if (request.method === 'POST' && path === '/2020-01-01/extension/register') {
+      const name = request.headers['lambda-extension-name'];
+      if (typeof name !== 'string' || name === '') return refuse(400, 'InvalidRequest', 'Lambda-Extension-Name is required');
+      // Lambda takes registrations during init only, before the runtime asks for its first event.
+      if (this.runtimeStarted) return refuse(403, 'Extension.RegistrationClosed', 'extensions register during init');
+      let events: unknown;
+      try {
+        events = (JSON.parse(body || '{}') as { events?: unknown }).events;
+      } catch {
+        return refuse(400, 'InvalidRequest', 'the body is not JSON');
+      }
+      if (!Array.isArray(events) || !events.every((event) => typeof event === 'string' && EXTENSION_EVENTS.has(event))) {
+        return refuse(400, 'InvalidRequest', `events must be some of ${[...EXTENSION_EVENTS].join(', ')}`);
+      }
+      const extension: Extension = { id: randomUUID(), name, events: new Set(events as string[]), queued: [], asked: false };
+      this.extensions.set(extension.id, extension);
+      this.step({ step: 'extension-registered', extension: name });
+      response.writeHead(200, { 'Content-Type': 'application/json', 'Lambda-Extension-Identifier': extension.id });
+      response.end(JSON.stringify({ functionName: this.spec.name, functionVersion: '$LATEST', handler: this.spec.handler }));
+      return;
+    }
+    if (request.method === 'GET' && path === '/2020-01-01/extension/event/next') {
+      const extension = this.extensions.get(String(request.headers['lambda-extension-identifier'] ?? ''));
+      if (!extension) return refuse(403, 'Extension.UnknownExtensionIdentifier', 'Lambda-Extension-Identifier is missing or unknown');
+      extension.waiting = response;
+      if (extension.queued.length > 0) return this.handToExtension(extension);
+      extension.asked = true;
+      this.step({ step: 'extension-next', extension: extension.name });
+      this.initDoneIfReady();
+      if ([...this.extensions.values()].every((each) => each.asked)) {
+        this.extensionsAsked?.();
+        this.extensionsAsked = undefined;
+      }
+      return;
+    }
+    response.writeHead(404).end();
+  }
+
+  /** Hands an extension its next queued event, on its held Next request. */
+  private handToExtension(extension: Extension): void {
+    const response = extension.waiting;
+    const event = extension.queued.shift();
+    if (!response || !event) return;
+    extension.waiting = undefined;
+    extension.asked = false;
+    response.writeHead(200, { 'Content-Type': 'application/json', 'Lambda-Extension-Event-Identifier': randomUUID() });
+    response.end(JSON.stringify(event));
+  }
+
+  private step(step: LifecycleStep): void {
+    this.lifecycle.push(step);
+    if (this.lifecycle.length > LIFECYCLE_KEPT) this.lifecycle.splice(0, this.lifecycle.length - LIFECYCLE_KEPT);
   }
 
   /** The runtime asked for its next event: a freeze waiting for that goes on (and one for a runtime gone, which freezes nothing). */
@@ -507,12 +685,19 @@ export class LambdaEnvironment {
     // In its logs, where a failing test looks: an environment gone without being stopped.
     if (!this.stopped) this.output.push(`[emulator] ${why}\n`);
     this.nextAsked();
+    this.extensionsAsked?.();
+    this.extensionsAsked = undefined;
     this.failInit(new Error(`${why} before its init finished:\n${this.output.join('')}`));
     // Whether the runtime had asked for the event tells a crash in the handler from one on the way to it.
     const when = this.pending?.sentAt === undefined ? ', before it asked for the event' : ', while handling the event';
-    this.pending?.settle({ outcome: { ok: false, errorType: 'Runtime.ExitError', errorMessage: why + when }, durationMs: 0 });
+    this.pending?.settle({ outcome: { ok: false, errorType: 'Runtime.ExitError', errorMessage: why + when }, durationMs: 0, report: Promise.resolve(plainReport(0)) });
     if (!this.stopped) void this.stop();
   }
+}
+
+/** The report of an invocation that ended with no post-runtime extension time. */
+function plainReport(durationMs: number): InvocationReport {
+  return { runtimeDurationMs: durationMs, postRuntimeExtensionsDurationMs: 0, durationMs, billedDurationMs: Math.ceil(durationMs) };
 }
 
 /** Sends a signal to one process; false if it is gone. */
