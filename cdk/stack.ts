@@ -450,11 +450,11 @@ export class PdfApiStack extends Stack {
           // CreateKey has no resource to name (the key does not exist yet): `*`, bounded by the conditions.
           fn.addToRolePolicy(new PolicyStatement({ actions: ['kms:CreateKey'], resources: ['*'], conditions: withThisStacksTag }));
           fn.addToRolePolicy(new PolicyStatement({ actions: ['kms:TagResource'], resources: [keys], conditions: { StringEquals: { [`aws:RequestTag/${STACK_TAG}`]: this.stackName } } }));
+          Validations.of(fn.role!).acknowledge({
+            id: 'AwsSolutions-IAM5[Resource::*]',
+            reason: 'kms:CreateKey names no resource; it is allowed only with this stack’s tag and for SIGN_VERIFY keys of the two specs, and every use of a key only on keys carrying the tag.',
+          });
         }
-        Validations.of(fn.role!).acknowledge({
-          id: 'AwsSolutions-IAM5[Resource::*]',
-          reason: 'kms:CreateKey names no resource; it is allowed only with this stack’s tag and for SIGN_VERIFY keys of the two specs, and every use of a key only on keys carrying the tag.',
-        });
         Validations.of(fn.role!).acknowledge({
           id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:kms:<AWS::Region>:<AWS::AccountId>:key/*]`,
           reason: 'Signing keys are made per customer at run time; which of them a function may use is decided by the aws:ResourceTag condition naming this stack.',
