@@ -144,11 +144,12 @@ export async function runChunk(chunk: ChunkMessage, context: Pick<Context, 'getR
       const results = await asKeyWork(job.keyId, share, () => runChunkLines(job, chunk, render));
       await recordChunk(job, chunk.chunk, results);
     } catch (error) {
+      await hold.stop();
       // Free for the message's next delivery, which comes soon (functions/bulkWorker.ts).
       await releaseChunk(store, job, chunk.chunk).catch(() => undefined);
       throw error;
     } finally {
-      hold.stop();
+      await hold.stop();
     }
   }
   await afterChunk(job, chunk.chunk);

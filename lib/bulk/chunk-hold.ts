@@ -10,8 +10,12 @@
 import { errorFields, logger } from '#lib/observability/logger.ts';
 
 export interface ChunkHold {
-  /** Ends the renewals (the chunk is done, given up, or its worker failed): the lease and message then lapse or are settled by their caller. */
-  stop(): void;
+  /**
+   * Ends the renewals (the chunk is done, given up, or its worker failed) and resolves once a
+   * renewal under way has ended, so that it cannot hide the message after its caller set when it
+   * comes back (a caught error's retry delay).
+   */
+  stop(): Promise<void>;
 }
 
 export interface ChunkHolder {
@@ -27,7 +31,7 @@ export function holdChunk({ renewLease, hideMessage, everyMs }: ChunkHolder): Ch
   let beating: Promise<void> = Promise.resolve();
   const beat = async () => {
     try {
-      if ((await renewLease()) === 'lost') return stop();
+      if ((await renewLease()) === 'lost') return void stop();
       // The lease first: the message must never come back while the lease still holds it.
       await hideMessage();
     } catch (error) {
@@ -40,9 +44,10 @@ export function holdChunk({ renewLease, hideMessage, everyMs }: ChunkHolder): Ch
   }, everyMs);
   // The worker's own work keeps its invocation alive; the hold never does.
   timer.unref();
-  function stop() {
+  function stop(): Promise<void> {
     stopped = true;
     clearInterval(timer);
+    return beating;
   }
   return { stop };
 }

@@ -23,11 +23,31 @@ describe('a bulk worker’s hold on its chunk', () => {
 
     // Act: three beats of work, then the chunk is done
     await vi.advanceTimersByTimeAsync(3 * CHUNK_HEARTBEAT_MS);
-    hold.stop();
+    await hold.stop();
     await vi.advanceTimersByTimeAsync(5 * CHUNK_HEARTBEAT_MS);
 
     // Assess
     expect(calls).toEqual(['lease', 'message', 'lease', 'message', 'lease', 'message']);
+  });
+
+  it('does not hide the message after it stopped: a renewal under way ends before stop() resolves', async () => {
+    // Arrange: a renewal of the lease that takes a while (a slow table)
+    const calls: string[] = [];
+    let renewed: () => void = () => undefined;
+    const hold = holdChunk({
+      renewLease: () => new Promise((resolve) => (renewed = () => resolve('held'))).then(() => (calls.push('lease'), 'held' as const)),
+      hideMessage: async () => void calls.push('message'),
+      everyMs: CHUNK_HEARTBEAT_MS,
+    });
+    await vi.advanceTimersByTimeAsync(CHUNK_HEARTBEAT_MS);
+
+    // Act: the worker stops (its chunk failed) while the renewal is under way, then sets the retry delay
+    const stopped = hold.stop().then(() => calls.push('retry delay set'));
+    renewed();
+    await stopped;
+
+    // Assess: the beat's hiding came before the worker's own setting, never after it
+    expect(calls).toEqual(['lease', 'message', 'retry delay set']);
   });
 
   it('stops once the lease is lost (the chunk done, or taken over by its next delivery), and the message is no longer hidden by it', async () => {
@@ -57,7 +77,7 @@ describe('a bulk worker’s hold on its chunk', () => {
 
     // Act
     await vi.advanceTimersByTimeAsync(3 * CHUNK_HEARTBEAT_MS);
-    hold.stop();
+    await hold.stop();
 
     // Assess: the first beat hid nothing (its lease was not renewed), the next two did
     expect(hidden).toEqual([2, 3]);
