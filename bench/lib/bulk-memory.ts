@@ -19,13 +19,14 @@
  *
  * Alone: `BENCH_PHASES=bulk-memory npm run bench` or `node bench/lib/bulk-memory.ts`.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BulkClient, checkBulkJob, jobFigures, submitAndWait, uploadBulkInput, type BulkCounts, type BulkJobFigures } from './bulk-job.ts';
 import { ProcessPeaks, rssMiB } from './bulk.ts';
 import { processTree } from './rss.ts';
+import type { StackHeapLine } from './stack-heap-log.ts';
 import { createBenchKey, startStackProcess, stopStackProcess } from './stack-process.ts';
 
 /** Rest before each reading: long enough for the job's last work (the completion's files, the webhook) to end and V8 to collect on its own. */
@@ -45,6 +46,13 @@ export interface BulkMemoryResult extends BulkJobFigures {
   /** The AWS stand-ins' process, before and after as the stack process (MiB; not the service's, reported beside it). */
   readonly standInsBeforeMiB: number;
   readonly standInsAfterMiB: number;
+  /**
+   * Inside the stack process just before each reading (bench/lib/stack-heap-log.ts, every 2 s): its
+   * main isolate's heap, its workers' heaps, and its resident memory by kind (V8's pages, glibc's
+   * heap...), which tell what the service keeps from what V8 and the allocator keep around it.
+   */
+  readonly insideBefore: StackHeapLine | undefined;
+  readonly insideAfter: StackHeapLine | undefined;
   /** The whole tree (the stack process and its Chromiums) at its peak during the job (MiB). */
   readonly treePeakMiB: number;
   readonly settleSeconds: number;
@@ -53,6 +61,20 @@ export interface BulkMemoryResult extends BulkJobFigures {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The stack's last line of bench/lib/stack-heap-log.ts. */
+function lastHeapLine(file: string): StackHeapLine | undefined {
+  if (!existsSync(file)) return undefined;
+  const line = readFileSync(file, 'utf8').trim().split('\n').at(-1);
+  return line ? (JSON.parse(line) as StackHeapLine) : undefined;
+}
+
+const describeInside = (line: StackHeapLine | undefined) =>
+  line
+    ? `main heap ${line.main.usedMiB} used of ${line.main.totalMiB} MiB (young generation ${line.main.youngMiB}, ArrayBuffers ${line.main.arrayBuffersMiB}); ` +
+      `workers ${Object.entries(line.workers).map(([name, heap]) => `${name} ${heap.usedMiB}/${heap.totalMiB}`).join(', ')}; ` +
+      `resident: V8 pages ${line.residentMiB.v8Pages}, glibc heap ${line.residentMiB.mallocHeap}, other anonymous ${line.residentMiB.otherAnonymous}, files ${line.residentMiB.files} MiB`
+    : 'no heap log';
 
 /** The RSS of the stack's AWS stand-ins' process (a child of the stack process), 0 if none is found. */
 function standInsMiB(stackPid: number): number {
@@ -69,7 +91,8 @@ const round1 = (value: number) => Math.round(value * 10) / 10;
 
 export async function runBulkMemory(options: { lines: number; warmupLines: number }, log: (line: string) => void): Promise<BulkMemoryResult> {
   const dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-bench-bulk-memory-'));
-  const stack = await startStackProcess(dataDir);
+  const heapLog = join(dataDir, 'heap-log.jsonl');
+  const stack = await startStackProcess(dataDir, undefined, { STACK_HEAP_LOG: heapLog, STACK_HEAP_LOG_MS: '2000' }, ['--import', './bench/lib/stack-heap-log.ts']);
   const pid = stack.child.pid!;
   let peaks: ProcessPeaks | undefined;
   try {
@@ -82,6 +105,8 @@ export async function runBulkMemory(options: { lines: number; warmupLines: numbe
     await sleep(SETTLE_MS);
     const stackBeforeMiB = rssMiB(pid);
     const standInsBeforeMiB = standInsMiB(pid);
+    const insideBefore = lastHeapLine(heapLog);
+    log(`inside before: ${describeInside(insideBefore)}`);
     log(`stack process: ${round1(stackStartMiB)} MiB at start, ${round1(stackBeforeMiB)} MiB before the job (AWS stand-ins' process ${round1(standInsBeforeMiB)} MiB)`);
 
     const uploadId = await uploadBulkInput(client, options.lines);
@@ -92,6 +117,8 @@ export async function runBulkMemory(options: { lines: number; warmupLines: numbe
     peaks.stop();
     const stackAfterMiB = rssMiB(pid);
     const standInsAfterMiB = standInsMiB(pid);
+    const insideAfter = lastHeapLine(heapLog);
+    log(`inside after: ${describeInside(insideAfter)}`);
     const { counts, exact } = await checkBulkJob(client, finished, options.lines);
     const result: BulkMemoryResult = {
       ...jobFigures(options.lines, finished),
@@ -103,6 +130,8 @@ export async function runBulkMemory(options: { lines: number; warmupLines: numbe
       afterOverBefore: Math.round((stackAfterMiB / stackBeforeMiB) * 1000) / 1000,
       standInsBeforeMiB: round1(standInsBeforeMiB),
       standInsAfterMiB: round1(standInsAfterMiB),
+      insideBefore,
+      insideAfter,
       treePeakMiB: round1(peaks.treePeakMiB),
       settleSeconds: SETTLE_MS / 1000,
       counts,
