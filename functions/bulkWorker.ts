@@ -13,8 +13,10 @@ import { preparingWorkspacesAfterAnswer } from '#lib/aws/post-answer-work.ts';
  * jobs and their completions (lib/bulk/bulk-worker.ts). A message it could not finish is named in `batchItemFailures`
  * (ReportBatchItemFailures): only that message comes back; the others are deleted. One whose run
  * caught an error comes back after a short, growing delay (retryDelaySeconds), not the queue's
- * whole visibility timeout; one another worker has (`retry`) waits that timeout, as long as that
- * worker may still need.
+ * whole visibility timeout. A chunk's message is hidden only while its worker renews it (two
+ * minutes at a time, lib/bulk/chunk-hold.ts), so a chunk another worker has (`retry`), or whose
+ * worker crashed or timed out, comes back within two minutes; a completion's waits the queue's
+ * visibility timeout, as long as its worker may still need.
  */
 export const handler = await preparingWorkspacesAfterAnswer(middy<SQSEvent, SQSBatchResponse>()
   .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
@@ -23,7 +25,7 @@ export const handler = await preparingWorkspacesAfterAnswer(middy<SQSEvent, SQSB
     const batchItemFailures: SQSBatchResponse['batchItemFailures'] = [];
     for (const record of event.Records) {
       try {
-        if ((await runBulkMessage(JSON.parse(record.body) as BulkMessage, context)) === 'retry') batchItemFailures.push({ itemIdentifier: record.messageId });
+        if ((await runBulkMessage(JSON.parse(record.body) as BulkMessage, context, { hide: (seconds) => retryMessageIn(record, seconds) })) === 'retry') batchItemFailures.push({ itemIdentifier: record.messageId });
       } catch (error) {
         const delaySeconds = retryDelaySeconds(Number(record.attributes.ApproximateReceiveCount) || 1);
         logger.error('bulk message failed; it comes back', { message_id: record.messageId, delay_seconds: delaySeconds, ...errorFields(error) });

@@ -4,8 +4,10 @@
  * - warm-up: a small job of the same input (BENCH_BULK_MEMORY_WARMUP_LINES, 100) to its end, so the
  *   stack has launched Chromium, compiled its code and sized its pools (a stack that has served
  *   nothing yet is smaller than any stack a second job meets), then SETTLE_MS of rest;
- * - before: the stack process's resident memory (RSS, the Node process that is the API, the
- *   workers and the AWS stand-ins; its Chromiums are children and counted apart);
+ * - before: the stack process's resident memory (RSS, the Node process that is the service: the
+ *   API, the Lambda functions' handlers and their worker threads; its Chromiums are children and
+ *   counted apart, and so is the AWS stand-ins' process, lib/local/standins-process.ts, which
+ *   plays DynamoDB, S3 and SQS, AWS's services and not ours: its RSS is reported beside);
  * - the job: the bulk phase's input (invoices, a fourth template lines, 1 % invalid and skipped,
  *   `archive: true`) of BENCH_BULK_MEMORY_LINES (5,000) lines, submitted and followed to its end,
  *   the stack process and the whole tree sampled every 250 ms for their peaks;
@@ -17,11 +19,14 @@
  *
  * Alone: `BENCH_PHASES=bulk-memory npm run bench` or `node bench/lib/bulk-memory.ts`.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BulkClient, checkBulkJob, jobFigures, submitAndWait, uploadBulkInput, type BulkCounts, type BulkJobFigures } from './bulk-job.ts';
 import { ProcessPeaks, rssMiB } from './bulk.ts';
+import { processTree } from './rss.ts';
+import type { StackHeapLine } from './stack-heap-log.ts';
 import { createBenchKey, startStackProcess, stopStackProcess } from './stack-process.ts';
 
 /** Rest before each reading: long enough for the job's last work (the completion's files, the webhook) to end and V8 to collect on its own. */
@@ -38,6 +43,16 @@ export interface BulkMemoryResult extends BulkJobFigures {
   readonly stackAfterMiB: number;
   /** after / before. */
   readonly afterOverBefore: number;
+  /** The AWS stand-ins' process, before and after as the stack process (MiB; not the service's, reported beside it). */
+  readonly standInsBeforeMiB: number;
+  readonly standInsAfterMiB: number;
+  /**
+   * Inside the stack process just before each reading (bench/lib/stack-heap-log.ts, every 2 s): its
+   * main isolate's heap, its workers' heaps, and its resident memory by kind (V8's pages, glibc's
+   * heap...), which tell what the service keeps from what V8 and the allocator keep around it.
+   */
+  readonly insideBefore: StackHeapLine | undefined;
+  readonly insideAfter: StackHeapLine | undefined;
   /** The whole tree (the stack process and its Chromiums) at its peak during the job (MiB). */
   readonly treePeakMiB: number;
   readonly settleSeconds: number;
@@ -46,11 +61,38 @@ export interface BulkMemoryResult extends BulkJobFigures {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The stack's last line of bench/lib/stack-heap-log.ts. */
+function lastHeapLine(file: string): StackHeapLine | undefined {
+  if (!existsSync(file)) return undefined;
+  const line = readFileSync(file, 'utf8').trim().split('\n').at(-1);
+  return line ? (JSON.parse(line) as StackHeapLine) : undefined;
+}
+
+const describeInside = (line: StackHeapLine | undefined) =>
+  line
+    ? `main heap ${line.main.usedMiB} used of ${line.main.totalMiB} MiB (young generation ${line.main.youngMiB}, ArrayBuffers ${line.main.arrayBuffersMiB}); ` +
+      `workers ${Object.entries(line.workers).map(([name, heap]) => `${name} ${heap.usedMiB}/${heap.totalMiB}`).join(', ')}; ` +
+      `resident: V8 pages ${line.residentMiB.v8Pages}, glibc heap ${line.residentMiB.mallocHeap}, other anonymous ${line.residentMiB.otherAnonymous}, files ${line.residentMiB.files} MiB`
+    : 'no heap log';
+
+/** The RSS of the stack's AWS stand-ins' process (a child of the stack process), 0 if none is found. */
+function standInsMiB(stackPid: number): number {
+  for (const pid of processTree(stackPid)) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('standins-process')) return rssMiB(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return 0;
+}
 const round1 = (value: number) => Math.round(value * 10) / 10;
 
 export async function runBulkMemory(options: { lines: number; warmupLines: number }, log: (line: string) => void): Promise<BulkMemoryResult> {
   const dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-bench-bulk-memory-'));
-  const stack = await startStackProcess(dataDir);
+  const heapLog = join(dataDir, 'heap-log.jsonl');
+  const stack = await startStackProcess(dataDir, undefined, { STACK_HEAP_LOG: heapLog, STACK_HEAP_LOG_MS: '2000' }, ['--import', './bench/lib/stack-heap-log.ts']);
   const pid = stack.child.pid!;
   let peaks: ProcessPeaks | undefined;
   try {
@@ -62,7 +104,10 @@ export async function runBulkMemory(options: { lines: number; warmupLines: numbe
     log(`warm-up: ${options.warmupLines} lines ${warmup.job.status} in ${round1(warmup.seconds)} s; resting ${SETTLE_MS / 1000} s`);
     await sleep(SETTLE_MS);
     const stackBeforeMiB = rssMiB(pid);
-    log(`stack process: ${round1(stackStartMiB)} MiB at start, ${round1(stackBeforeMiB)} MiB before the job`);
+    const standInsBeforeMiB = standInsMiB(pid);
+    const insideBefore = lastHeapLine(heapLog);
+    log(`inside before: ${describeInside(insideBefore)}`);
+    log(`stack process: ${round1(stackStartMiB)} MiB at start, ${round1(stackBeforeMiB)} MiB before the job (AWS stand-ins' process ${round1(standInsBeforeMiB)} MiB)`);
 
     const uploadId = await uploadBulkInput(client, options.lines);
     peaks = new ProcessPeaks(pid);
@@ -71,6 +116,9 @@ export async function runBulkMemory(options: { lines: number; warmupLines: numbe
     await sleep(SETTLE_MS);
     peaks.stop();
     const stackAfterMiB = rssMiB(pid);
+    const standInsAfterMiB = standInsMiB(pid);
+    const insideAfter = lastHeapLine(heapLog);
+    log(`inside after: ${describeInside(insideAfter)}`);
     const { counts, exact } = await checkBulkJob(client, finished, options.lines);
     const result: BulkMemoryResult = {
       ...jobFigures(options.lines, finished),
@@ -80,6 +128,10 @@ export async function runBulkMemory(options: { lines: number; warmupLines: numbe
       stackPeakMiB: round1(peaks.peaks.get('stack (node)')?.peakMiB ?? 0),
       stackAfterMiB: round1(stackAfterMiB),
       afterOverBefore: Math.round((stackAfterMiB / stackBeforeMiB) * 1000) / 1000,
+      standInsBeforeMiB: round1(standInsBeforeMiB),
+      standInsAfterMiB: round1(standInsAfterMiB),
+      insideBefore,
+      insideAfter,
       treePeakMiB: round1(peaks.treePeakMiB),
       settleSeconds: SETTLE_MS / 1000,
       counts,
@@ -87,7 +139,8 @@ export async function runBulkMemory(options: { lines: number; warmupLines: numbe
     };
     log(
       `${options.lines} lines: ${result.status} in ${result.seconds} s (${result.linesPerSecond} lines/s); stack process ${result.stackBeforeMiB} MiB before, ` +
-        `${result.stackPeakMiB} MiB at most, ${result.stackAfterMiB} MiB ${result.settleSeconds} s after (×${result.afterOverBefore}); tree peak ${result.treePeakMiB} MiB; ` +
+        `${result.stackPeakMiB} MiB at most, ${result.stackAfterMiB} MiB ${result.settleSeconds} s after (×${result.afterOverBefore}); ` +
+        `AWS stand-ins' process ${result.standInsBeforeMiB} → ${result.standInsAfterMiB} MiB; tree peak ${result.treePeakMiB} MiB; ` +
         `quota ${counts.quotaUsed} == listed ${counts.listed} == downloadable ${counts.downloadable} == manifest ${counts.manifestSuccesses} == ZIP ${counts.archiveEntries}: ${exact}`,
     );
     return result;

@@ -47,6 +47,8 @@ function kindOf(pid: number, root: number): string {
   } catch {
     return 'gone';
   }
+  // The AWS stand-ins' process (lib/local/standins-process.ts): AWS's services, not the service's.
+  if (command.includes('standins-process')) return 'AWS stand-ins (node)';
   const type = /--type=([\w-]+)/.exec(command)?.[1];
   if (type) return `Chromium ${type}`;
   if (/chrom|headless/i.test(command)) return 'Chromium browser';

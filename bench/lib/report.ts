@@ -335,9 +335,14 @@ export function buildRows(results: BenchResults): Row[] {
   const memory = results.bulkMemory;
   if (memory) {
     add(
-      `local stack: the stack process's memory (RSS) before and ${memory.settleSeconds} s after a bulk job of ${memory.lines.toLocaleString('en-US')} lines (as the bulk phase's), after a warm-up job of ${memory.warmupLines}`,
+      `local stack: the stack process's memory (RSS; the service, without the AWS stand-ins' process) before and ${memory.settleSeconds} s after a bulk job of ${memory.lines.toLocaleString('en-US')} lines (as the bulk phase's), after a warm-up job of ${memory.warmupLines}`,
       `${memory.stackBeforeMiB} → ${memory.stackAfterMiB} MiB`,
-      `×${memory.afterOverBefore}; at most ${memory.stackPeakMiB} MiB during the job (${memory.stackStartMiB} MiB at start); the tree's peak ${memory.treePeakMiB} MiB; ` +
+      `×${memory.afterOverBefore}; at most ${memory.stackPeakMiB} MiB during the job (${memory.stackStartMiB} MiB at start); the AWS stand-ins' process ${memory.standInsBeforeMiB} → ${memory.standInsAfterMiB} MiB; ` +
+        (memory.insideBefore && memory.insideAfter
+          ? `inside: main heap used ${memory.insideBefore.main.usedMiB} → ${memory.insideAfter.main.usedMiB} MiB of ${memory.insideBefore.main.totalMiB} → ${memory.insideAfter.main.totalMiB}, ` +
+            `V8 pages ${memory.insideBefore.residentMiB.v8Pages} → ${memory.insideAfter.residentMiB.v8Pages}, glibc heap ${memory.insideBefore.residentMiB.mallocHeap} → ${memory.insideAfter.residentMiB.mallocHeap} MiB; `
+          : '') +
+        `the tree's peak ${memory.treePeakMiB} MiB; ` +
         `${memory.status} in ${memory.seconds} s; quota ${memory.counts.quotaUsed} == listed ${memory.counts.listed} == downloadable ${memory.counts.downloadable} == manifest ${memory.counts.manifestSuccesses} == ZIP ${memory.counts.archiveEntries}`,
       `within ${Math.round((BULK_MEMORY_TARGET_RATIO - 1) * 100)} % of before`,
       status(memory.afterOverBefore <= BULK_MEMORY_TARGET_RATIO),

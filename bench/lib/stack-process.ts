@@ -1,5 +1,5 @@
 /**
- * The local stack as a child process (`node lib/local/start.ts`), as a user runs it with `npm start`,
+ * The local stack as a child process (`node <flags> lib/local/start.ts`), as a user runs it with `npm start`,
  * and the project's key tool against it.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -36,6 +36,19 @@ export interface StackProcess {
 }
 
 /**
+ * The Node flags `npm start` gives the stack (package.json's `start` script, the one place they are
+ * written): the bench measures the stack as a user runs it. `--max-semi-space-size=16` bounds the
+ * main thread's young generation (V8's default let it grow to 128 MB on a 23 GB machine under a bulk
+ * job, and keep it; docs/bulk-jobs.md, "Memory through a job").
+ */
+export function startScriptNodeFlags(): string[] {
+  const script = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const words = script.split(/\s+/);
+  if (words[0] !== 'node' || words.at(-1) !== 'lib/local/start.ts') throw new Error(`package.json's start script is not "node [flags] lib/local/start.ts": ${script}`);
+  return words.slice(1, -1);
+}
+
+/**
  * The stack's environment: the caller's, without settings that would change what is measured,
  * plus `extra` (which may set the render limit on purpose).
  */
@@ -66,9 +79,10 @@ function killTree(root: number): void {
  * Spawns the stack and resolves once stack.json is written. `onSpawn` runs right after spawn, so
  * the memory sampler can follow the process from its first instant; `env` adds to the caller's
  * environment (e.g. PDF_ALLOW_PRIVATE_HOSTS for a webhook receiver on loopback, or the PORT of a
- * stack started again, which is any free one otherwise).
+ * stack started again, which is any free one otherwise); `extraNodeArgs` adds Node flags (a phase's
+ * preloaded probe, bench/lib/stack-heap-log.ts).
  */
-export async function startStackProcess(dataDir: string, onSpawn?: (pid: number) => void, env: NodeJS.ProcessEnv = {}): Promise<StackProcess> {
+export async function startStackProcess(dataDir: string, onSpawn?: (pid: number) => void, env: NodeJS.ProcessEnv = {}, extraNodeArgs: readonly string[] = []): Promise<StackProcess> {
   const infoPath = join(dataDir, 'stack.json');
   rmSync(infoPath, { force: true });
   const output: string[] = [];
@@ -76,7 +90,7 @@ export async function startStackProcess(dataDir: string, onSpawn?: (pid: number)
   // BENCH_STACK_NODE_ARGS: flags for the stack's Node only, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
   // to see where its time goes (Node refuses --cpu-prof in NODE_OPTIONS).
   const nodeArgs = (process.env.BENCH_STACK_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, 'lib/local/start.ts'], {
+  const child = spawn(process.execPath, [...startScriptNodeFlags(), ...extraNodeArgs, ...nodeArgs, 'lib/local/start.ts'], {
     cwd: REPO_ROOT,
     env: stackEnvironment(dataDir, env),
     stdio: ['ignore', 'pipe', 'pipe'],

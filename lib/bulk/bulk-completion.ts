@@ -21,7 +21,7 @@ import { readChunkLines, type ChunkRange } from './bulk-lines.ts';
 import {
   BULK_MAX_RECEIVE_COUNT,
   BULK_RESERVATION_LIFETIME_MS,
-  CHUNK_LEASE_MS,
+  COMPLETION_LEASE_MS,
   chunksInShard,
   finishBulkJob,
   finishChunk,
@@ -200,7 +200,7 @@ export async function completeBulkJob(
   const job = await getJob(store, jobId);
   if (!job || job.kind !== 'bulk' || !job.bulk || job.completedAt !== undefined) return 'done';
   logger.appendKeys({ job_id: job.id, key_id: job.keyId });
-  if ((await takeCompletion(store, job.id, CHUNK_LEASE_MS)) === 'busy') return 'retry';
+  if ((await takeCompletion(store, job.id, COMPLETION_LEASE_MS)) === 'busy') return 'retry';
   try {
     const plan = force ? ((await readPlan(store, job)) ?? []) : [];
     const read = async (chunk: number): Promise<readonly LineResult[]> => {

@@ -61,15 +61,28 @@ export function chunksInShard(layout: ShardLayout, shard: number): number {
 }
 
 /**
- * The bulk worker's timeout (cdk/stack.ts), and how the queue hands it work: a chunk's lease
- * outlives the worker that took it, and the message's visibility timeout outlives the lease, so a
- * message delivered again after its worker died always finds the chunk free. A message received
- * BULK_MAX_RECEIVE_COUNT times without its chunk getting done goes to the dead-letter queue, where
- * the reconcile function ends the chunk (its unstored lines fail) so that its job still completes.
+ * The bulk worker's timeout (cdk/stack.ts), and how the queue hands it work. The worker's 15
+ * minutes are a job's completion's (its manifest and archive in one invocation); Lambda's event
+ * source mapping requires the queue's visibility timeout to be at least the function's timeout, so
+ * the queue's is the timeout and 3 minutes more, and a completion's lease (COMPLETION_LEASE_MS)
+ * outlives the worker that took it while its message's visibility outlives the lease: a completion
+ * delivered again after its worker died always finds itself free.
+ *
+ * A chunk (ten lines, seconds) does not wait that long when its worker dies: the worker hides its
+ * message for CHUNK_HOLD_SECONDS only, and holds its lease for CHUNK_LEASE_MS, both renewed every
+ * CHUNK_HEARTBEAT_MS while it works (lib/bulk/chunk-hold.ts). A worker that crashed or timed out
+ * stops renewing: its lease lapses within CHUNK_LEASE_MS and its message comes back within
+ * CHUNK_HOLD_SECONDS, always after the lease (each renewal sets both, the message 30 s past the
+ * lease), so the next delivery finds the chunk free. A message received BULK_MAX_RECEIVE_COUNT
+ * times without its chunk getting done goes to the dead-letter queue, where the reconcile function
+ * ends the chunk (its unstored lines fail) so that its job still completes.
  */
 export const BULK_WORKER_TIMEOUT_SECONDS = 900;
-export const CHUNK_LEASE_MS = (BULK_WORKER_TIMEOUT_SECONDS + 60) * 1000;
+export const COMPLETION_LEASE_MS = (BULK_WORKER_TIMEOUT_SECONDS + 60) * 1000;
 export const BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS = BULK_WORKER_TIMEOUT_SECONDS + 180;
+export const CHUNK_HEARTBEAT_MS = 30_000;
+export const CHUNK_LEASE_MS = 3 * CHUNK_HEARTBEAT_MS;
+export const CHUNK_HOLD_SECONDS = CHUNK_LEASE_MS / 1000 + 30;
 export const BULK_MAX_RECEIVE_COUNT = 5;
 /**
  * How long a message whose worker caught an error (the worker gave its lease up first) stays
@@ -237,6 +250,31 @@ export async function takeChunk(store: PdfStore, job: BulkJobRef, chunk: number,
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     const { Item } = await store.dynamo.send(new GetCommand({ TableName: store.tableName, Key: chunkShardKey(job, chunk), ConsistentRead: true }));
     return Item?.[`done_${chunk}`] !== undefined ? 'done' : 'busy';
+  }
+}
+
+/**
+ * Renews a chunk's lease to `leaseMs` from now, while its worker works (lib/bulk/chunk-hold.ts):
+ * `held`, or `lost` if the chunk is done or its lease is gone (released, or lapsed and taken over by
+ * the message's next delivery; that worker's lines are the same lines, stored once whoever renders
+ * them, so nothing is charged twice either way).
+ */
+export async function renewChunk(store: PdfStore, job: BulkJobRef, chunk: number, leaseMs: number): Promise<'held' | 'lost'> {
+  try {
+    await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: chunkShardKey(job, chunk),
+        UpdateExpression: 'SET #lease = :until',
+        ConditionExpression: 'attribute_not_exists(#done) AND attribute_exists(#lease)',
+        ExpressionAttributeNames: { '#lease': `lease_${chunk}`, '#done': `done_${chunk}` },
+        ExpressionAttributeValues: { ':until': Date.now() + leaseMs },
+      }),
+    );
+    return 'held';
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return 'lost';
+    throw error;
   }
 }
 

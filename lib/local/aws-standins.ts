@@ -1,18 +1,19 @@
 /**
  * Real local implementations of the AWS APIs the service uses: dynalite speaks DynamoDB's API,
- * s3rver speaks S3's, lib/local/sqs-standin.ts speaks SQS's. All three persist under the data directory and listen on free loopback ports, on
- * a worker thread of this process (lib/local/standins-worker.ts).
+ * s3rver speaks S3's, lib/local/sqs-standin.ts speaks SQS's. All three persist under the data directory and listen on free loopback ports, in
+ * a child process of this one (lib/local/standins-process.ts), apart from the service as AWS's are.
  *
- * The thread is supervised: if it exits or fails, it is started again on the same data directories
+ * The process is supervised: if it exits or fails, it is started again on the same data directories
  * and the same ports, so the AWS SDK endpoints the stack set in the environment stay valid. While
  * it is down, requests to the stores fail (and /health answers 503). If it cannot be brought back
  * (a port taken by another process, a start that keeps failing, a crash loop), `onLost` is called:
  * the local stack then stops, loudly, rather than serve on half-dead.
  */
+import { fork, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
 import { componentLogger, errorFields } from '#lib/observability/logger.ts';
-import type { StandInsWorkerData, StandInsWorkerMessage } from './standins-worker.ts';
+import type { StandInsMessage, StandInsSettings } from './standins-process.ts';
 
 /** Waits before each attempt to start the stand-ins again after they stopped (about 18 s in all). */
 export const STANDINS_RESTART_DELAYS_MS: readonly number[] = [100, 250, 500, 1_000, 2_000, 4_000, 5_000, 5_000];
@@ -28,8 +29,8 @@ export interface StandIns {
   readonly sqsEndpoint: string;
   /** `restarting` from a crash until they answer again; `lost` once given up. */
   readonly state: StandInsState;
-  /** The thread running them now, if any (terminating it is what a crash of the thread looks like). */
-  readonly worker: Worker | undefined;
+  /** The process running them now, if any (killing it is what a crash of the stand-ins looks like). */
+  readonly process: ChildProcess | undefined;
   close(): Promise<void>;
 }
 
@@ -48,38 +49,40 @@ const portOf = (endpoint: string) => Number(new URL(endpoint).port);
 const logger = componentLogger('aws-standins');
 
 /**
- * The stand-ins thread's old generation, at most. V8 sizes a busy thread's heap lazily: serving a
- * bulk job of 1,500 lines it grew from 60 to 200 MB, mostly garbage (after its collections 20 to
- * 35 MB were live; capped at 64 MB the same job ran through), so the stack's memory grew with the
- * job for no use. Well above what the stand-ins hold at once: they stream objects to and from disk,
- * and DynamoDB requests and answers are at most a few MB.
+ * The stand-ins' old generation, at most. V8 sizes a busy heap lazily: serving a bulk job of 1,500
+ * lines it grew from 60 to 200 MB, mostly garbage (after its collections 20 to 35 MB were live;
+ * capped at 64 MB the same job ran through). Well above what the stand-ins hold at once: they
+ * stream objects to and from disk, and DynamoDB requests and answers are at most a few MB.
  */
 const STANDINS_HEAP_MB = 96;
+const STANDINS_FILE = fileURLToPath(new URL('./standins-process.ts', import.meta.url));
 
-/** Starts a worker and resolves once both stand-ins listen; rejects if the thread fails or exits first. */
-function startWorker(data: StandInsWorkerData): Promise<{ worker: Worker; endpoints: { dynamodbEndpoint: string; s3Endpoint: string; sqsEndpoint: string } }> {
-  const worker = new Worker(new URL('./standins-worker.ts', import.meta.url), { workerData: data, resourceLimits: { maxOldGenerationSizeMb: STANDINS_HEAP_MB } });
+/** Starts the stand-ins' process and resolves once the three listen; rejects if it fails or exits first. */
+function startProcess(data: StandInsSettings): Promise<{ child: ChildProcess; endpoints: { dynamodbEndpoint: string; s3Endpoint: string; sqsEndpoint: string } }> {
+  // Its own Node flags only (not the caller's: a profiler's or a test runner's are for the service).
+  const child = fork(STANDINS_FILE, [JSON.stringify(data)], { execArgv: [`--max-old-space-size=${STANDINS_HEAP_MB}`], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     let failure: Error | undefined;
-    const onMessage = (message: StandInsWorkerMessage) => {
+    const onMessage = (message: StandInsMessage) => {
+      if (message.type === 'failed') failure = new Error(message.message);
       if (message.type !== 'ready') return;
       settle();
-      resolve({ worker, endpoints: { dynamodbEndpoint: message.dynamodbEndpoint, s3Endpoint: message.s3Endpoint, sqsEndpoint: message.sqsEndpoint } });
+      resolve({ child, endpoints: { dynamodbEndpoint: message.dynamodbEndpoint, s3Endpoint: message.s3Endpoint, sqsEndpoint: message.sqsEndpoint } });
     };
     const onError = (error: Error) => (failure = error);
-    const onExit = (code: number) => {
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
       settle();
-      reject(failure ?? new Error(`The stand-ins' thread exited with code ${code} while starting`));
+      reject(failure ?? new Error(`The stand-ins' process exited with ${signal ?? `code ${code}`} while starting`));
     };
     const settle = () => {
-      worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+      child.off('message', onMessage).off('error', onError).off('exit', onExit);
     };
-    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+    child.on('message', onMessage).on('error', onError).on('exit', onExit);
   });
 }
 
 export async function startStandIns(directories: Directories, options: StandInsOptions = {}): Promise<StandIns> {
-  const first = await startWorker({
+  const first = await startProcess({
     dynamoDirectory: directories.dynamo,
     s3Directory: directories.s3,
     sqsDirectory: directories.sqs,
@@ -89,7 +92,7 @@ export async function startStandIns(directories: Directories, options: StandInsO
   });
   const { dynamodbEndpoint, s3Endpoint, sqsEndpoint } = first.endpoints;
   // Restarts reuse these ports: the SDK clients and stack.json already point at them.
-  const data: StandInsWorkerData = {
+  const data: StandInsSettings = {
     dynamoDirectory: directories.dynamo,
     s3Directory: directories.s3,
     sqsDirectory: directories.sqs,
@@ -97,7 +100,7 @@ export async function startStandIns(directories: Directories, options: StandInsO
     s3Port: portOf(s3Endpoint),
     sqsPort: portOf(sqsEndpoint),
   };
-  let worker: Worker | undefined;
+  let child: ChildProcess | undefined;
   let state: StandInsState = 'up';
   let closing = false;
   const stopWaiting = new AbortController();
@@ -118,9 +121,9 @@ export async function startStandIns(directories: Directories, options: StandInsO
       await sleep(delay, undefined, { signal: stopWaiting.signal }).catch(() => undefined);
       if (closing) return;
       try {
-        const started = await startWorker(data);
-        if (closing) return void (await started.worker.terminate());
-        supervise(started.worker);
+        const started = await startProcess(data);
+        if (closing) return void started.child.kill('SIGKILL');
+        supervise(started.child);
         state = 'up';
         logger.info('AWS stand-ins restarted on the same ports', { dynamodb_port: data.dynamoPort, s3_port: data.s3Port });
         return;
@@ -132,15 +135,15 @@ export async function startStandIns(directories: Directories, options: StandInsO
     lose(cause);
   };
 
-  function supervise(current: Worker): void {
-    worker = current;
+  function supervise(current: ChildProcess): void {
+    child = current;
     let failure: Error | undefined;
     current.on('error', (error) => (failure = error));
-    current.once('exit', (code) => {
-      worker = undefined;
+    current.once('exit', (code, signal) => {
+      child = undefined;
       if (closing) return;
       state = 'restarting';
-      const cause = failure ?? new Error(`The stand-ins' thread exited with code ${code}`);
+      const cause = failure ?? new Error(`The stand-ins' process exited with ${signal ?? `code ${code}`}`);
       const now = Date.now();
       crashes.push(now);
       while (crashes.length && crashes[0]! < now - STANDINS_CRASH_WINDOW_MS) crashes.shift();
@@ -153,7 +156,7 @@ export async function startStandIns(directories: Directories, options: StandInsO
       void restart(cause);
     });
   }
-  supervise(first.worker);
+  supervise(first.child);
 
   return {
     dynamodbEndpoint,
@@ -162,22 +165,24 @@ export async function startStandIns(directories: Directories, options: StandInsO
     get state() {
       return state;
     },
-    get worker() {
-      return worker;
+    get process() {
+      return child;
     },
     async close() {
       if (closing) return;
       closing = true;
       stopWaiting.abort();
-      const current = worker;
+      const current = child;
       if (!current) return;
+      const exited = new Promise<void>((resolve) => (current.exitCode !== null || current.signalCode !== null ? resolve() : current.once('exit', () => resolve())));
       const closed = new Promise<void>((resolve) => {
-        current.on('message', (message: StandInsWorkerMessage) => message.type === 'closed' && resolve());
-        current.once('exit', () => resolve());
+        current.on('message', (message: StandInsMessage) => message.type === 'closed' && resolve());
+        void exited.then(resolve);
       });
-      current.postMessage('close');
+      if (current.connected) current.send('close');
       await closed;
-      await current.terminate();
+      current.kill('SIGKILL');
+      await exited;
     },
   };
 }

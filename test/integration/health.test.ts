@@ -1,11 +1,12 @@
 /**
  * GET /health tells the truth: 200 only when the browser, the table and the bucket all answer, 503
- * naming what is down otherwise. The local stack restarts its AWS stand-ins when their thread dies
+ * naming what is down otherwise. The local stack restarts its AWS stand-ins when their process dies
  * (on the same ports and data), and stops rather than serve half-dead when it cannot.
  *
  * The outage tests run a second local stack of their own (in this test worker's process) and kill
  * its stand-ins for real, so they never disturb the shared stack the other files use.
  */
+import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -40,6 +41,13 @@ async function occupy(port: number): Promise<{ release(): Promise<void> }> {
   };
 }
 const portOf = (endpoint: string) => Number(new URL(endpoint).port);
+
+/** Kills the stand-ins' process as a crash would, and waits until it is gone (its ports free). */
+async function killed(standIns: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => standIns.once('exit', resolve));
+  standIns.kill('SIGKILL');
+  await exited;
+}
 
 describe('GET /health', () => {
   it('answers 200 with every check ok when the browser and both stores answer', async () => {
@@ -84,14 +92,14 @@ describe('a local stack whose stand-ins die', () => {
     expect((await request('GET', `${stack.apiUrl}/v1/usage`, { apiKey })).status).toBe(200);
     const dynamoPort = portOf(stack.info.dynamodbEndpoint);
 
-    // Act: the stand-ins' thread dies, and its DynamoDB port is taken before it can come back
-    await stack.standIns.worker!.terminate();
+    // Act: the stand-ins' process dies, and its DynamoDB port is taken before it can come back
+    await killed(stack.standIns.process!);
     const squatter = await occupy(dynamoPort);
     const whileDown = await request('GET', `${stack.apiUrl}/health`);
     const stateWhileDown = stack.standIns.state;
     await squatter.release();
 
-    // Assess: 503 naming both stores (one thread runs both), nothing internal in the answer
+    // Assess: 503 naming both stores (one process runs both), nothing internal in the answer
     expect(stateWhileDown).toBe('restarting');
     expect(whileDown.status).toBe(503);
     expect(whileDown.body).toEqual({ status: 'unavailable', checks: { browser: 'ok', table: 'down', bucket: 'down' }, rendering: RENDERING, event_loop: EVENT_LOOP });
@@ -114,19 +122,19 @@ describe('a local stack whose stand-ins die', () => {
     const bucket = stack.info.bucketName;
     const s3 = new S3Client({ endpoint: stack.info.s3Endpoint, forcePathStyle: true, region: stack.info.region, maxAttempts: 1, requestChecksumCalculation: 'WHEN_REQUIRED' });
     await mkdir(join(dataDir, 's3', bucket, 'write-fault.pdf._S3rver_object'), { recursive: true });
-    const worker = stack.standIns.worker;
+    const standIns = stack.standIns.process;
 
     // Act
     const failed = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'write-fault.pdf', Body: Buffer.alloc(64 * 1024, 1) })).catch((error: Error & { $metadata?: { httpStatusCode?: number } }) => error);
     const next = await s3.send(new PutObjectCommand({ Bucket: bucket, Key: 'after-the-fault.pdf', Body: Buffer.from('%PDF-') }));
     s3.destroy();
 
-    // Assess: S3's own 500, not a dropped connection; same thread, still healthy
+    // Assess: S3's own 500, not a dropped connection; same process, still healthy
     expect(failed).toBeInstanceOf(Error);
     expect((failed as Error).name).toBe('InternalError');
     expect((failed as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode).toBe(500);
     expect(next.$metadata.httpStatusCode).toBe(200);
-    expect(stack.standIns.worker).toBe(worker);
+    expect(stack.standIns.process).toBe(standIns);
     expect((await request('GET', `${stack.apiUrl}/health`)).body).toEqual(ALL_OK);
   });
 
@@ -134,8 +142,8 @@ describe('a local stack whose stand-ins die', () => {
     // Prepare
     const dynamoPort = portOf(stack.info.dynamodbEndpoint);
 
-    // Act: the thread dies and its port stays taken for longer than every restart attempt
-    await stack.standIns.worker!.terminate();
+    // Act: the process dies and its port stays taken for longer than every restart attempt
+    await killed(stack.standIns.process!);
     const squatter = await occupy(dynamoPort);
     try {
       await vi.waitFor(() => expect(lost).toHaveLength(1), { timeout: 55_000, interval: 250 });
