@@ -68,8 +68,7 @@ export const imageSchema = z
       omit_background: z.boolean({ error: 'image.omit_background must be true or false' }).optional(),
     },
     { error: 'image must be an object' },
-  )
-  .meta({ id: 'ImageOptions', description: 'How the picture is taken: its format, the viewport, and which part of the page.' });
+  );
 
 export const thumbnailSchema = z
   .strictObject(
@@ -78,8 +77,7 @@ export const thumbnailSchema = z
       format: formatSchema('thumbnail.format').optional(),
     },
     { error: 'thumbnail must be an object' },
-  )
-  .meta({ id: 'ThumbnailOptions', description: `A picture of the PDF's first page, drawn from the PDF itself: \`width\` in pixels (${DEFAULT_THUMBNAIL_WIDTH} by default), \`format\` png (default), jpeg or webp.` });
+  );
 
 /** A picture's options after validation, every default applied. */
 export interface ImageOptions {

@@ -16,6 +16,9 @@ import { formatShare, runCases, type CaseResult } from './harness.ts';
 import { launchReference } from './reference.ts';
 import { formatTable, summaryLine, toleranceText, writeReport } from './report.ts';
 import { REPO_ROOT, startService } from './service.ts';
+import { formatImageTable, IMAGE_CASE_NAMES, runImageCase, type ImageCaseResult } from './images.ts';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -60,7 +63,20 @@ async function main(): Promise<number> {
     console.log(`\n${summaryLine(results)}.`);
     console.log(toleranceText());
     console.log(`Report: ${report.html}\nTable:  ${report.markdown}`);
-    return results.every((result) => result.verdict === 'ok') ? 0 : 1;
+    // Pictures (POST /v1/image/generate) against Page.captureScreenshot, the cases chosen ones of the run.
+    const imageCases = cases.filter((testCase) => (IMAGE_CASE_NAMES as readonly string[]).includes(testCase.name));
+    const images: ImageCaseResult[] = [];
+    for (const testCase of imageCases) {
+      const result = await runImageCase(testCase, { service, reference, outDir });
+      log(`  image ${result.name}: ${result.verdict}${result.error ? ` ${result.error}` : result.differingPixels ? ` (${result.differingPixels} pixels differ)` : ''}`);
+      images.push(result);
+    }
+    if (images.length > 0) {
+      const table = formatImageTable(images);
+      await writeFile(join(outDir, 'images.md'), `${table}\n`);
+      console.log(`\n${table}\n\nImages: ${images.filter((result) => result.verdict === 'ok').length} of ${images.length} pixel-identical.`);
+    }
+    return results.every((result) => result.verdict === 'ok') && images.every((result) => result.verdict === 'ok') ? 0 : 1;
   } finally {
     await reference.close().catch(() => undefined);
     await service.stop();

@@ -722,10 +722,43 @@ export type components = {
              * @example invoice-2026-001.pdf
              */
             filename?: string;
-            /** @description Only on `POST /v1/image/generate` (and batch items with `"output": "image"`): how the picture is taken. `format` png (default), jpeg or webp; `quality` 0 to 100 for jpeg and webp (90 by default); `width` and `height` of the viewport in CSS pixels (800 x 600 by default, the window PDFs are laid out in); `device_scale_factor` (1 by default; 2 for a sharp picture on high-density screens); `full_page` for the whole scrollable page; `clip` `{ x, y, width, height }` for a part of it; `omit_background` for a transparent background (png and webp). The picture is Chromium’s own screenshot of the page at that viewport, laid out with screen media (`emulate_media: "print"` asks for print). */
-            image?: components["schemas"]["ImageOptions"];
-            /** @description A picture of the PDF’s first page, drawn from the PDF itself (pdf.js), stored beside it with the same expiry: the record gains `thumbnail_url`. `width` in pixels (300 by default, at most 1600), `format` png (default), jpeg or webp. */
-            thumbnail?: components["schemas"]["ThumbnailOptions"];
+            /**
+             * @description Only on `POST /v1/image/generate` (and batch items with `"output": "image"`): how the picture is taken. `format` png (default), jpeg or webp; `quality` 0 to 100 for jpeg and webp (90 by default); `width` and `height` of the viewport in CSS pixels (800 x 600 by default, the window PDFs are laid out in); `device_scale_factor` (1 by default; 2 for a sharp picture on high-density screens); `full_page` for the whole scrollable page; `clip` `{ x, y, width, height }` for a part of it; `omit_background` for a transparent background (png and webp). The picture is Chromium’s own screenshot of the page at that viewport, laid out with screen media (`emulate_media: "print"` asks for print).
+             * @example {
+             *       "format": "png",
+             *       "width": 1200,
+             *       "height": 630,
+             *       "device_scale_factor": 2
+             *     }
+             */
+            image?: {
+                /** @enum {string} */
+                format?: "png" | "jpeg" | "webp";
+                quality?: number;
+                width?: number;
+                height?: number;
+                device_scale_factor?: number;
+                full_page?: boolean;
+                clip?: {
+                    x: number;
+                    y: number;
+                    width: number;
+                    height: number;
+                };
+                omit_background?: boolean;
+            };
+            /**
+             * @description A picture of the PDF’s first page, drawn from the PDF itself (pdf.js), stored beside it with the same expiry: the record gains `thumbnail_url`. `width` in pixels (300 by default, at most 1600), `format` png (default), jpeg or webp.
+             * @example {
+             *       "width": 300,
+             *       "format": "png"
+             *     }
+             */
+            thumbnail?: {
+                width?: number;
+                /** @enum {string} */
+                format?: "png" | "jpeg" | "webp";
+            };
             /**
              * @description Only with `markdown`: the stylesheet of the document Markdown makes, replacing the default one whole (a clean, GitHub-like style with highlighted code).
              * @example body { font-family: Georgia, serif; } h1 { color: #0b5394; }
@@ -738,29 +771,6 @@ export type components = {
              * @example https://example.com/hooks/pdf
              */
             webhook_url?: string;
-        };
-        /** @description How the picture is taken: its format, the viewport, and which part of the page. */
-        ImageOptions: {
-            /** @enum {string} */
-            format?: "png" | "jpeg" | "webp";
-            quality?: number;
-            width?: number;
-            height?: number;
-            device_scale_factor?: number;
-            full_page?: boolean;
-            clip?: {
-                x: number;
-                y: number;
-                width: number;
-                height: number;
-            };
-            omit_background?: boolean;
-        };
-        /** @description A picture of the PDF's first page, drawn from the PDF itself: `width` in pixels (300 by default), `format` png (default), jpeg or webp. */
-        ThumbnailOptions: {
-            width?: number;
-            /** @enum {string} */
-            format?: "png" | "jpeg" | "webp";
         };
         /**
          * @description One picture: exactly one of `html`, `url`, `markdown` or `template_id` (with `data`), the `image` options, and the readiness and url options of a PDF. The options that shape a printed page (`format`, `margin`, `header_html`, `watermark`, …) are refused by name.
@@ -913,8 +923,31 @@ export type components = {
              * @example invoice-2026-001.pdf
              */
             filename?: string;
-            /** @description Only on `POST /v1/image/generate` (and batch items with `"output": "image"`): how the picture is taken. `format` png (default), jpeg or webp; `quality` 0 to 100 for jpeg and webp (90 by default); `width` and `height` of the viewport in CSS pixels (800 x 600 by default, the window PDFs are laid out in); `device_scale_factor` (1 by default; 2 for a sharp picture on high-density screens); `full_page` for the whole scrollable page; `clip` `{ x, y, width, height }` for a part of it; `omit_background` for a transparent background (png and webp). The picture is Chromium’s own screenshot of the page at that viewport, laid out with screen media (`emulate_media: "print"` asks for print). */
-            image?: components["schemas"]["ImageOptions"];
+            /**
+             * @description Only on `POST /v1/image/generate` (and batch items with `"output": "image"`): how the picture is taken. `format` png (default), jpeg or webp; `quality` 0 to 100 for jpeg and webp (90 by default); `width` and `height` of the viewport in CSS pixels (800 x 600 by default, the window PDFs are laid out in); `device_scale_factor` (1 by default; 2 for a sharp picture on high-density screens); `full_page` for the whole scrollable page; `clip` `{ x, y, width, height }` for a part of it; `omit_background` for a transparent background (png and webp). The picture is Chromium’s own screenshot of the page at that viewport, laid out with screen media (`emulate_media: "print"` asks for print).
+             * @example {
+             *       "format": "png",
+             *       "width": 1200,
+             *       "height": 630,
+             *       "device_scale_factor": 2
+             *     }
+             */
+            image?: {
+                /** @enum {string} */
+                format?: "png" | "jpeg" | "webp";
+                quality?: number;
+                width?: number;
+                height?: number;
+                device_scale_factor?: number;
+                full_page?: boolean;
+                clip?: {
+                    x: number;
+                    y: number;
+                    width: number;
+                    height: number;
+                };
+                omit_background?: boolean;
+            };
             /**
              * @description Only with `markdown`: the stylesheet of the document Markdown makes, replacing the default one whole (a clean, GitHub-like style with highlighted code).
              * @example body { font-family: Georgia, serif; } h1 { color: #0b5394; }
@@ -1238,10 +1271,43 @@ export type components = {
              * @example invoice-2026-001.pdf
              */
             filename?: string;
-            /** @description Only on `POST /v1/image/generate` (and batch items with `"output": "image"`): how the picture is taken. `format` png (default), jpeg or webp; `quality` 0 to 100 for jpeg and webp (90 by default); `width` and `height` of the viewport in CSS pixels (800 x 600 by default, the window PDFs are laid out in); `device_scale_factor` (1 by default; 2 for a sharp picture on high-density screens); `full_page` for the whole scrollable page; `clip` `{ x, y, width, height }` for a part of it; `omit_background` for a transparent background (png and webp). The picture is Chromium’s own screenshot of the page at that viewport, laid out with screen media (`emulate_media: "print"` asks for print). */
-            image?: components["schemas"]["ImageOptions"];
-            /** @description A picture of the PDF’s first page, drawn from the PDF itself (pdf.js), stored beside it with the same expiry: the record gains `thumbnail_url`. `width` in pixels (300 by default, at most 1600), `format` png (default), jpeg or webp. */
-            thumbnail?: components["schemas"]["ThumbnailOptions"];
+            /**
+             * @description Only on `POST /v1/image/generate` (and batch items with `"output": "image"`): how the picture is taken. `format` png (default), jpeg or webp; `quality` 0 to 100 for jpeg and webp (90 by default); `width` and `height` of the viewport in CSS pixels (800 x 600 by default, the window PDFs are laid out in); `device_scale_factor` (1 by default; 2 for a sharp picture on high-density screens); `full_page` for the whole scrollable page; `clip` `{ x, y, width, height }` for a part of it; `omit_background` for a transparent background (png and webp). The picture is Chromium’s own screenshot of the page at that viewport, laid out with screen media (`emulate_media: "print"` asks for print).
+             * @example {
+             *       "format": "png",
+             *       "width": 1200,
+             *       "height": 630,
+             *       "device_scale_factor": 2
+             *     }
+             */
+            image?: {
+                /** @enum {string} */
+                format?: "png" | "jpeg" | "webp";
+                quality?: number;
+                width?: number;
+                height?: number;
+                device_scale_factor?: number;
+                full_page?: boolean;
+                clip?: {
+                    x: number;
+                    y: number;
+                    width: number;
+                    height: number;
+                };
+                omit_background?: boolean;
+            };
+            /**
+             * @description A picture of the PDF’s first page, drawn from the PDF itself (pdf.js), stored beside it with the same expiry: the record gains `thumbnail_url`. `width` in pixels (300 by default, at most 1600), `format` png (default), jpeg or webp.
+             * @example {
+             *       "width": 300,
+             *       "format": "png"
+             *     }
+             */
+            thumbnail?: {
+                width?: number;
+                /** @enum {string} */
+                format?: "png" | "jpeg" | "webp";
+            };
             /**
              * @description Only with `markdown`: the stylesheet of the document Markdown makes, replacing the default one whole (a clean, GitHub-like style with highlighted code).
              * @example body { font-family: Georgia, serif; } h1 { color: #0b5394; }
@@ -1532,10 +1598,43 @@ export type components = {
                  * @example invoice-2026-001.pdf
                  */
                 filename?: string;
-                /** @description Only on `POST /v1/image/generate` (and batch items with `"output": "image"`): how the picture is taken. `format` png (default), jpeg or webp; `quality` 0 to 100 for jpeg and webp (90 by default); `width` and `height` of the viewport in CSS pixels (800 x 600 by default, the window PDFs are laid out in); `device_scale_factor` (1 by default; 2 for a sharp picture on high-density screens); `full_page` for the whole scrollable page; `clip` `{ x, y, width, height }` for a part of it; `omit_background` for a transparent background (png and webp). The picture is Chromium’s own screenshot of the page at that viewport, laid out with screen media (`emulate_media: "print"` asks for print). */
-                image?: components["schemas"]["ImageOptions"];
-                /** @description A picture of the PDF’s first page, drawn from the PDF itself (pdf.js), stored beside it with the same expiry: the record gains `thumbnail_url`. `width` in pixels (300 by default, at most 1600), `format` png (default), jpeg or webp. */
-                thumbnail?: components["schemas"]["ThumbnailOptions"];
+                /**
+                 * @description Only on `POST /v1/image/generate` (and batch items with `"output": "image"`): how the picture is taken. `format` png (default), jpeg or webp; `quality` 0 to 100 for jpeg and webp (90 by default); `width` and `height` of the viewport in CSS pixels (800 x 600 by default, the window PDFs are laid out in); `device_scale_factor` (1 by default; 2 for a sharp picture on high-density screens); `full_page` for the whole scrollable page; `clip` `{ x, y, width, height }` for a part of it; `omit_background` for a transparent background (png and webp). The picture is Chromium’s own screenshot of the page at that viewport, laid out with screen media (`emulate_media: "print"` asks for print).
+                 * @example {
+                 *       "format": "png",
+                 *       "width": 1200,
+                 *       "height": 630,
+                 *       "device_scale_factor": 2
+                 *     }
+                 */
+                image?: {
+                    /** @enum {string} */
+                    format?: "png" | "jpeg" | "webp";
+                    quality?: number;
+                    width?: number;
+                    height?: number;
+                    device_scale_factor?: number;
+                    full_page?: boolean;
+                    clip?: {
+                        x: number;
+                        y: number;
+                        width: number;
+                        height: number;
+                    };
+                    omit_background?: boolean;
+                };
+                /**
+                 * @description A picture of the PDF’s first page, drawn from the PDF itself (pdf.js), stored beside it with the same expiry: the record gains `thumbnail_url`. `width` in pixels (300 by default, at most 1600), `format` png (default), jpeg or webp.
+                 * @example {
+                 *       "width": 300,
+                 *       "format": "png"
+                 *     }
+                 */
+                thumbnail?: {
+                    width?: number;
+                    /** @enum {string} */
+                    format?: "png" | "jpeg" | "webp";
+                };
                 /**
                  * @description Only with `markdown`: the stylesheet of the document Markdown makes, replacing the default one whole (a clean, GitHub-like style with highlighted code).
                  * @example body { font-family: Georgia, serif; } h1 { color: #0b5394; }
