@@ -156,6 +156,9 @@ function documented<S extends Record<string, z.ZodType>>(shape: S): S {
       const annotations = {
         // Which sources an option applies to, for tools built on this document (the playground hides the others).
         ...((URL_ONLY_OPTIONS as readonly string[]).includes(name) && { 'x-applies-to': ['url'] }),
+        // A Markdown document's stylesheet; a picture's options (the playground's Image tab sets them itself).
+        ...(name === 'css' && { 'x-applies-to': ['markdown'] }),
+        ...(name === 'image' && { 'x-applies-to': ['image'] }),
         ...(values && { enum: [...values] }),
         ...(example !== undefined && { examples: [example] }),
         ...(byDefault !== undefined && { default: byDefault }),
