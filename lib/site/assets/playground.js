@@ -281,7 +281,9 @@ function link(href, text) {
 function recordTable(record) {
   const table = document.createElement('table');
   table.className = 'record';
-  for (const field of ['id', 'pages', 'size', 'format', 'filename', 'generation_time_ms', 'created_at', 'expires_at']) {
+  // A picture's record has its media type and pixels where a PDF's has pages and paper.
+  const shape = record.content_type?.startsWith('image/') ? ['content_type', 'width', 'height'] : ['pages', 'format'];
+  for (const field of ['id', ...shape, 'size', 'filename', 'generation_time_ms', 'created_at', 'expires_at']) {
     const row = table.insertRow();
     row.insertCell().textContent = field;
     row.insertCell().textContent = String(record[field] ?? '');
