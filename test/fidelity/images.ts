@@ -14,7 +14,12 @@ import { createCanvas, loadImage } from '@napi-rs/canvas';
 import type { Browser } from 'puppeteer-core';
 import type { FidelityCase } from './corpus/types.ts';
 import { DEFAULT_SETTLE_MS } from './reference.ts';
-import { pictureWithService, type ServiceAddress } from './service.ts';
+import { pictureWithService, thumbnailWithService, type ServiceAddress } from './service.ts';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
+import { diffPictures, PIXEL_TOLERANCE } from './compare.ts';
 
 /** Corpus cases pictured, by name. */
 export const IMAGE_CASE_NAMES = [
@@ -120,4 +125,45 @@ export function formatImageTable(results: readonly ImageCaseResult[]): string {
     return `| ${result.name} | ${result.size ? `${result.size.width} x ${result.size.height}` : '–'} | ${result.verdict} | ${what} | ${result.timings.oursMs ?? '–'} / ${result.timings.referenceMs ?? '–'} |`;
   });
   return ['| Image case | Size | Verdict | Against Page.captureScreenshot | ms (ours / reference) |', '|---|---|---|---|---|', ...rows].join('\n');
+}
+
+/** Width of the thumbnails compared with pdftoppm's rendering of the same page. */
+export const THUMBNAIL_WIDTH = 600;
+
+/**
+ * A thumbnail (`thumbnail` on a PDF, drawn by pdf.js in the service's browser) against poppler's
+ * `pdftoppm` rendering of the PDF's first page at the same size: compared as the harness compares
+ * PDF pages (pixelmatch, its colour threshold and anti-aliasing detection, PIXEL_TOLERANCE).
+ */
+export async function runThumbnailCase(testCase: FidelityCase, context: { service: ServiceAddress; outDir: string }): Promise<ImageCaseResult> {
+  const timings: { oursMs?: number; referenceMs?: number } = {};
+  const scratch = await mkdtemp(join(tmpdir(), 'fidelity-thumbnail-'));
+  try {
+    let started = performance.now();
+    const { pdf, thumbnail } = await thumbnailWithService(context.service, testCase.html, testCase.options ?? {}, { width: THUMBNAIL_WIDTH });
+    timings.oursMs = Math.round(performance.now() - started);
+    const ours = await pixels(thumbnail);
+    started = performance.now();
+    await writeFile(join(scratch, 'in.pdf'), pdf);
+    await promisify(execFile)('pdftoppm', ['-png', '-f', '1', '-l', '1', '-scale-to-x', String(ours.width), '-scale-to-y', String(ours.height), '-singlefile', join(scratch, 'in.pdf'), join(scratch, 'out')]);
+    const poppler = await readFile(join(scratch, 'out.png'));
+    timings.referenceMs = Math.round(performance.now() - started);
+    await writeFile(join(context.outDir, `thumbnail-${testCase.name}-ours.png`), thumbnail);
+    await writeFile(join(context.outDir, `thumbnail-${testCase.name}-pdftoppm.png`), poppler);
+    const reference = await pixels(poppler);
+    const diff = diffPictures({ width: reference.width, height: reference.height, pixels: reference.data }, { width: ours.width, height: ours.height, pixels: ours.data });
+    return {
+      name: `thumbnail ${testCase.name}`,
+      title: testCase.title,
+      verdict: reference.width === ours.width && reference.height === ours.height && diff.share <= PIXEL_TOLERANCE ? 'ok' : 'differs',
+      size: { width: ours.width, height: ours.height },
+      differingPixels: diff.differing,
+      share: diff.share,
+      timings,
+    };
+  } catch (error) {
+    return { name: `thumbnail ${testCase.name}`, title: testCase.title, verdict: 'error', error: error instanceof Error ? error.message : String(error), timings };
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
 }
