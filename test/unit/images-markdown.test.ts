@@ -10,6 +10,8 @@ import { describeIssue } from '#lib/render/options.ts';
 import { markdownCssProblem, markdownToHtml } from '#lib/render/markdown.ts';
 import { fileLinkId, parseFileLinkId } from '#lib/storage/links.ts';
 import { documentIdFor, outputOf } from '#lib/documents/source.ts';
+import { archiveEntryName } from '#lib/bulk/archive.ts';
+import { downloadName, extensionOf, type PdfRecord } from '#lib/storage/pdfs.ts';
 
 const resolve = (image: unknown) => {
   const parsed = imageSchema.safeParse(image);
@@ -117,5 +119,15 @@ describe('ids and links of pictures and thumbnails', () => {
     expect(documentIdFor('image', 'pdf_0123456789abcdefghijKLMN')).toBe('img_0123456789abcdefghijKLMN');
     expect(documentIdFor('pdf', 'pdf_0123456789abcdefghijKLMN')).toBe('pdf_0123456789abcdefghijKLMN');
     expect([outputOf({ output: 'image' }), outputOf({}), outputOf(null), outputOf({ output: 'gif' })]).toEqual(['image', 'pdf', 'pdf', 'pdf']);
+  });
+});
+
+describe('file names of pictures', () => {
+  it('a picture downloads and is archived under its own extension', () => {
+    const record = { id: 'img_abc', contentType: 'image/jpeg' } as PdfRecord;
+    expect(downloadName(record)).toBe('img_abc.jpg');
+    expect(downloadName({ id: 'pdf_abc' } as PdfRecord)).toBe('pdf_abc.pdf');
+    expect(archiveEntryName(7, undefined, extensionOf('image/webp'))).toBe('000007.webp');
+    expect(archiveEntryName(7)).toBe('000007.pdf');
   });
 });
