@@ -117,7 +117,10 @@ function documentFlags(): readonly DocumentFlag[] {
     }
     const placeholder = schema.type === 'number' || schema.type === 'integer' ? 'n' : schema.type === 'string' ? 'value' : schema.type === 'object' || schema.type === 'array' ? 'json|file' : 'value|json';
     const how = placeholder.includes('json') ? ' JSON inline, a file or @file.' : '';
-    return { name, options: [new Option(`--${flag} <${placeholder}>`, `${summary(schema)}${how}`).argParser(parserFor(schema, `--${flag}`))] };
+    // An object whose fields all have defaults may be given bare (`--thumbnail`): it is sent as {}.
+    const bare = schema.type === 'object' && !(schema as { required?: unknown[] }).required?.length;
+    const argument = bare ? `[${placeholder}]` : `<${placeholder}>`;
+    return { name, options: [new Option(`--${flag} ${argument}`, `${summary(schema)}${how}${bare ? ' Alone: every field’s default.' : ''}`).argParser(parserFor(schema, `--${flag}`))] };
   });
 }
 
@@ -135,7 +138,8 @@ function documentOptions(command: Command): DocumentOptions {
   // Each value as its flag's parser made it from the option's schema; the API checks it and names what it refuses.
   for (const { name, options: [option] } of DOCUMENT_FLAGS) {
     const value: unknown = values[option!.attributeName()];
-    if (value !== undefined) Object.assign(options, { [name]: value });
+    // A bare object flag (commander's `true` for an optional argument left out): every default.
+    if (value !== undefined) Object.assign(options, { [name]: value === true && OPTION_SCHEMAS[name]?.type === 'object' ? {} : value });
   }
   return options;
 }
