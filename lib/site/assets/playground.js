@@ -278,6 +278,14 @@ function link(href, text) {
   return a;
 }
 
+/** A stored record in a result box: its download link, then its fields. */
+function showStored(result, record, label, id) {
+  const download = link(record.url, label);
+  download.id = id;
+  download.className = 'download';
+  result.replaceChildren(download, recordTable(record));
+}
+
 function recordTable(record) {
   const table = document.createElement('table');
   table.className = 'record';
@@ -387,10 +395,7 @@ async function generateOne() {
   try {
     const { status, answer } = await callApi('v1/pdf/generate', body);
     if (status !== 200) return showError(result, status, answer);
-    const download = link(answer.url, 'Download the PDF');
-    download.id = 'download-link';
-    download.className = 'download';
-    result.replaceChildren(download, recordTable(answer));
+    showStored(result, answer, 'Download the PDF', 'download-link');
     await showPreview(answer.url).catch((error) => result.append(Object.assign(document.createElement('p'), { className: 'error', textContent: error.message })));
   } catch {
     showError(result, 0, { error: { code: 'network_error', message: 'The API could not be reached.' } });
@@ -435,10 +440,7 @@ async function generateImage() {
   try {
     const { status, answer } = await callApi('v1/image/generate', body);
     if (status !== 200) return showError(result, status, answer);
-    const download = link(answer.url, 'Download the picture');
-    download.id = 'image-download-link';
-    download.className = 'download';
-    result.replaceChildren(download, recordTable(answer));
+    showStored(result, answer, 'Download the picture', 'image-download-link');
     const response = await fetch(answer.url);
     if (!response.ok) throw new Error(`The download link answered HTTP ${response.status}.`);
     if (imageUrl) URL.revokeObjectURL(imageUrl);
