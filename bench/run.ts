@@ -11,6 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { runCliStart } from './lib/cli-start.ts';
+import { runImageBench } from './lib/image.ts';
 import { runCliTools } from './lib/cli-tools.ts';
 import { KNOB_NAMES, readConfig, type Phase } from './lib/config.ts';
 import { serviceExecutablePath } from './lib/chromium.ts';
@@ -174,6 +175,10 @@ await phase('overload', async (log) => {
 
 await phase('cli-start', async (log) => {
   results.cliStart = await runCliStart(config.cliStartRuns, log);
+});
+
+await phase('image', async (log) => {
+  results.image = await runImageBench(config.runs, config.warmup, log);
 });
 
 const durationSeconds = round((performance.now() - started) / 1000);

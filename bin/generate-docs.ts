@@ -53,12 +53,13 @@ interface Schema {
 
 /** The document's fields by task, in the order a reader looks for them. Every field of a generate request must be in one. */
 const GROUPS: readonly { readonly title: string; readonly fields: readonly string[] }[] = [
-  { title: 'What to print', fields: ['html', 'url', 'template_id', 'template_version', 'data'] },
+  { title: 'What to print', fields: ['html', 'url', 'markdown', 'css', 'template_id', 'template_version', 'data'] },
   { title: 'Paper and layout', fields: ['format', 'width', 'height', 'orientation', 'margin', 'prefer_css_page_size', 'scale', 'page_ranges'] },
   { title: 'Headers and footers', fields: ['header_html', 'footer_html'] },
   { title: 'When to print', fields: ['wait_for', 'wait_for_selector', 'wait_for_expression', 'wait_delay_ms', 'emulate_media'] },
-  { title: 'The file', fields: ['print_background', 'tagged', 'outline', 'metadata_pdf', 'watermark', 'encryption', 'filename'] },
+  { title: 'The file', fields: ['print_background', 'tagged', 'outline', 'metadata_pdf', 'watermark', 'encryption', 'filename', 'thumbnail'] },
   { title: 'Signing', fields: ['signature'] },
+  { title: 'Pictures (`POST /v1/image/generate`)', fields: ['image'] },
   { title: 'Fetching a url', fields: ['http_headers', 'cookies', 'basic_auth', 'user_agent', 'fail_on_http_status'] },
   { title: 'Asynchronous jobs', fields: ['async', 'webhook_url'] },
 ];

@@ -63,7 +63,7 @@ export const handler = apiHandler({ auth: byApiKey, body: true, idempotent: byId
 
   // With an Idempotency-Key: what a run of this request that died stored is adopted, and only the
   // rest is reserved and made (lib/api/earlier-runs.ts).
-  const earlier = requestIds && (await earlierBatch(pdfStore(), apiKey.keyId, items.length, await requestIds()));
+  const earlier = requestIds && (await earlierBatch(pdfStore(), apiKey.keyId, items, await requestIds()));
   using _admission = admitBatch(apiKey.keyId, items.length); // 503 service_busy, before any charge
   // The batch's fan-out is its part of the key's share of renderers: at least half of what it
   // could use, or 503 before any charge (it could not finish in time with much less).

@@ -11,21 +11,29 @@ import { limitsFor } from '#lib/accounts/keys.ts';
 import { withHeldAndReservedQuota } from '#lib/accounts/quota.ts';
 import { repairDeadRequestsOf } from '#lib/accounts/reconcile.ts';
 import { counterStore, pdfStore, templateStore } from '#lib/aws/stores.ts';
-import { generateBodySchema, splitGenerateBody } from '#lib/documents/document-options.ts';
+import { generateBodySchema, JOB_OUTPUT_FIELD, splitGenerateBody } from '#lib/documents/document-options.ts';
+import { documentIdFor } from '#lib/documents/source.ts';
+import { IMAGE_GENERATE_PATH } from '#lib/api/routes.ts';
 import { prepareRequestedDocument, templateReader } from '#lib/documents/templates.ts';
 import { asyncRequestOf, jobAccepted, submitJob } from '#lib/jobs/jobs.ts';
 import { describeIssue } from '#lib/render/options.ts';
 import { admitRender } from '#lib/render/capacity.ts';
 import { preparingWorkspacesAfterAnswer } from '#lib/aws/post-answer-work.ts';
 
-/** POST /v1/pdf/generate: one PDF from html, url or a stored template with data (spec 4.1), now or as an asynchronous job. */
+/**
+ * POST /v1/pdf/generate: one PDF from html, url, markdown or a stored template with data (spec 4.1),
+ * now or as an asynchronous job. POST /v1/image/generate (shared/spec/beyond.md "Images and
+ * Markdown"): the same, pictured instead of printed; one function serves both, so a picture takes
+ * exactly a PDF's path (admission, share, quota, isolation, storage) and only what is made differs.
+ */
 export const handler = await preparingWorkspacesAfterAnswer(apiHandler({ auth: byApiKey, body: true, idempotent: byIdempotencyKey }, async ({ event, context, apiKey, body, requestIds }) => {
   const parsed = generateBodySchema.safeParse(body);
   if (!parsed.success) throw invalidRequest(describeIssue(parsed.error));
+  const output = event.resource === IMAGE_GENERATE_PATH ? 'image' : 'pdf';
   // The options are read as sent (their schema transforms them, so once only). A template is read,
   // its data checked and rendered now: whatever fails about it fails before anything is charged.
   const { source, options } = splitGenerateBody(body);
-  const request = await prepareRequestedDocument({ ...source, options }, apiKey.keyId, () => templateReader(templateStore(), apiKey));
+  const request = await prepareRequestedDocument({ ...source, options }, apiKey.keyId, () => templateReader(templateStore(), apiKey), output);
   const asked = await asyncRequestOf(parsed.data);
   const baseUrl = publicBaseUrl(event);
   if (asked.async) {
@@ -38,7 +46,7 @@ export const handler = await preparingWorkspacesAfterAnswer(apiHandler({ auth: b
         apiKey,
         kind: 'generate',
         // The job renders the template version that was checked now, even if another is saved meanwhile.
-        body: request.template ? { ...body, template_version: request.template.version } : body,
+        body: { ...body, ...(request.template && { template_version: request.template.version }), ...(output === 'image' && { [JOB_OUTPUT_FIELD]: output }) },
         count: 1,
         baseUrl,
         ...(asked.webhookUrl && { webhookUrl: asked.webhookUrl }),
@@ -49,7 +57,7 @@ export const handler = await preparingWorkspacesAfterAnswer(apiHandler({ auth: b
   }
   // With an Idempotency-Key: the PDF a run of this request that died stored is the answer, charged
   // to that run alone (lib/api/earlier-runs.ts); otherwise it is made under the same id.
-  const pdfId = requestIds && (await requestIds()).pdfId('document');
+  const pdfId = requestIds && documentIdFor(output, (await requestIds()).pdfId('document'));
   if (pdfId) {
     const made = await earlierPdf(pdfStore(), apiKey.keyId, pdfId);
     if (made === 'gone') throw pdfGone(pdfId, { replayed: false });

@@ -4,7 +4,7 @@
  */
 import { MAX_ARCHIVE_LINES } from '../../lib/documents/bulk-request.ts';
 
-export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk', 'bulk-lambda', 'bulk-crash', 'bulk-fairness', 'bulk-memory', 'neighbours', 'merge-loop', 'overload', 'cli-start'] as const;
+export const PHASES = ['decompress', 'floor', 'service', 'naive', 'cli', 'lambda', 'freezing', 'limits', 'burst', 'bulk', 'bulk-lambda', 'bulk-crash', 'bulk-fairness', 'bulk-memory', 'neighbours', 'merge-loop', 'overload', 'cli-start', 'image'] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface BenchConfig {

@@ -2,6 +2,7 @@
  * The results table: absolute figures, ratios to the floor measured in the same run, and the issue's
  * targets marked PASS or MISS; printed, and written as Markdown and JSON.
  */
+import { IMAGE_BENCH_DOCUMENT, type ImageBenchRow } from './image.ts';
 import type { CliResult } from './cli-tools.ts';
 import { CORPUS, THROUGHPUT_DOCUMENT } from './corpus.ts';
 import type { FreezingResult, LambdaResult } from './lambda.ts';
@@ -52,6 +53,8 @@ export interface BenchResults {
   readonly overload?: OverloadResults;
   /** Phase `cli-start`: the installed `pdfapi --version`, packed and installed as a customer gets it (bench/lib/cli-start.ts). */
   readonly cliStart?: readonly CliStartRow[];
+  /** Phase `image`: a picture of a page against a PDF of it, one after the other (bench/lib/image.ts). */
+  readonly image?: readonly ImageBenchRow[];
 }
 
 export type Status = 'PASS' | 'MISS' | 'n/a' | '';
@@ -397,6 +400,15 @@ export function buildRows(results: BenchResults): Row[] {
       `bare node -e 0: ${ms(start.bareNode.p50)} / ${ms(start.bareNode.p95)} (n ${start.version.n})`,
       `p50 < ${TARGETS.cliStartMs} ms`,
       status(start.version.p50 < TARGETS.cliStartMs),
+    );
+  }
+  const pdfRow = results.image?.find((row) => row.kind === 'PDF');
+  for (const row of results.image ?? []) {
+    if (row === pdfRow) continue;
+    add(
+      `local stack: image ${row.kind} of the ${IMAGE_BENCH_DOCUMENT}, p50 / p95 (server p50)`,
+      `${ms(row.latency.p50)} / ${ms(row.latency.p95)} (${ms(row.serverGenerationMs.p50)}), ${row.bytes.toLocaleString('en-US')} bytes`,
+      pdfRow ? `${times(row.latency.p50 / pdfRow.latency.p50)} the PDF of the same page (${ms(pdfRow.latency.p50)} / ${ms(pdfRow.latency.p95)}, server ${ms(pdfRow.serverGenerationMs.p50)})` : '',
     );
   }
   return rows;

@@ -12,6 +12,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { FONT_BUNDLE_PATHS, locateBundledFile } from '#lib/render/fonts.ts';
+import { PDFJS_BUNDLE_PATHS } from '#lib/render/pdfjs-files.ts';
 import { SITE_ASSETS, SITE_ASSETS_DIR } from '#lib/site/assets.ts';
 import { CREATE_REQUIRE_BANNER } from '../bundling.ts';
 import { LAYER_PACKAGES } from './chromium-layer.ts';
@@ -53,9 +54,10 @@ export interface ServiceFunctionProps {
  * with exactly the fonts it uses locally. Only the listed files travel, not whole font packages.
  */
 export function fontCopyCommands(projectRoot: string, outputDir: string): string[] {
-  return FONT_BUNDLE_PATHS.map((path) => {
+  // pdf.js's two scripts too, which draw PDF thumbnails in the browser (lib/render/thumbnail.ts).
+  return [...FONT_BUNDLE_PATHS, ...PDFJS_BUNDLE_PATHS].map((path) => {
     const source = locateBundledFile(path, [projectRoot]);
-    if (!source) throw new Error(`Font file ${path} is not installed; run npm ci first`);
+    if (!source) throw new Error(`File ${path} is not installed; run npm ci first`);
     const target = join(outputDir, 'node_modules', path);
     return `mkdir -p '${dirname(target)}' && cp '${source}' '${target}'`;
   });

@@ -33,6 +33,7 @@
  * retrying) is not made again: the same id cannot be reused, and it was charged. Its item answers
  * `PDF_GONE`, a generate 410 `pdf_gone`, as a replay of a deleted PDF does.
  */
+import { documentIdFor, outputOf } from '#lib/documents/source.ts';
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { getJob, type Job } from '#lib/jobs/job-records.ts';
 import { getPdfRecord, getPdfRecordEvenDeleted, type PdfRecord, type PdfStore } from '#lib/storage/pdfs.ts';
@@ -66,10 +67,11 @@ export function pdfGone(pdfId: string, { replayed }: { replayed: boolean }): Api
 export async function earlierBatch(
   store: PdfStore,
   keyId: string,
-  itemCount: number,
+  items: readonly unknown[],
   requestIds: RequestIds,
 ): Promise<{ madeBefore: NonNullable<BatchRequest['madeBefore']>; toMake: number }> {
-  const ids = Array.from({ length: itemCount }, (_, index) => requestIds.pdfId(`item-${index}`));
+  // A picture's id differs from a PDF's by its prefix only (documentIdFor).
+  const ids = items.map((item, index) => documentIdFor(outputOf(item), requestIds.pdfId(`item-${index}`)));
   const made = await Promise.all(ids.map((id) => earlierPdf(store, keyId, id)));
   const mergedPdfId = requestIds.pdfId('merged');
   return {

@@ -17,6 +17,8 @@ import {
   batchResponseSchema,
   bulkAcceptedSchema,
   healthSchema,
+  imageRecordSchema,
+  storedRecordSchema,
   jobAcceptedSchema,
   jobSchema,
   pdfListSchema,
@@ -31,8 +33,9 @@ import {
 } from '#lib/api/schemas.ts';
 import { batchBodySchema, MAX_BATCH_SIZE, MAX_METADATA_BYTES, metadataSchema } from '#lib/documents/batch.ts';
 import { bulkBodySchema, MAX_ARCHIVE_LINES, MAX_BULK_ITEMS, MAX_INLINE_ITEMS, MAX_LINE_BYTES, MAX_UPLOAD_BYTES } from '#lib/documents/bulk-request.ts';
-import { asyncRequestShape, documentOptionsShape, MAX_PREVIEW_PDF_BYTES, previewBodySchema, templateBodySchema, templateSourceShape } from '#lib/documents/document-options.ts';
+import { asyncRequestShape, documentOptionsShape, PDF_ONLY_OPTIONS, MAX_PREVIEW_PDF_BYTES, previewBodySchema, templateBodySchema, templateSourceShape } from '#lib/documents/document-options.ts';
 import { FORMAT_NAMES } from '#lib/render/options.ts';
+import { DOCUMENT_OUTPUTS } from '#lib/documents/source.ts';
 import { URL_ONLY_OPTIONS } from '#lib/render/url-access-options.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '#lib/storage/pdfs.ts';
 
@@ -109,6 +112,20 @@ export const OPTION_DOCS: Readonly<Record<OptionName, OptionDoc>> = {
       'The name the download saves under (`Content-Disposition: attachment`, with an RFC 8187 `filename*` for names beyond ASCII; the record shows it as `filename`); `<id>.pdf` when absent. 1 to 200 bytes of UTF-8, so that with `.pdf` (added when missing) it fits every filesystem’s 255. Refused with 400 naming `filename` and the reason: control, format (bidi overrides and isolates, U+200E, U+200F, U+061C, zero-width characters, the BOM), private-use and unassigned characters, line and paragraph separators and spaces other than U+0020 (Unicode Cc, Cf, Co, Cn, Zl, Zp, Zs); `/`, `\\`, what NFKC folds into them (U+FF0F…) and their look-alikes (U+2044, U+2215, U+29F8, U+2216, U+29F5, U+29F9…); `*?<>|:"`; a leading dot or space, a trailing dot or space; Windows device names (`CON`, `PRN`, `AUX`, `NUL`, `COM0` to `COM9`, `LPT0` to `LPT9`) with or without an extension.',
     example: 'invoice-2026-001.pdf',
   },
+  image: {
+    description:
+      'Only on `POST /v1/image/generate` (and batch items with `"output": "image"`): how the picture is taken. `format` png (default), jpeg or webp; `quality` 0 to 100 for jpeg and webp (90 by default); `width` and `height` of the viewport in CSS pixels (800 x 600 by default, the window PDFs are laid out in); `device_scale_factor` (1 by default; 2 for a sharp picture on high-density screens); `full_page` for the whole scrollable page; `clip` `{ x, y, width, height }` for a part of it; `omit_background` for a transparent background (png and webp). The picture is Chromium’s own screenshot of the page at that viewport, laid out with screen media (`emulate_media: "print"` asks for print).',
+    example: { format: 'png', width: 1200, height: 630, device_scale_factor: 2 },
+  },
+  thumbnail: {
+    description:
+      'A picture of the PDF’s first page, drawn from the PDF itself (pdf.js), stored beside it with the same expiry: the record gains `thumbnail_url`. `width` in pixels (300 by default, at most 1600), `format` png (default), jpeg or webp.',
+    example: { width: 300, format: 'png' },
+  },
+  css: {
+    description: 'Only with `markdown`: the stylesheet of the document Markdown makes, replacing the default one whole (a clean, GitHub-like style with highlighted code).',
+    example: 'body { font-family: Georgia, serif; } h1 { color: #0b5394; }',
+  },
   http_headers: {
     description:
       'url only (with `html`: 400 naming the option). An object of extra request headers (at most 50; names are HTTP tokens, values printable ASCII without line breaks, at most 8,000 characters; one name may not be given twice in different case), sent with the page and every subresource request to the document’s own origin only, never to another. Refused, 400 naming the header: `Host`, `Cookie` and `Cookie2` (use `cookies`), the hop-by-hop headers (`Connection`, `Keep-Alive`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), `Content-Length`, every `Proxy-*` header (Chromium will not send them), `Set-Cookie` and `Set-Cookie2` (response headers: use `cookies`) and `Referer` (Chromium sets the referrer itself and silently drops one given). A header the browser would send anyway (`Accept`, `User-Agent`…) is replaced by yours on the origin’s requests.',
@@ -147,6 +164,9 @@ function documented<S extends Record<string, z.ZodType>>(shape: S): S {
       const annotations = {
         // Which sources an option applies to, for tools built on this document (the playground hides the others).
         ...((URL_ONLY_OPTIONS as readonly string[]).includes(name) && { 'x-applies-to': ['url'] }),
+        // A Markdown document's stylesheet; a picture's options (the playground's Image tab sets them itself).
+        ...(name === 'css' && { 'x-applies-to': ['markdown'] }),
+        ...(name === 'image' && { 'x-applies-to': ['image'] }),
         ...(values && { enum: [...values] }),
         ...(example !== undefined && { examples: [example] }),
         ...(byDefault !== undefined && { default: byDefault }),
@@ -160,6 +180,12 @@ const INVOICE_HTML = '<!doctype html><html><body><h1>Invoice 2026-001</h1><p>Tot
 
 const htmlField = z.string().meta({ description: 'The HTML to print (a valid HTML5 document or fragment). Give one of `html`, `url` or `template_id`.', example: INVOICE_HTML });
 const urlField = z.url().meta({ description: 'A public http(s) URL to print instead of `html`. Every request the page makes goes through the egress guard: private addresses are refused.', example: 'https://example.com/report' });
+
+const markdownField = z.string().meta({
+  description:
+    'Markdown to render instead of `html` (CommonMark with GFM tables, strikethrough and task lists; code blocks highlighted), styled by a clean default stylesheet that `css` replaces. Raw HTML in it is shown as text, never run or loaded.',
+  example: '# Release notes\n\n| Feature | State |\n|---|---|\n| Images | shipped |\n\n- [x] Markdown\n',
+});
 
 const INVOICE_TEMPLATE_HTML =
   '<!doctype html><html lang="de"><body><h1>Rechnung {{ number }}</h1><table>{% for line in lines %}<tr><td>{{ line.item }}</td><td>{{ line.price | currency: "EUR" }}</td></tr>{% endfor %}</table><p>Summe: {{ total | currency: "EUR" }}</p></body></html>';
@@ -200,10 +226,10 @@ const asyncFields = {
 };
 
 const generateRequest = z
-  .strictObject({ html: htmlField.optional(), url: urlField.optional(), ...templateFields, ...documented(documentOptionsShape), ...asyncFields })
+  .strictObject({ html: htmlField.optional(), url: urlField.optional(), markdown: markdownField.optional(), ...templateFields, ...documented(documentOptionsShape), ...asyncFields })
   .meta({
     id: 'GenerateRequest',
-    description: 'One document: exactly one of `html`, `url` or `template_id` (with `data`), and its options side by side.',
+    description: 'One document: exactly one of `html`, `url`, `markdown` or `template_id` (with `data`), and its options side by side.',
     override: {
       examples: [
       { html: INVOICE_HTML, format: 'A4', margin: '20mm', footer_html: OPTION_DOCS.footer_html.example },
@@ -213,10 +239,35 @@ const generateRequest = z
     },
   });
 
+/** The options a picture takes: every document option but those that shape a printed page. */
+const imageOptionsShape = Object.fromEntries(Object.entries(documented(documentOptionsShape)).filter(([name]) => !(PDF_ONLY_OPTIONS as readonly string[]).includes(name))) as Omit<
+  ReturnType<typeof documented<typeof documentOptionsShape>>,
+  (typeof PDF_ONLY_OPTIONS)[number]
+>;
+
+const imageRequest = z
+  .strictObject({ html: htmlField.optional(), url: urlField.optional(), markdown: markdownField.optional(), ...templateFields, ...imageOptionsShape, ...asyncFields })
+  .meta({
+    id: 'ImageRequest',
+    description:
+      'One picture: exactly one of `html`, `url`, `markdown` or `template_id` (with `data`), the `image` options, and the readiness and url options of a PDF. The options that shape a printed page (`format`, `margin`, `header_html`, `watermark`, …) are refused by name.',
+    override: {
+      examples: [
+        { html: INVOICE_HTML, image: { format: 'png', width: 1200, height: 630, device_scale_factor: 2 } },
+        { url: 'https://example.com', image: { format: 'webp', full_page: true }, wait_for: 'networkidle0' },
+      ],
+    },
+  });
+
 const batchItem = z
   .strictObject({
     html: htmlField.optional(),
     url: urlField.optional(),
+    markdown: markdownField.optional(),
+    output: z.enum(DOCUMENT_OUTPUTS).optional().meta({
+      description: '`image` to take a picture of the item instead of printing it, with `options.image` (as `POST /v1/image/generate`); `pdf` when absent.',
+      default: 'pdf',
+    }),
     ...templateFields,
     options: documentOptions.optional(),
     metadata: metadataSchema.optional().meta({
@@ -490,6 +541,26 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
           },
         }),
       },
+      '/v1/image/generate': {
+        post: operation({
+          operationId: 'generateImage',
+          summary: 'Generate one image',
+          description:
+            'Takes a picture (PNG, JPEG or WebP) of `html`, `url`, `markdown` or a stored template with `data`: Chromium’s own screenshot of the page at the `image` viewport, after the same readiness waits as a PDF, under the same isolation, egress guard and limits. Stored and answered as an image record with a download link; listed by `GET /v1/pdf` with its `content_type`, deleted by `DELETE /v1/pdf/{id}`, and charged as one document, only on success.',
+          tags: ['PDFs'],
+          ...keyed,
+          requestParams: idempotencyParams,
+          requestBody: { required: true, content: { 'application/json': { schema: imageRequest } } },
+          responses: {
+            200: json(imageRecordSchema, 'The stored picture.', replayedHeader),
+            202: jobAccepted,
+            ...errorResponses(
+              [...WITH_BODY, 'url_not_allowed', ...KEYED, ...IDEMPOTENT, 'not_found', 'pdf_gone', 'quota_exceeded', 'url_fetch_failed', 'template_error', 'pdf_too_large', 'memory_limit_exceeded', 'service_busy', 'render_timeout'],
+              { rateLimited: true },
+            ),
+          },
+        }),
+      },
       '/v1/pdf/batch': {
         post: operation({
           operationId: 'generateBatch',
@@ -530,7 +601,7 @@ export function openApiDocument({ serverUrl }: { serverUrl: string }): ReturnTyp
           tags: ['PDFs'],
           ...keyed,
           requestParams: { path: pdfIdPath },
-          responses: { 200: json(pdfRecordSchema, 'The record.'), ...errorResponses(['not_found', ...KEYED], { rateLimited: true }) },
+          responses: { 200: json(storedRecordSchema, 'The record: a PDF’s, or a picture’s.'), ...errorResponses(['not_found', ...KEYED], { rateLimited: true }) },
         }),
         delete: operation({
           operationId: 'deletePdf',

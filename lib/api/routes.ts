@@ -21,9 +21,13 @@ export type FunctionName = (typeof API_FUNCTIONS)[number];
 export const INTERNAL_FUNCTIONS = ['render', 'job', 'webhooks', 'reconcile', 'bulkWorker'] as const;
 export type InternalFunctionName = (typeof INTERNAL_FUNCTIONS)[number];
 
+/** Pictures (shared/spec/beyond.md "Images and Markdown"): served by the generate function, which tells the two apart by this path. */
+export const IMAGE_GENERATE_PATH = '/v1/image/generate';
+
 export const ROUTES: readonly Route[] = [
   { method: 'GET', path: '/health', handler: 'health' },
   { method: 'POST', path: '/v1/pdf/generate', handler: 'generate' },
+  { method: 'POST', path: IMAGE_GENERATE_PATH, handler: 'generate' },
   { method: 'POST', path: '/v1/pdf/batch', handler: 'batch' },
   { method: 'GET', path: '/v1/pdf', handler: 'pdfs' },
   { method: 'GET', path: '/v1/pdf/{id}', handler: 'pdfs' },

@@ -28,14 +28,39 @@ export const pdfRecordSchema = z
     template_version: z.int().min(1).optional().meta({ description: 'The version of that template it was rendered from.', example: 3 }),
     signed: z.literal(true).optional().meta({ description: 'Present when the PDF carries a PAdES signature (the `signature` option).' }),
     signing_key_id: z.string().optional().meta({ description: 'The signing key it was signed with.', example: 'sk_4hTq8LmN2xRt6VwY9bZc1DeF' }),
+    content_type: z.literal('application/pdf').meta({ description: 'The file’s media type: always `application/pdf` for a PDF (a listing holds pictures too, each with its own).' }),
+    thumbnail_url: z.url().optional().meta({ description: 'With `thumbnail`: the link to a picture of the first page, drawn from the PDF, valid as long as `url`.' }),
   })
   .meta({ id: 'PdfRecord', description: 'A stored PDF (spec 2.1).' });
 export type PdfRecordView = z.infer<typeof pdfRecordSchema>;
 
+const imageId = z.string().regex(/^img_[0-9A-Za-z]{20,}$/).meta({ description: 'The picture’s id: `img_` and at least 20 random base62 characters.', example: 'img_3hQv8LmN2xRt4WwY7bZc1DeK' });
+
+export const imageRecordSchema = z
+  .object({
+    id: imageId,
+    url: z.url().meta({ description: 'The download link: valid until `expires_at`, it redirects to the file for a minute at a time.' }),
+    content_type: z.enum(['image/png', 'image/jpeg', 'image/webp']).meta({ description: 'The picture’s media type, from `image.format`.' }),
+    width: z.int().min(1).meta({ description: 'Width in pixels (the viewport or clip times `device_scale_factor`).' }),
+    height: z.int().min(1).meta({ description: 'Height in pixels.' }),
+    size: z.int().min(1).meta({ description: 'File size in bytes.' }),
+    filename: z.string().meta({ description: 'The name it downloads under (`filename`, or `<id>.png`, `.jpg`, `.webp`).', example: 'social-card.png' }),
+    generation_time_ms: z.int().min(0).meta({ description: 'Time spent producing it, in milliseconds.' }),
+    created_at: timestamp.meta({ description: 'Creation time, ISO 8601 UTC.' }),
+    expires_at: timestamp.meta({ description: 'When the link and the file expire: 7 to 365 days after creation, by tier.' }),
+    template_id: z.string().optional().meta({ description: 'The stored template it was rendered from.' }),
+    template_version: z.int().min(1).optional().meta({ description: 'The version of that template it was rendered from.' }),
+  })
+  .meta({ id: 'ImageRecord', description: 'A stored picture (`POST /v1/image/generate`): listed, linked, charged and deleted as a PDF is.' });
+export type ImageRecordView = z.infer<typeof imageRecordSchema>;
+
+/** Any stored record: a PDF or a picture, told apart by `content_type`. */
+export const storedRecordSchema = z.union([pdfRecordSchema, imageRecordSchema]).meta({ id: 'StoredRecord' });
+
 const batchItemSuccessSchema = z
   .object({
     success: z.literal(true),
-    pdf_id: pdfId,
+    pdf_id: z.string().regex(/^(pdf|img)_[0-9A-Za-z]{20,}$/).meta({ description: 'The item’s PDF id (`pdf_…`), or its picture’s (`img_…`) for an item with `"output": "image"`.', example: 'pdf_7fKq2LmN9xRt4VwY1bZc3DeF' }),
     download_url: z.url().meta({ description: 'The download link, as `url` in a PDF record.' }),
     pages: z.int().min(1),
     size_bytes: z.int().min(1),
@@ -94,7 +119,7 @@ export const usageSchema = z
 
 export const pdfListSchema = z
   .object({
-    data: z.array(pdfRecordSchema).meta({ description: 'The key’s PDFs that can still be downloaded, newest first.' }),
+    data: z.array(storedRecordSchema).meta({ description: 'The key’s PDFs and pictures that can still be downloaded, newest first, each with its `content_type`.' }),
     next_cursor: z.string().nullable().meta({ description: 'Pass as `cursor` for the next page; null on the last page.' }),
   })
   .meta({ id: 'PdfList' });
@@ -194,6 +219,7 @@ export const jobSchema = z
     result: z
       .union([
         pdfRecordSchema,
+        imageRecordSchema,
         batchResponseSchema,
         bulkResultSchema,
         z.object({ error: z.record(z.string(), z.unknown()) }).meta({ id: 'JobError' }),

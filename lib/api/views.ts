@@ -2,35 +2,47 @@
  * How stored things look in API responses (spec 2.1).
  */
 import { settings } from '#lib/settings.ts';
-import { signDownloadLink } from '#lib/storage/links.ts';
-import { downloadName, type PdfRecord } from '#lib/storage/pdfs.ts';
+import { fileLinkId, signDownloadLink, type FilePart } from '#lib/storage/links.ts';
+import { downloadName, PDF_CONTENT_TYPE, type PdfRecord } from '#lib/storage/pdfs.ts';
 import type { TemplateHead, TemplateVersion } from '#lib/storage/templates.ts';
 import type { SigningKey } from '#lib/signatures/signing-keys.ts';
-import type { PdfRecordView, SigningKeyView, TemplateSummaryView, TemplateView } from './schemas.ts';
+import type { ImageRecordView, PdfRecordView, SigningKeyView, TemplateSummaryView, TemplateView } from './schemas.ts';
 
-export function downloadUrl(record: PdfRecord, baseUrl: string): string {
+export function downloadUrl(record: PdfRecord, baseUrl: string, part: FilePart = 'file'): string {
   return signDownloadLink({
     baseUrl,
-    pdfId: record.id,
+    pdfId: fileLinkId(record.id, part),
     expiresAt: new Date(record.expiresAt),
     secret: settings.linkSigningSecret,
   });
 }
 
-/** A PDF record as every endpoint shows it: the shape the OpenAPI document gives (lib/api/schemas.ts). */
-export function pdfRecordView(record: PdfRecord, baseUrl: string): PdfRecordView {
-  return {
+/**
+ * A stored record as every endpoint shows it, the shape the OpenAPI document gives
+ * (lib/api/schemas.ts): a PDF's, or a picture's (`img_…`), each with its `content_type`.
+ */
+export function pdfRecordView(record: PdfRecord, baseUrl: string): PdfRecordView | ImageRecordView {
+  // What every stored record shows, in the order the OpenAPI document lists it.
+  const common = {
     id: record.id,
     url: downloadUrl(record, baseUrl),
     size: record.size,
-    pages: record.pages,
-    format: record.format,
     filename: downloadName(record),
     generation_time_ms: record.generationTimeMs,
     created_at: record.createdAt,
     expires_at: record.expiresAt,
     ...(record.templateId !== undefined && { template_id: record.templateId }),
     ...(record.templateVersion !== undefined && { template_version: record.templateVersion }),
+  };
+  if (record.contentType !== undefined && record.contentType !== PDF_CONTENT_TYPE) {
+    return { ...common, content_type: record.contentType as ImageRecordView['content_type'], width: record.width ?? 0, height: record.height ?? 0 };
+  }
+  return {
+    ...common,
+    content_type: PDF_CONTENT_TYPE,
+    pages: record.pages,
+    format: record.format,
+    ...(record.thumbnail && { thumbnail_url: downloadUrl(record, baseUrl, 'thumbnail') }),
     ...(record.signingKeyId !== undefined && { signed: true as const, signing_key_id: record.signingKeyId }),
   };
 }

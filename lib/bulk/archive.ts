@@ -57,9 +57,12 @@ export interface WrittenArchive extends WrittenObject {
   readonly zip64: boolean;
 }
 
-/** The file name of a bulk job's PDF in its archive: its `filename` option, or its line number (`000123.pdf`). */
-export function archiveEntryName(line: number, filename?: string): string {
-  return filename ?? `${String(line).padStart(6, '0')}.pdf`;
+/**
+ * The file name of a bulk job's PDF (or picture, with its own `extension`) in its archive: its
+ * `filename` option, or its line number (`000123.pdf`, `000124.png`).
+ */
+export function archiveEntryName(line: number, filename?: string, extension = 'pdf'): string {
+  return filename ?? `${String(line).padStart(6, '0')}.${extension}`;
 }
 
 const UINT16_MAX = 0xffff;

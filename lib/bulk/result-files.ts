@@ -8,7 +8,7 @@
  * order (`chunkResults`, reading a few chunks ahead) and how a result reads as a manifest line.
  */
 import type { Job } from '#lib/jobs/job-records.ts';
-import type { PdfStore } from '#lib/storage/pdfs.ts';
+import { contentTypeOf, extensionOf, type PdfStore } from '#lib/storage/pdfs.ts';
 import { archiveEntryName, writeArchive, type ArchiveEntry, type WrittenArchive } from './archive.ts';
 import { bulkObjectKey, type LineResult } from './bulk-records.ts';
 import { writeManifest, type ManifestLine, type WrittenManifest } from './manifest.ts';
@@ -60,7 +60,7 @@ async function* archiveEntries(results: AsyncIterable<LineResult> | Iterable<Lin
     if (!result.success) continue;
     const { record } = result;
     yield {
-      name: archiveEntryName(result.line, record.filename),
+      name: archiveEntryName(result.line, record.filename, extensionOf(contentTypeOf(record))),
       line: result.line,
       body: { key: record.objectKey },
       size: record.size,

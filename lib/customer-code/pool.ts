@@ -23,6 +23,7 @@ import type { Worker } from 'node:worker_threads';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { RenderCapacity } from '#lib/render/capacity.ts';
 import { inspectHtml, type HtmlInspection } from '#lib/render/html.ts';
+import { markdownToHtml } from '#lib/render/markdown.ts';
 import type { TemplateSources } from '#lib/templates/engine.ts';
 import {
   CUSTOMER_CODE_HEAP_MB,
@@ -83,7 +84,7 @@ const STEPS: Readonly<Record<TaskStep, { refusal: Refusal['refusal']; late: (lim
 };
 
 const firstStep = (task: CustomerCodeTask): TaskStep =>
-  task.kind === 'inspect-html' ? 'inspect' : task.kind === 'check-template' ? 'save-check' : task.schema ? 'data-check' : 'fill';
+  task.kind === 'inspect-html' || task.kind === 'read-markdown' ? 'inspect' : task.kind === 'check-template' ? 'save-check' : task.schema ? 'data-check' : 'fill';
 
 /** Longest a task waits for a worker before it is refused (503): several tasks' full limits. */
 const MAX_WAIT_MS = 4 * TEMPLATE_FILL_TIME_LIMIT_MS;
@@ -198,6 +199,22 @@ export class CustomerCodePool {
     if ('inspection' in outcome) return outcome.inspection;
     if ('refusal' in outcome) return { problem: outcome.detail };
     throw new Error('an inspect task answered as another');
+  }
+
+  /**
+   * Turns `markdown` into its HTML document (lib/render/markdown.ts) and reads that as inspectHtml
+   * does, for `keyId`: on this thread when it is short, else in a worker, so a huge Markdown body is
+   * parsed under the worker's time and memory limits, never on the thread that answers everyone.
+   */
+  async readMarkdown(keyId: string, markdown: string, css?: string): Promise<{ html: string; inspection: HtmlInspection }> {
+    if (markdown.length < INLINE_HTML_INSPECTION_CHARS / 2) {
+      const html = markdownToHtml(markdown, css);
+      return { html, inspection: inspectHtml(html) };
+    }
+    const outcome = await this.#run(keyId, { kind: 'read-markdown', markdown, ...(css !== undefined && { css }) });
+    if ('inspection' in outcome && outcome.html !== undefined) return { html: outcome.html, inspection: outcome.inspection };
+    if ('refusal' in outcome) return { html: '', inspection: { problem: outcome.detail.replace(/^html/, 'markdown') } };
+    throw new Error('a markdown task answered as another');
   }
 
   /** Checks a template being saved for `keyId`: undefined when it may be saved, else why not. */

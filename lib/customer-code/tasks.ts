@@ -11,6 +11,7 @@
 import { checkTemplateSyntax, renderTemplate, TemplateError, type TemplateSourceName, type TemplateSources } from '#lib/templates/engine.ts';
 import { compileDataSchema, type DataValidator } from '#lib/templates/template-data.ts';
 import { inspectHtml, type HtmlInspection } from '#lib/render/html.ts';
+import { markdownToHtml } from '#lib/render/markdown.ts';
 
 export type CustomerCodeTask =
   | {
@@ -22,7 +23,9 @@ export type CustomerCodeTask =
       readonly schema?: { readonly version: string; readonly dataSchema: unknown };
     }
   | { readonly kind: 'check-template'; readonly sources: TemplateSources; readonly dataSchema?: unknown; readonly sampleData?: unknown }
-  | { readonly kind: 'inspect-html'; readonly html: string };
+  | { readonly kind: 'inspect-html'; readonly html: string }
+  /** A `markdown` document: turned into HTML (lib/render/markdown.ts), then read as html is. */
+  | { readonly kind: 'read-markdown'; readonly markdown: string; readonly css?: string };
 
 /**
  * Who is at fault: `template` (its Liquid, or a limit it hit while rendering), `data` (the
@@ -37,7 +40,7 @@ export type Refusal = {
   readonly column?: number;
 };
 
-export type TaskOutcome = { readonly sources: TemplateSources } | { readonly checked: true } | { readonly inspection: HtmlInspection } | Refusal;
+export type TaskOutcome = { readonly sources: TemplateSources } | { readonly checked: true } | { readonly inspection: HtmlInspection; readonly html?: string } | Refusal;
 
 /** What a task is doing, for the pool to hold each step to its own time limit. */
 export type TaskStep = 'data-check' | 'fill' | 'save-check' | 'inspect';
@@ -72,6 +75,11 @@ export async function runTask(task: CustomerCodeTask, enter: (step: TaskStep) =>
   if (task.kind === 'inspect-html') {
     enter('inspect');
     return { inspection: inspectHtml(task.html) };
+  }
+  if (task.kind === 'read-markdown') {
+    enter('inspect');
+    const html = markdownToHtml(task.markdown, task.css);
+    return { inspection: inspectHtml(html), html };
   }
   if (task.kind === 'check-template') {
     enter('save-check');

@@ -11,7 +11,7 @@ import type { ApiKey } from '#lib/accounts/keys.ts';
 import type { PdfRecord } from '#lib/storage/pdfs.ts';
 import { quoteInput, type DocumentFailureCode } from '#lib/render/errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '#lib/json-depth.ts';
-import { sourceProblem } from './source.ts';
+import { DOCUMENT_OUTPUTS, sourceProblem, type DocumentOutput } from './source.ts';
 import { asyncRequestShape, templateIdSchema } from './document-options.ts';
 import { getTemplateHead, type TemplateStore } from '#lib/storage/templates.ts';
 
@@ -79,6 +79,9 @@ export interface RenderItem {
   readonly item: {
     readonly html?: unknown;
     readonly url?: string;
+    readonly markdown?: unknown;
+    /** `"image"` for a picture (shared/spec/beyond.md "Images and Markdown"); a PDF when absent. */
+    readonly output?: DocumentOutput;
     readonly options?: unknown;
     /** A stored template, its version (pinned by the batch when the item gave none) and its data. */
     readonly template_id?: unknown;
@@ -138,7 +141,7 @@ export const metadataSchema = z
   });
 
 /** The fields an item may hold (the OpenAPI document's item schema is checked against this list). */
-export const ITEM_FIELDS: ReadonlySet<string> = new Set(['html', 'url', 'template_id', 'template_version', 'data', 'options', 'metadata']);
+export const ITEM_FIELDS: ReadonlySet<string> = new Set(['html', 'url', 'markdown', 'output', 'template_id', 'template_version', 'data', 'options', 'metadata']);
 
 /**
  * The failure an item's shape already decides, before any rendering: not an object, unknown
@@ -161,6 +164,9 @@ export function checkItemShape(item: unknown): { code: BatchItemCode; message: s
     if (!metadata.success) return { code: 'INVALID_OPTIONS', message: metadata.error.issues[0]?.message ?? 'metadata is invalid' };
   }
   if (fields.url !== undefined && typeof fields.url !== 'string') return { code: 'URL_NOT_ALLOWED', message: 'url must be a string' };
+  if (fields.output !== undefined && !(DOCUMENT_OUTPUTS as readonly unknown[]).includes(fields.output)) {
+    return { code: 'INVALID_OPTIONS', message: `output must be one of ${DOCUMENT_OUTPUTS.join(', ')}` };
+  }
   const missingOrBoth = sourceProblem(fields);
   if (missingOrBoth) return { code: batchItemCode(missingOrBoth.code), message: missingOrBoth.message };
   return undefined;
@@ -278,11 +284,13 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
   waiting.sort((a, b) => a - b);
 
   const renderItemOf = (index: number): RenderItem => {
-    const { html, url, options, template_id, template_version, data } = run.items[index] as Record<string, unknown>;
+    const { html, url, markdown, output, options, template_id, template_version, data } = run.items[index] as Record<string, unknown>;
     return {
       item: {
         html,
         ...(url !== undefined && { url: url as string }),
+        ...(markdown !== undefined && { markdown }),
+        ...(output !== undefined && { output: output as DocumentOutput }),
         options,
         ...(template_id !== undefined && { template_id }),
         ...(template_version !== undefined && { template_version }),

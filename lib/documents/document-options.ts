@@ -7,13 +7,49 @@ import { z } from 'zod';
 import { renderOptionsShape } from '#lib/render/options.ts';
 import { filenameSchema } from '#lib/storage/filenames.ts';
 import { signatureOptionSchema } from '#lib/signatures/options.ts';
+import { imageSchema, thumbnailSchema } from '#lib/render/image-options.ts';
+import { finishingShape } from '#lib/render/finishing-options.ts';
 
-/** Every option of a document: how it renders, and the name it downloads under. */
-export const documentOptionsShape = { ...renderOptionsShape, filename: filenameSchema.optional(), signature: signatureOptionSchema.optional() };
+const FINISHING_OPTIONS = Object.keys(finishingShape) as (keyof typeof finishingShape)[];
+
+/**
+ * Every option of a document: how it renders, the name it downloads under, its `signature`, and
+ * (shared/spec/beyond.md "Images and Markdown") a picture's `image` options, a PDF's `thumbnail`, a
+ * Markdown document's `css`.
+ */
+export const documentOptionsShape = {
+  ...renderOptionsShape,
+  filename: filenameSchema.optional(),
+  signature: signatureOptionSchema.optional(),
+  image: imageSchema.optional(),
+  thumbnail: thumbnailSchema.optional(),
+  css: z.string({ error: 'css must be a string' }).max(1_000_000, { error: 'css must be at most 1000000 characters' }).optional(),
+};
+
+/** The options that shape a printed page (or its file), meaningless for a picture: refused on an image request, by name. */
+export const PDF_ONLY_OPTIONS = [
+  'format',
+  'margin',
+  'orientation',
+  'print_background',
+  'scale',
+  'header_html',
+  'footer_html',
+  'tagged',
+  'width',
+  'height',
+  'prefer_css_page_size',
+  'page_ranges',
+  'outline',
+  ...FINISHING_OPTIONS,
+  'thumbnail',
+  'signature',
+] as const satisfies readonly (keyof typeof documentOptionsShape)[];
 
 const sourceShape = {
   html: z.unknown().optional(),
   url: z.string({ error: 'url must be a string' }).optional(),
+  markdown: z.string({ error: 'markdown must be a string' }).optional(),
 };
 
 /* Stored templates (shared/spec/beyond.md "Templates"); lib/documents/templates.ts renders them. */
@@ -77,8 +113,15 @@ export const itemOptionsSchema = z.strictObject(documentOptionsShape, {
 });
 
 
+/**
+ * Where an asynchronous job of `POST /v1/image/generate` keeps what it makes (`"image"`), beside the
+ * request's own fields in the job's stored body, as a batch item says it: the job function reads it
+ * (lib/jobs/jobs.ts, with outputOf). Not a field of generate's public body, whose schema refuses it.
+ */
+export const JOB_OUTPUT_FIELD = 'output';
+
 /** The fields of a request that say what to print; everything else in a generate body is an option. */
-export const DOCUMENT_SOURCE_FIELDS = ['html', 'url', ...TEMPLATE_SOURCE_FIELDS] as const;
+export const DOCUMENT_SOURCE_FIELDS = ['html', 'url', 'markdown', ...TEMPLATE_SOURCE_FIELDS] as const;
 
 /**
  * A generate body (as sent) split into its source and its options, the async fields left out:
@@ -91,6 +134,7 @@ export function splitGenerateBody(body: Record<string, unknown>): {
   const source: Record<string, unknown> = {};
   const options: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(body)) {
+    if (name === JOB_OUTPUT_FIELD) continue;
     if ((DOCUMENT_SOURCE_FIELDS as readonly string[]).includes(name)) source[name] = value;
     else if (!(ASYNC_REQUEST_FIELDS as readonly string[]).includes(name)) options[name] = value;
   }

@@ -80,8 +80,8 @@ async function tryItem(
   templates: () => TemplateReader,
 ): Promise<{ outcome: RenderOutcome; failureCode?: string; passingFailure?: unknown }> {
   try {
-    const { options, ...source } = invocation.item;
-    const request = await prepareRequestedDocument({ ...source, options }, invocation.owner.keyId, templates);
+    const { options, output, ...source } = invocation.item;
+    const request = await prepareRequestedDocument({ ...source, options }, invocation.owner.keyId, templates, output);
     const { reservationId, pdfId, renderTimeoutMs } = invocation;
     const making = { reservationId, ...(pdfId !== undefined && { pdfId }), ...(renderTimeoutMs !== undefined && { renderTimeoutMs }) };
     return { outcome: { ok: true, record: await renderToObject(store, invocation.owner, request, making) } };

@@ -17,7 +17,7 @@ import { customerCodePool } from '#lib/customer-code/pool.ts';
 import { canonicalLocale, TemplateError, type TemplateSources } from '#lib/templates/engine.ts';
 import { MAX_PREVIEW_PDF_BYTES, templateIdSchema, templateVersionSchema } from './document-options.ts';
 import { sourcesOf, type TemplateContent } from './template-records.ts';
-import { prepareDocument, renderLimits, type DocumentRequest } from './produce-pdf.ts';
+import { prepareDocument, renderLimits, type DocumentOutput, type DocumentRequest } from './produce-pdf.ts';
 import { markedAsPreview } from './preview-mark.ts';
 import { finishInWorker } from './pdf-workers.ts';
 import { renderPdf } from '#lib/render/render.ts';
@@ -83,6 +83,7 @@ async function loadVersion(store: TemplateStore, keyId: string, id: string, vers
 export interface DocumentSourceInput {
   readonly html?: unknown;
   readonly url?: unknown;
+  readonly markdown?: unknown;
   readonly template_id?: unknown;
   readonly template_version?: unknown;
   readonly data?: unknown;
@@ -98,14 +99,16 @@ export async function prepareRequestedDocument(
   input: DocumentSourceInput & { readonly options: unknown },
   keyId: string,
   readTemplates: () => TemplateReader,
+  output: DocumentOutput = 'pdf',
 ): Promise<DocumentRequest> {
   const missingOrSeveral = sourceProblem(input);
   if (missingOrSeveral) throw missingOrSeveral;
   if (input.template_id === undefined) {
     const stray = (['template_version', 'data'] as const).find((field) => input[field] !== undefined);
-    if (stray) throw new DocumentError('INVALID_OPTIONS', `${stray} applies to template_id only; this request gives ${input.html !== undefined ? 'html' : 'url'}`);
+    const given = input.html !== undefined ? 'html' : input.markdown !== undefined ? 'markdown' : 'url';
+    if (stray) throw new DocumentError('INVALID_OPTIONS', `${stray} applies to template_id only; this request gives ${given}`);
     if (input.url !== undefined && typeof input.url !== 'string') throw new DocumentError('URL_NOT_ALLOWED', 'url must be a string');
-    return prepareDocument({ html: input.html, url: input.url as string | undefined, options: input.options, keyId });
+    return prepareDocument({ html: input.html, url: input.url as string | undefined, markdown: input.markdown, options: input.options, keyId, output });
   }
   const id = templateIdSchema.safeParse(input.template_id);
   if (!id.success) throw new DocumentError('INVALID_OPTIONS', describeIssue(id.error));
@@ -139,7 +142,7 @@ export async function prepareRequestedDocument(
   };
   let request: DocumentRequest;
   try {
-    request = await prepareDocument({ html: rendered.html, options, keyId });
+    request = await prepareDocument({ html: rendered.html, options, keyId, output });
   } catch (error) {
     // The template's own output: what the data made of it is the template's to mend, not the request's.
     if (error instanceof DocumentError && error.code === 'INVALID_HTML') throw new DocumentError('TEMPLATE_ERROR', `The template rendered with this data is not usable HTML: ${error.message}`);

@@ -33,6 +33,7 @@ import { invokeJobFunction } from '#lib/aws/job-invoker.ts';
 import { counterStore, keyStore, pdfStore, templateStore } from '#lib/aws/stores.ts';
 import { batchBodySchema } from '#lib/documents/batch.ts';
 import { ASYNC_REQUEST_FIELDS, splitGenerateBody } from '#lib/documents/document-options.ts';
+import { documentIdFor, outputOf } from '#lib/documents/source.ts';
 import { prepareRequestedDocument, templateReader } from '#lib/documents/templates.ts';
 import { logger } from '#lib/observability/logger.ts';
 import { randomBase62 } from '#lib/random.ts';
@@ -200,13 +201,14 @@ export async function runJob(jobId: string, context: Pick<Context, 'getRemaining
 
 async function runGenerate(job: Job, body: Record<string, unknown>, context: Pick<Context, 'awsRequestId' | 'getRemainingTimeInMillis'>): Promise<Ending> {
   const store = pdfStore();
-  const pdfId = jobPdfId(job, 'document');
+  const output = outputOf(body);
+  const pdfId = documentIdFor(output, jobPdfId(job, 'document'));
   const made = await getPdfRecord(store, pdfId);
   if (made) return { status: 'succeeded', result: pdfRecordView(made, job.baseUrl), failed: 0 };
   await using _share = await waitForRenderShare(job, { want: 1 }, context);
   const { source, options } = splitGenerateBody(body);
   try {
-    const request = await prepareRequestedDocument({ ...source, options }, job.keyId, () => templateReader(templateStore(), job));
+    const request = await prepareRequestedDocument({ ...source, options }, job.keyId, () => templateReader(templateStore(), job), output);
     const making = { reservationId: job.reservation.id, pdfId, renderTimeoutMs: jobRenderTimeoutMs(job) };
     return { status: 'succeeded', result: await generateDocument(job, request, making, job.baseUrl), failed: 0 };
   } catch (error) {
@@ -221,7 +223,8 @@ async function runGenerate(job: Job, body: Record<string, unknown>, context: Pic
 async function runBatch(job: Job, body: Record<string, unknown>, context: Pick<Context, 'getRemainingTimeInMillis'>): Promise<Ending> {
   const store = pdfStore();
   const { pdfs: items, merge = false } = batchBodySchema.parse(body);
-  const pdfIdOf = (index: number) => jobPdfId(job, `item-${index}`);
+  // A picture's id differs from a PDF's by its prefix only (documentIdFor).
+  const pdfIdOf = (index: number) => documentIdFor(outputOf(items[index]), jobPdfId(job, `item-${index}`));
   const mergedPdfId = jobPdfId(job, 'merged');
   // Its fan-out is what its key's share has free (at least one render), waited for in line.
   await using share = await waitForRenderShare(job, { want: Math.min(items.length, settings.batchConcurrency, TIERS[job.tier].maxConcurrentRenders) }, context);

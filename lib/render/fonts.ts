@@ -267,7 +267,7 @@ export function locateBundledFile(relativePath: string, startDirs: readonly stri
   return undefined;
 }
 
-function searchStarts(): string[] {
+export function searchStarts(): string[] {
   const starts: string[] = [];
   try {
     starts.push(dirname(fileURLToPath(import.meta.url)));

@@ -7,6 +7,7 @@
  * a browser that cannot even do that is killed and replaced.
  */
 import type { HTTPResponse, Page, PDFOptions } from 'puppeteer-core';
+import { imageSize } from 'image-size';
 import { DocumentError, quoteInput } from './errors.ts';
 import { takeRenderSlot } from './capacity.ts';
 import { forgetMemoryKill, recentMemoryKill } from './memory-budget.ts';
@@ -18,11 +19,12 @@ import { chromiumPageRanges, formatPageRanges, leastPagesSelected, type PageRang
 import { finishPdf, needsFinishing, type FinishPdf } from './finishing.ts';
 import { printStamp } from './watermark-stamp.ts';
 import { releaseWorkspace, takeWorkspace, type Workspace, type WorkspacePolicy } from './workspaces.ts';
-import type { PaperFormat, RenderOptions } from './options.ts';
+import type { EmulatedMedia, PaperFormat, RenderOptions } from './options.ts';
 import { preparePrint } from './print-preparation.ts';
 import { applyUrlAccess, type AppliedUrlAccess } from './url-access.ts';
 import { watchNavigationsAway } from './navigation-away.ts';
 import { headerFooterOptions, type MarginBoxStyle } from './margin-boxes.ts';
+import { pictureSizeProblem, type ImageOptions } from './image-options.ts';
 
 /**
  * What to render: HTML (with whether it needs scripting, see lib/render/html.ts) or a URL, whose
@@ -90,6 +92,53 @@ export async function renderPdf(
   limits: RenderLimits,
   { now = new Date(), finish = finishPdf }: { now?: Date; finish?: FinishPdf } = {},
 ): Promise<RenderedPdf> {
+  const printed = await renderInWorkspace(source, options, limits, { media: 'print' }, (workspace, budget) => printPage(workspace, source, options, limits, budget, now));
+  try {
+    const printedPages = await countPages(printed.bytes);
+    if (printedPages > limits.maxPages) throw tooManyPages(limits.maxPages);
+    if (options.pageRanges && printedPages < Math.min(leastPagesSelected(options.pageRanges), limits.maxPages + 1)) {
+      throw pastTheLastPage(options.pageRanges, printedPages);
+    }
+    if (!needsFinishing(options.finishing)) return { bytes: printed.bytes, pages: printedPages };
+    // Pages and size are those of the file the customer gets.
+    const finished = await finish({ bytes: printed.bytes, pages: printedPages }, options.finishing, printed.stamp);
+    if (finished.bytes.byteLength > limits.maxPdfBytes) throw pdfTooLarge(limits.maxPdfBytes);
+    return finished;
+  } catch (error) {
+    throw asDocumentError(error);
+  }
+}
+
+/** A picture of a document: its bytes and its size in device pixels. */
+export interface RenderedImage {
+  readonly bytes: Uint8Array;
+  readonly width: number;
+  readonly height: number;
+}
+
+/**
+ * Takes a picture of one document (`POST /v1/image/generate`): the same workspace, egress guard,
+ * memory budget, readiness waits and time limit as a PDF (renderInWorkspace), the page laid out
+ * in the caller's viewport instead of on paper, and Chromium's own Page.captureScreenshot instead
+ * of printing, so the picture is what plain Chromium shows at that viewport.
+ */
+export async function renderImage(source: DocumentSource, options: RenderOptions, image: ImageOptions, limits: RenderLimits): Promise<RenderedImage> {
+  return renderInWorkspace(source, options, limits, { viewport: image.viewport, media: 'screen' }, (workspace) => picturePage(workspace, image, limits));
+}
+
+/**
+ * Where every document is made, PDF or picture: a render slot (lib/render/capacity.ts), then a
+ * fresh workspace, the document loaded and waited for as its options ask, followed when it navigates
+ * away, and `output` made of it within the document's time limit. The workspace is closed after,
+ * whatever happened.
+ */
+async function renderInWorkspace<T>(
+  source: DocumentSource,
+  options: RenderOptions,
+  limits: RenderLimits,
+  layout: { readonly viewport?: ImageOptions['viewport']; readonly media: EmulatedMedia },
+  output: (workspace: Workspace, budget: Budget) => Promise<T>,
+): Promise<T> {
   // The browser's part of the document holds a render slot (lib/render/capacity.ts); its time limit
   // starts once it has one, and its workspace: starting the browser (a cold start unpacks and
   // launches Chromium, seconds when many environments start at once) is the service's time, not
@@ -105,9 +154,10 @@ export async function renderPdf(
   );
   const budget = new Budget(limits.timeoutMs);
   let timer: NodeJS.Timeout | undefined;
-  let printed: Printed;
   try {
-    const work = printInWorkspace(workspace, source, options, limits, budget, now);
+    // The page is laid out in the caller's viewport from the start, as a browser window of that size would.
+    if (layout.viewport) await workspace.page.setViewport(layout.viewport);
+    const work = produceInWorkspace(workspace, source, options, limits, budget, layout.media, output);
     work.catch(() => undefined); // its outcome no longer matters once the deadline has passed
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
@@ -116,26 +166,12 @@ export async function renderPdf(
       );
     });
     // A renderer that crashes (or a browser that goes) fails the document at once, not at its deadline.
-    printed = await Promise.race([work, deadline, workspace.lost]);
+    return await Promise.race([work, deadline, workspace.lost]);
   } catch (error) {
     throw asDocumentError(error);
   } finally {
     clearTimeout(timer);
     releaseWorkspace(workspace, limits.workspaces);
-  }
-  try {
-    const printedPages = await countPages(printed.bytes);
-    if (printedPages > limits.maxPages) throw tooManyPages(limits.maxPages);
-    if (options.pageRanges && printedPages < Math.min(leastPagesSelected(options.pageRanges), limits.maxPages + 1)) {
-      throw pastTheLastPage(options.pageRanges, printedPages);
-    }
-    if (!needsFinishing(options.finishing)) return { bytes: printed.bytes, pages: printedPages };
-    // Pages and size are those of the file the customer gets.
-    const finished = await finish({ bytes: printed.bytes, pages: printedPages }, options.finishing, printed.stamp);
-    if (finished.bytes.byteLength > limits.maxPdfBytes) throw pdfTooLarge(limits.maxPdfBytes);
-    return finished;
-  } catch (error) {
-    throw asDocumentError(error);
   }
 }
 
@@ -175,27 +211,36 @@ interface Printed {
 const MAX_NAVIGATIONS_FOLLOWED = 3;
 
 /**
- * Prints the document in its workspace. A document that navigates its page away (meta refresh,
- * `location`, a form) is followed as Chrome would show it: the page it went to is printed once
- * loaded, printing again if the navigation came while the old page was being printed (a few times
- * at most). A navigation away that is refused or reaches nothing fails the document as a refused or
- * unreachable `url` does (lib/render/navigation-away.ts), never printing what the refusal left.
+ * Makes the document's output (prints it, or pictures it) in its workspace. A document that
+ * navigates its page away (meta refresh, `location`, a form) is followed as Chrome would show it:
+ * the page it went to is printed once loaded, printing again if the navigation came while the old
+ * page was being printed (a few times at most). A navigation away that is refused or reaches nothing
+ * fails the document as a refused or unreachable `url` does (lib/render/navigation-away.ts), never
+ * printing what the refusal left.
  */
-async function printInWorkspace(workspace: Workspace, source: DocumentSource, options: RenderOptions, limits: RenderLimits, budget: Budget, now: Date): Promise<Printed> {
+async function produceInWorkspace<T>(
+  workspace: Workspace,
+  source: DocumentSource,
+  options: RenderOptions,
+  limits: RenderLimits,
+  budget: Budget,
+  media: EmulatedMedia,
+  output: (workspace: Workspace, budget: Budget) => Promise<T>,
+): Promise<T> {
   const { page, guard } = workspace;
   // Watched from before the document exists, so that no navigation of its page is missed.
   const navigationsAway = watchNavigationsAway(page, { opening: 'url' in source, refused: () => guard.refused });
   const waitForResources = () => Math.min(limits.resourceTimeoutMs, budget.forWaiting());
   try {
-    await loadDocument(workspace, source, options, limits, budget);
+    await loadDocument(workspace, source, options, limits, budget, media);
     for (let followed = 0; ; followed++) {
       const navigationsBefore = navigationsAway.begun;
-      let printed: Printed | undefined;
+      let printed: { value: T } | undefined;
       let failure: unknown;
       try {
         // A page the document navigated to is printed once it has loaded; a refused one fails here.
         await navigationsAway.settle(waitForResources(), { loaded: true });
-        printed = await printPage(workspace, source, options, limits, budget, now);
+        printed = { value: await output(workspace, budget) };
       } catch (error) {
         failure = error;
       }
@@ -203,7 +248,7 @@ async function printInWorkspace(workspace: Workspace, source: DocumentSource, op
       await navigationsAway.settle(waitForResources());
       const moved = navigationsAway.begun !== navigationsBefore && followed < MAX_NAVIGATIONS_FOLLOWED;
       if (moved) continue;
-      if (printed) return printed;
+      if (printed) return printed.value;
       throw failure;
     }
   } catch (error) {
@@ -213,10 +258,17 @@ async function printInWorkspace(workspace: Workspace, source: DocumentSource, op
 }
 
 /** Opens the document and waits until it is ready to print, as its options ask. */
-async function loadDocument({ page, guard, kind }: Workspace, source: DocumentSource, options: RenderOptions, limits: RenderLimits, budget: Budget): Promise<void> {
+async function loadDocument(
+  { page, guard, kind }: Workspace,
+  source: DocumentSource,
+  options: RenderOptions,
+  limits: RenderLimits,
+  budget: Budget,
+  outputMedia: EmulatedMedia,
+): Promise<void> {
   page.setDefaultTimeout(budget.totalMs);
-  // Chromium prints with print media; `screen` lays the document out as it looks on screen.
-  if (options.emulateMedia === 'screen') await page.emulateMediaType('screen');
+  // Chromium prints with print media and pictures with screen media; `emulate_media` asks for the other.
+  if (options.emulateMedia !== outputMedia) await page.emulateMediaType(options.emulateMedia);
   const resourceWaitMs = () => Math.min(limits.resourceTimeoutMs, budget.forWaiting());
   // The network-idle conditions are awaited after the load events, the same way for html and url.
   // (Waiting for network idle inside goto can be satisfied by the idle signal of the page's initial
@@ -268,6 +320,29 @@ async function printPage({ page, kind }: Workspace, source: DocumentSource, opti
   const bytes = await printWithinLimits(page, { ...pdfOptions, timeout: budget.left() }, options.pageRanges, limits);
   if (!options.finishing.watermark) return { bytes };
   return { bytes, stamp: await printStamp(page, options.finishing.watermark, budget.left()) };
+}
+
+/**
+ * Pictures the page as it stands with Chromium's Page.captureScreenshot (through Puppeteer): the
+ * viewport, the clip, or the whole page. A whole page too large to picture is refused before it is
+ * drawn, and a picture larger than the file limit is refused, as a PDF is.
+ */
+async function picturePage({ page }: Workspace, image: ImageOptions, limits: RenderLimits): Promise<RenderedImage> {
+  if (image.fullPage) {
+    const size = await page.evaluate(() => ({ width: document.documentElement.scrollWidth, height: document.documentElement.scrollHeight }));
+    const problem = pictureSizeProblem(size.width, size.height, image.viewport.deviceScaleFactor);
+    if (problem) throw new DocumentError('PDF_TOO_LARGE', `${problem}: picture the page in parts with image.clip, or as a PDF`);
+  }
+  const bytes = await page.screenshot({
+    type: image.format,
+    ...(image.quality !== undefined && { quality: image.quality }),
+    fullPage: image.fullPage,
+    ...(image.clip && { clip: image.clip }),
+    omitBackground: image.omitBackground,
+  });
+  if (bytes.byteLength > limits.maxPdfBytes) throw new DocumentError('PDF_TOO_LARGE', `The picture is larger than the maximum of ${limits.maxPdfBytes} bytes.`);
+  const { width, height } = imageSize(bytes);
+  return { bytes, width, height };
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -123,6 +123,7 @@ async function playgroundPage(baseUrl: string): Promise<APIGatewayProxyResult> {
   </section>
   <div class="tabs" role="tablist">
     <button type="button" role="tab" id="tab-single" aria-selected="true" aria-controls="single">One PDF</button>
+    <button type="button" role="tab" id="tab-image" aria-selected="false" aria-controls="image">Image</button>
     <button type="button" role="tab" id="tab-batch" aria-selected="false" aria-controls="batch">Batch</button>
     <button type="button" role="tab" id="tab-templates" aria-selected="false" aria-controls="templates">Templates</button>
   </div>
@@ -131,9 +132,11 @@ async function playgroundPage(baseUrl: string): Promise<APIGatewayProxyResult> {
       <fieldset class="source">
         <legend>Source</legend>
         <label><input type="radio" name="source" value="html" checked> HTML</label>
+        <label><input type="radio" name="source" value="markdown"> Markdown</label>
         <label><input type="radio" name="source" value="url"> URL</label>
         <label><input type="radio" name="source" value="template"> Stored template</label>
         <textarea id="html" rows="9" spellcheck="false" aria-label="HTML"></textarea>
+        <textarea id="markdown" rows="9" spellcheck="false" aria-label="Markdown" hidden></textarea>
         <input id="url" type="url" placeholder="e.g. https://example.com/report" aria-label="URL" hidden>
         <div id="template-source" hidden>
           <label for="single-template">Template</label>
@@ -154,6 +157,29 @@ async function playgroundPage(baseUrl: string): Promise<APIGatewayProxyResult> {
     <div class="output">
       <div id="single-result" class="result" aria-live="polite"><p class="hint">The PDF appears here, page by page.</p></div>
       <div id="preview" class="pages" hidden></div>
+    </div>
+  </section>
+  <section id="image" class="workspace" role="tabpanel" aria-labelledby="tab-image" hidden>
+    <div class="form">
+      <fieldset class="source">
+        <legend>Source</legend>
+        <label><input type="radio" name="image-source" value="html" checked> HTML</label>
+        <label><input type="radio" name="image-source" value="markdown"> Markdown</label>
+        <label><input type="radio" name="image-source" value="url"> URL</label>
+        <textarea id="image-document" rows="9" spellcheck="false" aria-label="Document"></textarea>
+      </fieldset>
+      <div class="options">
+        <label>Format <select id="image-format"><option>png</option><option>jpeg</option><option>webp</option></select></label>
+        <label>Width <input id="image-width" type="number" min="1" max="16384" value="800"></label>
+        <label>Height <input id="image-height" type="number" min="1" max="16384" value="600"></label>
+        <label>Scale <input id="image-scale" type="number" min="0.1" max="4" step="0.5" value="1"></label>
+        <label><input type="checkbox" id="image-full-page"> Full page</label>
+      </div>
+      <button type="button" id="generate-image" class="primary">Take the picture</button>
+    </div>
+    <div class="output">
+      <div id="image-result" class="result" aria-live="polite"><p class="hint">The picture appears here: POST /v1/image/generate, stored and charged as one document.</p></div>
+      <img id="image-preview" alt="The picture" hidden>
     </div>
   </section>
   <section id="batch" role="tabpanel" aria-labelledby="tab-batch" hidden>

@@ -66,9 +66,16 @@ export const filenameSchema = z
     if (problem) context.addIssue({ code: 'custom', message: problem });
   })
   // What JSON Schema can say of the rule, for the OpenAPI document (its lengths count characters).
-  .meta({ minLength: 1, maxLength: MAX_FILENAME_BYTES })
-  // Saved without an extension, a PDF does not open as one: the extension is added when missing.
-  .transform((name) => (/\.pdf$/i.test(name) ? name : `${name}.pdf`));
+  .meta({ minLength: 1, maxLength: MAX_FILENAME_BYTES });
+
+/**
+ * The name with the file's extension (`pdf`, `png`, `jpg`, `webp`): saved without it, a file does
+ * not open as what it is, so it is added when missing (`.jpeg` counts for `jpg`).
+ */
+export function withExtension(name: string, extension: string): string {
+  const ending = extension === 'jpg' ? /\.jpe?g$/i : new RegExp(`\\.${extension}$`, 'i');
+  return ending.test(name) ? name : `${name}.${extension}`;
+}
 
 /** The header the download link's redirect makes S3 answer with. */
 export function attachmentDisposition(filename: string): string {

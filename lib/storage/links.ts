@@ -10,6 +10,23 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export const FILES_PATH = '/v1/files';
 
+/** The files a record has a link to: its own, and a PDF's thumbnail. */
+export type FilePart = 'file' | 'thumbnail';
+const THUMBNAIL_SUFFIX = '.thumbnail';
+
+/**
+ * What a link names: the record's id, or `<id>.thumbnail` for its thumbnail. Signed as it stands, so
+ * a link to one never opens the other (ids have no dot).
+ */
+export function fileLinkId(id: string, part: FilePart): string {
+  return part === 'thumbnail' ? `${id}${THUMBNAIL_SUFFIX}` : id;
+}
+
+/** The record and the part a link's id names. */
+export function parseFileLinkId(linkId: string): { id: string; part: FilePart } {
+  return linkId.endsWith(THUMBNAIL_SUFFIX) ? { id: linkId.slice(0, -THUMBNAIL_SUFFIX.length), part: 'thumbnail' } : { id: linkId, part: 'file' };
+}
+
 function sign(pdfId: string, expiresEpochSeconds: number, secret: string): string {
   return createHmac('sha256', secret).update(`${pdfId}.${expiresEpochSeconds}`).digest('base64url');
 }

@@ -55,6 +55,40 @@ export interface PdfRecord {
   readonly templateVersion?: number;
   /** The signing key it was signed with (lib/signatures/): the PDF carries a PAdES signature. */
   readonly signingKeyId?: string;
+  /**
+   * A picture (`POST /v1/image/generate`, shared/spec/beyond.md "Images and Markdown"): its media
+   * type and size in pixels. Absent on a PDF (application/pdf). Pictures are records of the same
+   * kind as PDFs, in the same owner partition, so they are listed, linked, revoked, counted and
+   * charged by the very same code.
+   */
+  readonly contentType?: string;
+  readonly width?: number;
+  readonly height?: number;
+  /** A PDF's picture of its first page (`thumbnail`), stored beside it under the same retention prefix. */
+  readonly thumbnail?: StoredThumbnail;
+}
+
+export interface StoredThumbnail {
+  readonly objectKey: string;
+  readonly contentType: string;
+  readonly width: number;
+  readonly height: number;
+  readonly size: number;
+}
+
+export const PDF_CONTENT_TYPE = 'application/pdf';
+const EXTENSIONS: Readonly<Record<string, string>> = { 'application/pdf': 'pdf', 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };
+
+/** The media type of a record's file. */
+export function contentTypeOf(record: Pick<PdfRecord, 'contentType'>): string {
+  return record.contentType ?? PDF_CONTENT_TYPE;
+}
+
+/** The extension a file of this media type is saved with. */
+export function extensionOf(contentType: string): string {
+  const extension = EXTENSIONS[contentType];
+  if (!extension) throw new Error(`no extension is known for ${contentType}`);
+  return extension;
 }
 
 /** Page size of `GET /v1/pdf` when the caller gives none, and the most one page may hold. */
@@ -63,7 +97,7 @@ export const MAX_PAGE_SIZE = 100;
 
 /** The name a PDF downloads under. */
 export function downloadName(record: PdfRecord): string {
-  return record.filename ?? `${record.id}.pdf`;
+  return record.filename ?? `${record.id}.${extensionOf(contentTypeOf(record))}`;
 }
 
 /** The S3 prefix whose lifecycle rule deletes objects after `days` days. */
@@ -82,7 +116,7 @@ export function describePdf(
   const { retentionDays, ...fields } = input;
   return {
     ...fields,
-    objectKey: `${retentionPrefix(retentionDays)}${fields.keyId}/${fields.id}.pdf`,
+    objectKey: `${retentionPrefix(retentionDays)}${fields.keyId}/${fields.id}.${extensionOf(contentTypeOf(fields))}`,
     expiresAt: new Date(Date.parse(fields.createdAt) + retentionDays * DAY_MS).toISOString(),
   };
 }
@@ -98,12 +132,25 @@ export async function putPdfObject(store: PdfStore, record: PdfRecord, bytes: Ui
       Key: record.objectKey,
       Body: bytes,
       ...(bytes instanceof Readable && { ContentLength: record.size }),
-      ContentType: 'application/pdf',
+      ContentType: contentTypeOf(record),
       // What S3 answers the download link's redirect with: saved under its download name.
       ContentDisposition: attachmentDisposition(downloadName(record)),
     }),
     { ...(abortSignal && { abortSignal }) },
   );
+}
+
+/**
+ * Where a PDF's thumbnail is kept: beside its file, under the same retention prefix, so it expires
+ * with it by the same lifecycle rule.
+ */
+export function thumbnailObjectKey(record: Pick<PdfRecord, 'objectKey'>, contentType: string): string {
+  return record.objectKey.replace(/\.pdf$/, `.thumbnail.${extensionOf(contentType)}`);
+}
+
+/** Writes a PDF's thumbnail, before the PDF's record (which names it) is written. */
+export async function putThumbnailObject(store: PdfStore, thumbnail: StoredThumbnail, bytes: Uint8Array): Promise<void> {
+  await store.s3.send(new PutObjectCommand({ Bucket: store.bucketName, Key: thumbnail.objectKey, Body: bytes, ContentType: thumbnail.contentType }));
 }
 
 /** The PDF's file. */
@@ -190,6 +237,7 @@ export async function deletePdf(store: PdfStore, record: PdfRecord, now = new Da
     }),
   );
   await store.s3.send(new DeleteObjectCommand({ Bucket: store.bucketName, Key: record.objectKey }));
+  if (record.thumbnail) await store.s3.send(new DeleteObjectCommand({ Bucket: store.bucketName, Key: record.thumbnail.objectKey }));
 }
 
 /** Where a listing continues: the last record of the previous page. */
@@ -284,9 +332,11 @@ export async function downloadOrigin(store: Pick<PdfStore, 's3' | 'bucketName'>)
  */
 export const DOWNLOAD_CORS_RULE = { allowedMethods: ['GET'], allowedOrigins: ['*'], maxAgeSeconds: 3600 } as const;
 
-/** A short-lived S3 URL for the object, for the download link's redirect. */
-export function presignPdfDownload(store: PdfStore, record: PdfRecord, ttlSeconds: number): Promise<string> {
-  return getSignedUrl(store.s3, new GetObjectCommand({ Bucket: store.bucketName, Key: record.objectKey }), {
+/** A short-lived S3 URL for the object (or its thumbnail's), for the download link's redirect. */
+export function presignPdfDownload(store: PdfStore, record: PdfRecord, ttlSeconds: number, part: 'file' | 'thumbnail' = 'file'): Promise<string> {
+  const key = part === 'thumbnail' ? record.thumbnail?.objectKey : record.objectKey;
+  if (key === undefined) throw new Error(`${record.id} has no thumbnail`);
+  return getSignedUrl(store.s3, new GetObjectCommand({ Bucket: store.bucketName, Key: key }), {
     expiresIn: ttlSeconds,
   });
 }

@@ -194,8 +194,42 @@ export async function printTemplateWithService(
   return generateWithService(service, { template_id, data, ...options });
 }
 
-async function generateWithService(service: ServiceAddress, body: Readonly<Record<string, unknown>>): Promise<Uint8Array> {
+/**
+ * Pictures one document through the API: POST /v1/image/generate with the HTML and the `image`
+ * options, then the picture downloaded through its link.
+ */
+export async function pictureWithService(service: ServiceAddress, html: string, image: Readonly<Record<string, unknown>> = {}): Promise<Uint8Array> {
+  return generateWithService(service, { html, image }, '/v1/image/generate');
+}
+
+/**
+ * Prints one document with a `thumbnail` through the API: the PDF and its thumbnail, each
+ * downloaded through its link.
+ */
+export async function thumbnailWithService(
+  service: ServiceAddress,
+  html: string,
+  options: Readonly<Record<string, unknown>>,
+  thumbnail: Readonly<Record<string, unknown>>,
+): Promise<{ pdf: Uint8Array; thumbnail: Uint8Array }> {
   const response = await fetch(`${service.apiUrl}/v1/pdf/generate`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${service.apiKey}` },
+    body: JSON.stringify({ html, ...options, thumbnail }),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new ServiceError(`the service answered HTTP ${response.status} (${text.slice(0, 500)})`);
+  const record = JSON.parse(text) as { url: string; thumbnail_url: string };
+  const fetchFile = async (url: string) => {
+    const download = await fetch(url, { redirect: 'follow' });
+    if (download.status !== 200) throw new ServiceError(`a download link answered HTTP ${download.status}`);
+    return new Uint8Array(await download.arrayBuffer());
+  };
+  return { pdf: await fetchFile(record.url), thumbnail: await fetchFile(record.thumbnail_url) };
+}
+
+async function generateWithService(service: ServiceAddress, body: Readonly<Record<string, unknown>>, path = '/v1/pdf/generate'): Promise<Uint8Array> {
+  const response = await fetch(`${service.apiUrl}${path}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${service.apiKey}` },
     body: JSON.stringify(body),
@@ -213,6 +247,6 @@ async function generateWithService(service: ServiceAddress, body: Readonly<Recor
   }
   const record = JSON.parse(text) as { url: string };
   const download = await fetch(record.url, { redirect: 'follow' });
-  if (download.status !== 200) throw new ServiceError(`the PDF's download link answered HTTP ${download.status}`);
+  if (download.status !== 200) throw new ServiceError(`the file's download link answered HTTP ${download.status}`);
   return new Uint8Array(await download.arrayBuffer());
 }

@@ -62,11 +62,14 @@ describe('every documented option is accepted', () => {
     expect(names.length).toBeGreaterThan(25);
     // width and height are documented as a pair: each is sent with the other's example.
     const partner: Record<string, string> = { width: 'height', height: 'width' };
+    // `image` is a picture's (a batch item with output: image), `css` a Markdown document's.
+    const sourceOf = (name: string, urlOnly: boolean) =>
+      urlOnly ? { url: `${publicSite}/page` } : name === 'css' ? { markdown: '# Example' } : name === 'image' ? { html: EXAMPLE_HTML, output: 'image' } : { html: EXAMPLE_HTML };
     const items = names.map((name) => {
       const urlOnly = /^url only/.test(properties[name].description);
       const pair = partner[name];
       return {
-        ...(urlOnly ? { url: `${publicSite}/page` } : { html: EXAMPLE_HTML }),
+        ...sourceOf(name, urlOnly),
         options: { [name]: documentedValue(properties[name]), ...(pair && { [pair]: documentedValue(properties[pair]) }) },
         metadata: { option: name },
       };

@@ -18,7 +18,8 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { synthesizedAssembly } from './assembly.ts';
 import { API_FUNCTIONS, FUNCTION_PROFILES, INTERNAL_FUNCTIONS } from '#lib/api/routes.ts';
 import { PACKED_CHROMIUM_FILE } from '#lib/render/chromium-packing.ts';
-import { bundledFontFiles, FONT_BUNDLE_PATHS } from '#lib/render/fonts.ts';
+import { bundledFontFiles, FONT_BUNDLE_PATHS, locateBundledFile } from '#lib/render/fonts.ts';
+import { PDFJS_BUNDLE_PATHS } from '#lib/render/pdfjs-files.ts';
 import { SITE_ASSETS, SITE_ASSETS_DIR } from '#lib/site/assets.ts';
 import { CREATE_REQUIRE_BANNER } from '../../cdk/bundling.ts';
 import { BUNDLED_WORKER_NAME } from '#lib/customer-code/worker-file.ts';
@@ -197,6 +198,8 @@ describe('npx cdk synth', () => {
       // Where lib/render/fonts.ts looks on Lambda: node_modules under the task root.
       for (const file of bundledFontFiles([dir])) expect(file.startsWith(join(dir, 'node_modules'))).toBe(true);
       for (const path of FONT_BUNDLE_PATHS) expect(existsSync(join(dir, 'node_modules', path)), path).toBe(true);
+      // And pdf.js's two scripts, which draw PDF thumbnails (lib/render/thumbnail.ts), where it looks for them.
+      for (const path of PDFJS_BUNDLE_PATHS) expect(locateBundledFile(path, [dir]), path).toBe(join(dir, 'node_modules', path));
     } else {
       expect(existsSync(join(dir, 'node_modules'))).toBe(false);
     }

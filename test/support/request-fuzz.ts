@@ -41,6 +41,9 @@ export const OPTION_NAMES = [
   'basic_auth',
   'user_agent',
   'fail_on_http_status',
+  'image',
+  'thumbnail',
+  'css',
 ] as const;
 export type OptionName = (typeof OPTION_NAMES)[number];
 
@@ -304,10 +307,19 @@ const VALID: Record<OptionName, (profile: Profile) => fc.Arbitrary<unknown>> = {
   basic_auth: () => fc.constantFrom({ username: 'u', password: 'p' }, { username: '', password: '' }),
   user_agent: () => fc.constantFrom('Mozilla/5.0 (test)', 'x'),
   fail_on_http_status: () => fc.boolean(),
+  image: () => fc.record({ format: fc.constantFrom('png', 'webp'), width: fc.integer({ min: 1, max: 1200 }), height: fc.integer({ min: 1, max: 800 }) }, { requiredKeys: [] }),
+  thumbnail: () => fc.record({ width: fc.integer({ min: 1, max: 400 }), format: fc.constantFrom('png', 'jpeg', 'webp') }, { requiredKeys: [] }),
+  css: () => fc.constantFrom('body { color: #333 }', ''),
 };
 
 /** Options that only apply to url documents, which the valid (html) bodies leave out. */
 const URL_ONLY: readonly OptionName[] = ['http_headers', 'cookies', 'basic_auth', 'user_agent', 'fail_on_http_status'];
+/**
+ * Options the valid (html, PDF) bodies leave out too: `image` is for pictures and `css` for Markdown
+ * (both refused by name on an html PDF), and a thumbnail is a second render per body, which
+ * test/integration/images-markdown.test.ts checks once rather than the fuzz many times.
+ */
+const NOT_IN_VALID_HTML_PDFS: readonly OptionName[] = [...URL_ONLY, 'image', 'css', 'thumbnail'];
 
 const marginBoxHtml = (_profile: Profile) =>
   fc.oneof(
@@ -393,6 +405,9 @@ const INVALID: Record<OptionName, (profile: Profile) => fc.Arbitrary<unknown>> =
   basic_auth: () => fc.constantFrom(null, 'u:p', {}, { username: 'a:b', password: 'p' }, { username: 'u' }, { username: 1, password: 2 }),
   user_agent: () => fc.constantFrom('', 'x'.repeat(301), 'a\nb', 1, null),
   fail_on_http_status: () => fc.constantFrom('true', 1, null, 'no'),
+  image: () => fc.constantFrom(null, 'png', { format: 'gif' }, { width: 0 }, { width: 20_000 }, { quality: 50 }, { full_page: true, clip: { x: 0, y: 0, width: 1, height: 1 } }, { device_scale_factor: 9 }),
+  thumbnail: () => fc.constantFrom(null, true, { width: 0 }, { width: 5000 }, { format: 'bmp' }, { height: 10 }),
+  css: () => fc.constantFrom(null, 12, '</style><script>alert(1)</script>'),
 };
 
 /** Values the API must refuse or accept as a whole, for options where strings could be valid but never come true over HTTP. */
@@ -470,7 +485,7 @@ type Entries = (readonly [string | Hostile, unknown])[];
 
 /** Valid options: a few of them, each with a valid value. */
 const validOptionsArb = (profile: Profile) =>
-  fc.subarray(OPTION_NAMES.filter((name) => !URL_ONLY.includes(name)), { maxLength: 4 }).chain((names) =>
+  fc.subarray(OPTION_NAMES.filter((name) => !NOT_IN_VALID_HTML_PDFS.includes(name)), { maxLength: 4 }).chain((names) =>
     fc.tuple(...names.map((name) => optionValueArb(name, profile, 'valid').map((value) => [name, value] as const))),
   ) as fc.Arbitrary<Entries>;
 

@@ -11,7 +11,7 @@ import { API_ERRORS, type ApiErrorCode } from '#lib/api/errors.ts';
 import { OPTION_DOCS, openApiDocument } from '#lib/api/openapi.ts';
 import { FUNCTION_PROFILES, ROUTES } from '#lib/api/routes.ts';
 import { BATCH_ITEM_ERRORS, ITEM_FIELDS } from '#lib/documents/batch.ts';
-import { ASYNC_REQUEST_FIELDS, documentOptionsShape, TEMPLATE_SOURCE_FIELDS } from '#lib/documents/document-options.ts';
+import { ASYNC_REQUEST_FIELDS, documentOptionsShape, TEMPLATE_SOURCE_FIELDS, PDF_ONLY_OPTIONS } from '#lib/documents/document-options.ts';
 
 // Prepare: the document as a client would fetch it (a JSON round trip drops nothing it needs).
 const document = JSON.parse(JSON.stringify(openApiDocument({ serverUrl: 'https://api.example.com/prod' })));
@@ -79,7 +79,10 @@ describe('the OpenAPI document', () => {
   test('gives every option of a document, with a description, on the single endpoint and in batch items', () => {
     const optionNames = Object.keys(documentOptionsShape).sort();
     expect(Object.keys(OPTION_DOCS).sort()).toEqual(optionNames);
-    expect(Object.keys(schemas.GenerateRequest!.properties).sort()).toEqual([...optionNames, 'html', 'url', ...TEMPLATE_SOURCE_FIELDS, ...ASYNC_REQUEST_FIELDS].sort());
+    expect(Object.keys(schemas.GenerateRequest!.properties).sort()).toEqual([...optionNames, 'html', 'url', 'markdown', ...TEMPLATE_SOURCE_FIELDS, ...ASYNC_REQUEST_FIELDS].sort());
+    // A picture takes every option but those that shape a printed page.
+    const imageOptionNames = optionNames.filter((name) => !(PDF_ONLY_OPTIONS as readonly string[]).includes(name));
+    expect(Object.keys(schemas.ImageRequest!.properties).sort()).toEqual([...imageOptionNames, 'html', 'url', 'markdown', ...TEMPLATE_SOURCE_FIELDS, ...ASYNC_REQUEST_FIELDS].sort());
     for (const name of [...ASYNC_REQUEST_FIELDS, ...TEMPLATE_SOURCE_FIELDS]) expect(schemas.GenerateRequest!.properties[name].description, name).toBeTruthy();
     for (const name of TEMPLATE_SOURCE_FIELDS) expect(schemas.BatchItem!.properties[name].description, name).toBeTruthy();
     for (const name of ASYNC_REQUEST_FIELDS) {

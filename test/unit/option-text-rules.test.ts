@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateBodySchema } from '#lib/documents/document-options.ts';
 import { assertUrlAllowed } from '#lib/render/document-url.ts';
+import { withExtension } from '#lib/storage/filenames.ts';
 import { DocumentError } from '#lib/render/errors.ts';
 import { describeIssue, resolveRenderOptions } from '#lib/render/options.ts';
 
@@ -37,8 +38,23 @@ describe('filename', () => {
     // Act
     const result = parse({ filename });
 
+    // Assess: a PDF saves under the name with `.pdf` added when missing (lib/documents/produce-pdf.ts).
+    expect(result).toMatchObject({ ok: true, data: { filename } });
+    expect(withExtension(filename, 'pdf')).toBe(saved);
+  });
+
+  it.each([
+    ['png', 'card', 'card.png'],
+    ['png, given', 'card.PNG', 'card.PNG'],
+    ['jpg for jpeg', 'photo', 'photo.jpg'],
+    ['jpeg spelled out', 'photo.jpeg', 'photo.jpeg'],
+    ['webp after a .pdf', 'report.pdf', 'report.pdf.webp'],
+  ])('a picture saves under its own extension: %s', (_name, filename, saved) => {
+    // Act
+    const extension = saved.endsWith('.webp') ? 'webp' : saved.toLowerCase().endsWith('.png') ? 'png' : 'jpg';
+
     // Assess
-    expect(result).toMatchObject({ ok: true, data: { filename: saved } });
+    expect(withExtension(filename, extension)).toBe(saved);
   });
 
   it.each([

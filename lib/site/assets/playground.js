@@ -15,6 +15,19 @@ const SAMPLE_HTML = `<!doctype html>
   <p>Total: <strong>120.00 EUR</strong></p>
 </body>
 </html>`;
+const SAMPLE_MARKDOWN = `# Release notes
+
+| Feature | State |
+|---------|-------|
+| Images  | shipped |
+
+- [x] Markdown in
+- [ ] Coffee
+
+\`\`\`js
+const answer = 42;
+\`\`\`
+`;
 
 // ---- the key: this tab only ----
 const keyInput = $('#api-key');
@@ -33,6 +46,7 @@ for (const tab of document.querySelectorAll('[role=tab]')) {
       document.getElementById(other.getAttribute('aria-controls')).hidden = !selected;
     }
     if (tab.id === 'tab-templates') return openTemplates();
+    if (tab.id === 'tab-image') return;
     // The options belong to both tabs: they move to the visible one (a template keeps its own).
     const panel = $('#options-panel');
     const target = tab.id === 'tab-batch' ? $('#items') : $('#generate');
@@ -48,6 +62,7 @@ for (const radio of document.querySelectorAll('input[name=source]')) {
   radio.addEventListener('change', () => {
     const source = currentSource();
     $('#html').hidden = source !== 'html';
+    $('#markdown').hidden = source !== 'markdown';
     $('#url').hidden = source !== 'url';
     $('#template-source').hidden = source !== 'template';
     if (source === 'template') listSingleTemplates();
@@ -263,10 +278,20 @@ function link(href, text) {
   return a;
 }
 
+/** A stored record in a result box: its download link, then its fields. */
+function showStored(result, record, label, id) {
+  const download = link(record.url, label);
+  download.id = id;
+  download.className = 'download';
+  result.replaceChildren(download, recordTable(record));
+}
+
 function recordTable(record) {
   const table = document.createElement('table');
   table.className = 'record';
-  for (const field of ['id', 'pages', 'size', 'format', 'filename', 'generation_time_ms', 'created_at', 'expires_at']) {
+  // A picture's record has its media type and pixels where a PDF's has pages and paper.
+  const shape = record.content_type?.startsWith('image/') ? ['content_type', 'width', 'height'] : ['pages', 'format'];
+  for (const field of ['id', ...shape, 'size', 'filename', 'generation_time_ms', 'created_at', 'expires_at']) {
     const row = table.insertRow();
     row.insertCell().textContent = field;
     row.insertCell().textContent = String(record[field] ?? '');
@@ -347,6 +372,7 @@ async function generateOne() {
     let document_;
     if (source === 'url') document_ = { url: $('#url').value.trim() };
     else if (source === 'html') document_ = { html: $('#html').value };
+    else if (source === 'markdown') document_ = { markdown: $('#markdown').value };
     else {
       const id = $('#single-template').value;
       if (!id) throw new Error('Pick a template (make one in the Templates tab first).');
@@ -369,10 +395,7 @@ async function generateOne() {
   try {
     const { status, answer } = await callApi('v1/pdf/generate', body);
     if (status !== 200) return showError(result, status, answer);
-    const download = link(answer.url, 'Download the PDF');
-    download.id = 'download-link';
-    download.className = 'download';
-    result.replaceChildren(download, recordTable(answer));
+    showStored(result, answer, 'Download the PDF', 'download-link');
     await showPreview(answer.url).catch((error) => result.append(Object.assign(document.createElement('p'), { className: 'error', textContent: error.message })));
   } catch {
     showError(result, 0, { error: { code: 'network_error', message: 'The API could not be reached.' } });
@@ -380,6 +403,57 @@ async function generateOne() {
     button.disabled = false;
   }
 }
+
+// ---- image ----
+
+$('#markdown').value = SAMPLE_MARKDOWN;
+$('#image-document').value = SAMPLE_HTML;
+const imageSource = () => document.querySelector('input[name=image-source]:checked').value;
+for (const radio of document.querySelectorAll('input[name=image-source]')) {
+  radio.addEventListener('change', () => {
+    const area = $('#image-document');
+    area.value = imageSource() === 'markdown' ? SAMPLE_MARKDOWN : imageSource() === 'url' ? 'https://example.com' : SAMPLE_HTML;
+  });
+}
+
+let imageUrl;
+/** POST /v1/image/generate with the tab's source and image options; the picture shown from its download link. */
+async function generateImage() {
+  const result = $('#image-result');
+  const preview = $('#image-preview');
+  const button = $('#generate-image');
+  preview.hidden = true;
+  const source = imageSource();
+  const text = $('#image-document').value;
+  const body = {
+    [source]: source === 'url' ? text.trim() : text,
+    image: {
+      format: $('#image-format').value,
+      width: Number($('#image-width').value),
+      height: Number($('#image-height').value),
+      device_scale_factor: Number($('#image-scale').value),
+      ...($('#image-full-page').checked && { full_page: true }),
+    },
+  };
+  button.disabled = true;
+  result.textContent = 'Taking the picture…';
+  try {
+    const { status, answer } = await callApi('v1/image/generate', body);
+    if (status !== 200) return showError(result, status, answer);
+    showStored(result, answer, 'Download the picture', 'image-download-link');
+    const response = await fetch(answer.url);
+    if (!response.ok) throw new Error(`The download link answered HTTP ${response.status}.`);
+    if (imageUrl) URL.revokeObjectURL(imageUrl);
+    imageUrl = URL.createObjectURL(await response.blob());
+    preview.src = imageUrl;
+    preview.hidden = false;
+  } catch (error) {
+    showError(result, 0, { error: { code: 'network_error', message: error instanceof Error ? error.message : 'The API could not be reached.' } });
+  } finally {
+    button.disabled = false;
+  }
+}
+$('#generate-image').addEventListener('click', generateImage);
 
 // ---- batch ----
 

@@ -13,7 +13,7 @@ import { basename, dirname, extname, join, resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { Presets, SingleBar } from 'cli-progress';
 // The client's source, not its package: the CLI's build bundles it (one file, no dependency to resolve at start).
-import { createPdfApiClient, PdfApiConnectionError, PdfApiError, type BatchItem, type DocumentOptions, type Job, type PdfApiClient, type PdfRecord } from '../../client/src/index.ts';
+import { createPdfApiClient, PdfApiConnectionError, PdfApiError, type BatchItem, type DocumentOptions, type Job, type PdfApiClient, type JobAccepted, type PdfRecord, type StoredRecord } from '../../client/src/index.ts';
 import apiDocument from './document-options.json' with { type: 'json' };
 import cliPackage from '../package.json' with { type: 'json' };
 import { bulkCommand } from './bulk.ts';
@@ -117,7 +117,10 @@ function documentFlags(): readonly DocumentFlag[] {
     }
     const placeholder = schema.type === 'number' || schema.type === 'integer' ? 'n' : schema.type === 'string' ? 'value' : schema.type === 'object' || schema.type === 'array' ? 'json|file' : 'value|json';
     const how = placeholder.includes('json') ? ' JSON inline, a file or @file.' : '';
-    return { name, options: [new Option(`--${flag} <${placeholder}>`, `${summary(schema)}${how}`).argParser(parserFor(schema, `--${flag}`))] };
+    // An object whose fields all have defaults may be given bare (`--thumbnail`): it is sent as {}.
+    const bare = schema.type === 'object' && !(schema as { required?: unknown[] }).required?.length;
+    const argument = bare ? `[${placeholder}]` : `<${placeholder}>`;
+    return { name, options: [new Option(`--${flag} ${argument}`, `${summary(schema)}${how}${bare ? ' Alone: every field’s default.' : ''}`).argParser(parserFor(schema, `--${flag}`))] };
   });
 }
 
@@ -135,7 +138,8 @@ function documentOptions(command: Command): DocumentOptions {
   // Each value as its flag's parser made it from the option's schema; the API checks it and names what it refuses.
   for (const { name, options: [option] } of DOCUMENT_FLAGS) {
     const value: unknown = values[option!.attributeName()];
-    if (value !== undefined) Object.assign(options, { [name]: value });
+    // A bare object flag (commander's `true` for an optional argument left out): every default.
+    if (value !== undefined) Object.assign(options, { [name]: value === true && OPTION_SCHEMAS[name]?.type === 'object' ? {} : value });
   }
   return options;
 }
@@ -150,12 +154,17 @@ function printTable(table: readonly (readonly string[])[]): void {
   for (const row of rows) console.log(row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  '));
 }
 
-function printRecord(record: PdfRecord): void {
+/** What a record is, in a few words: a PDF's pages, a picture's pixels. */
+function recordShape(record: StoredRecord): string {
+  return 'pages' in record ? `${record.pages} ${record.pages === 1 ? 'page' : 'pages'}` : `${record.width} x ${record.height} ${record.content_type}`;
+}
+
+function printRecord(record: StoredRecord): void {
   printTable([
     ['id', record.id],
-    ['pages', String(record.pages)],
+    ...('pages' in record ? [['pages', String(record.pages)], ['format', record.format]] : [['picture', recordShape(record)]]),
     ['size', `${humanSize(record.size)} (${record.size} bytes)`],
-    ['format', record.format],
+    ...('thumbnail_url' in record && record.thumbnail_url !== undefined ? [['thumbnail', record.thumbnail_url]] : []),
     ['filename', record.filename],
     ['generated in', `${record.generation_time_ms} ms`],
     ['created', record.created_at],
@@ -240,19 +249,26 @@ interface GenerateFlags {
   wait?: boolean;
 }
 
-/** A finished job's PDF record, or its error as the synchronous call would have thrown it. */
-function jobRecord(job: Job): PdfRecord {
+/** A finished job's record (a PDF's or a picture's), or its error as the synchronous call would have thrown it. */
+function jobRecord(job: Job): StoredRecord {
   const result = job.result;
   if (job.status === 'succeeded' && result && 'id' in result) return result;
   const error = result && 'error' in result ? result.error : { code: 'job_failed', message: `job ${job.job_id} failed` };
   throw new PdfApiError(0, String(error.code), String(error.message));
 }
 
-async function generate(file: string | undefined, flags: GenerateFlags, command: Command): Promise<void> {
-  if (file !== undefined && flags.url !== undefined) throw new UsageError('give an HTML file or --url, not both');
+/** A Markdown file, by its name: sent as `markdown` rather than `html`. */
+const MARKDOWN_FILE = /\.(md|markdown)$/i;
+
+/** `pdfapi generate` (a PDF) and `pdfapi image` (a picture): the same sources, flags and waiting. */
+const generate = (output: 'pdf' | 'image') => (file: string | undefined, flags: GenerateFlags, command: Command) => make(output, file, flags, command);
+
+async function make(output: 'pdf' | 'image', file: string | undefined, flags: GenerateFlags, command: Command): Promise<void> {
+  if (file !== undefined && flags.url !== undefined) throw new UsageError('give an HTML or Markdown file or --url, not both');
   if ((flags.webhookUrl !== undefined || flags.wait) && !flags.async) throw new UsageError('--webhook-url and --wait go with --async');
-  let source: { html: string } | { url: string };
+  let source: { html: string } | { url: string } | { markdown: string };
   if (flags.url !== undefined) source = { url: flags.url };
+  else if (file !== undefined && MARKDOWN_FILE.test(file)) source = { markdown: await readSource(file) };
   else if (file !== undefined) source = { html: await readSource(file) };
   else if (!process.stdin.isTTY) source = { html: await readSource('-') };
   else throw new UsageError('give an HTML file, - to read standard input, or --url');
@@ -261,12 +277,11 @@ async function generate(file: string | undefined, flags: GenerateFlags, command:
 
   const api = client(command);
   const request = { ...source, ...documentOptions(command) };
-  let record: PdfRecord;
+  const submit = (body: typeof request & { async?: true; webhook_url?: string }) =>
+    output === 'image' ? api.image(body as Parameters<typeof api.image>[0], { idempotencyKey: flags.idempotencyKey }) : api.generate(body as Parameters<typeof api.generate>[0], { idempotencyKey: flags.idempotencyKey });
+  let record: StoredRecord;
   if (flags.async) {
-    const accepted = await api.generate(
-      { ...request, async: true, ...(flags.webhookUrl !== undefined && { webhook_url: flags.webhookUrl }) },
-      { idempotencyKey: flags.idempotencyKey },
-    );
+    const accepted = (await submit({ ...request, async: true, ...(flags.webhookUrl !== undefined && { webhook_url: flags.webhookUrl }) })) as JobAccepted;
     if (!flags.wait) {
       if (flags.json) printJson(accepted);
       else console.log(terminalText(`${accepted.job_id} queued: pdfapi job ${accepted.job_id} --wait${flags.output !== undefined ? ` -o ${flags.output}` : ''}`));
@@ -274,7 +289,7 @@ async function generate(file: string | undefined, flags: GenerateFlags, command:
     }
     record = jobRecord(await api.waitForJob(accepted.job_id));
   } else {
-    record = await api.generate(request, { idempotencyKey: flags.idempotencyKey });
+    record = (await submit(request)) as unknown as StoredRecord;
   }
   let notSaved: string | undefined;
   if (flags.output !== undefined) {
@@ -287,7 +302,7 @@ async function generate(file: string | undefined, flags: GenerateFlags, command:
   // With the PDF on stdout, the record goes to stderr so a pipe gets the file alone.
   const log = flags.output === '-' ? console.error : console.log;
   if (flags.json) log(terminalJson(record));
-  else if (flags.output === '-') log(terminalText(`${record.id}: ${record.pages} ${record.pages === 1 ? 'page' : 'pages'}, ${humanSize(record.size)}`));
+  else if (flags.output === '-') log(terminalText(`${record.id}: ${recordShape(record)}, ${humanSize(record.size)}`));
   else {
     printRecord(record);
     if (flags.output !== undefined && notSaved === undefined) console.log(`saved ${flags.output}`);
@@ -555,7 +570,7 @@ async function list(flags: { limit?: number; cursor?: string; json?: boolean }, 
   const page = await client(command).list({ limit: flags.limit, cursor: flags.cursor });
   if (flags.json) return printJson(page);
   if (page.data.length === 0) console.log('no PDFs');
-  else printTable([['ID', 'CREATED', 'PAGES', 'SIZE', 'EXPIRES', 'FILENAME'], ...page.data.map((pdf) => [pdf.id, pdf.created_at, String(pdf.pages), humanSize(pdf.size), pdf.expires_at, pdf.filename])]);
+  else printTable([['ID', 'CREATED', 'PAGES', 'SIZE', 'EXPIRES', 'FILENAME'], ...page.data.map((pdf) => [pdf.id, pdf.created_at, 'pages' in pdf ? String(pdf.pages) : `${pdf.width}x${pdf.height}`, humanSize(pdf.size), pdf.expires_at, pdf.filename])]);
   if (page.next_cursor) console.log(terminalText(`more: pdfapi list --cursor ${page.next_cursor}`));
 }
 
@@ -642,7 +657,21 @@ function program(): Command {
       .option('--async', 'as a job (up to 15 minutes): print its id, or wait for it with --wait')
       .option('--webhook-url <url>', 'with --async: POST the job here when it ends, signed with your key’s webhook secret')
       .option('--wait', 'with --async: wait for the job, then act as without --async'),
-  ).action(generate);
+  ).action(generate('pdf'));
+
+  withDocumentFlags(
+    root
+      .command('image')
+      .description('Take a picture (PNG, JPEG or WebP: --image \'{"format":"webp","width":1200}\') of an HTML or Markdown file, standard input or --url. A value @path is read from the file.')
+      .argument('[file]', 'the HTML file (a .md file is sent as Markdown); - for standard input')
+      .option('--url <url>', 'picture this public URL instead')
+      .option('-o, --output <file>', 'download the picture to this file (- for standard output)')
+      .option('--json', 'print the image record as JSON')
+      .option('--idempotency-key <key>', 'safe to run again: the same key and request within 24 hours answer the first picture, charged once')
+      .option('--async', 'as a job (up to 15 minutes): print its id, or wait for it with --wait')
+      .option('--webhook-url <url>', 'with --async: POST the job here when it ends, signed with your key’s webhook secret')
+      .option('--wait', 'with --async: wait for the job, then act as without --async'),
+  ).action(generate('image'));
 
   withDocumentFlags(
     root

@@ -23,6 +23,11 @@ export type BatchResponse = Schemas['BatchResponseOutput'];
 export type BatchItemSuccess = Schemas['BatchItemSuccessOutput'];
 export type BatchItemFailure = Schemas['BatchItemFailureOutput'];
 export type PdfRecord = Schemas['PdfRecordOutput'];
+export type ImageRequest = Schemas['ImageRequest'];
+/** A stored picture (`img_…`), from `image` or a batch item with `output: "image"`. */
+export type ImageRecord = Schemas['ImageRecordOutput'];
+/** What `list` and `get` answer: a PDF's record or a picture's, told apart by `content_type`. */
+export type StoredRecord = PdfRecord | ImageRecord;
 export type PdfList = Schemas['PdfList'];
 export type Usage = Schemas['Usage'];
 export type Health = Schemas['Health'];
@@ -149,6 +154,9 @@ export interface PdfApiClient {
   generate(request: GenerateRequest & { async?: false }, options?: RequestOptions): Promise<PdfRecord>;
   /** `async: true`: a job, accepted; read it with `job` or wait for it with `waitForJob`. */
   generate(request: GenerateRequest & { async: true }, options?: RequestOptions): Promise<JobAccepted>;
+  /** A picture (PNG, JPEG, WebP) of html, a url, markdown or a template: stored, listed and charged as a PDF is. */
+  image(request: ImageRequest & { async?: false }, options?: RequestOptions): Promise<ImageRecord>;
+  image(request: ImageRequest & { async: true }, options?: RequestOptions): Promise<JobAccepted>;
   batch(request: BatchRequest & { async?: false }, options?: RequestOptions): Promise<BatchResponse>;
   batch(request: BatchRequest & { async: true }, options?: RequestOptions): Promise<JobAccepted>;
   /** An asynchronous job: its state, and its `result` once it ended. */
@@ -173,16 +181,16 @@ export interface PdfApiClient {
   manifest(jobId: string): AsyncGenerator<ManifestLine>;
   /** A finished bulk job's manifest or archive (with `archive: true`) as a response whose body streams the file. */
   jobFile(jobId: string, file: 'manifest' | 'archive', options?: RequestOptions): Promise<Response>;
-  /** The key's PDFs that can still be downloaded, newest first: await it for a page, `for await` for every PDF. */
-  list(query?: PageQuery, options?: RequestOptions): Paginated<PdfRecord, PdfList>;
-  get(id: string, options?: RequestOptions): Promise<PdfRecord>;
+  /** The key's PDFs and pictures that can still be downloaded, newest first: await it for a page, `for await` for every one. */
+  list(query?: PageQuery, options?: RequestOptions): Paginated<StoredRecord, PdfList>;
+  get(id: string, options?: RequestOptions): Promise<StoredRecord>;
   delete(id: string, options?: RequestOptions): Promise<void>;
   readonly templates: Templates;
   readonly signingKeys: SigningKeys;
   usage(options?: RequestOptions): Promise<Usage>;
   health(options?: RequestOptions): Promise<Health>;
-  /** The PDF's bytes, through its download link (a record, or its `url`). */
-  download(pdf: PdfRecord | string, options?: RequestOptions): Promise<Uint8Array>;
+  /** The file's bytes (a PDF's, a picture's, or a `thumbnail_url`'s), through its download link (a record, or its `url`). */
+  download(pdf: StoredRecord | string, options?: RequestOptions): Promise<Uint8Array>;
 }
 
 /**
@@ -249,6 +257,7 @@ export function createPdfApiClient({ baseUrl, apiKey, fetch, timeoutMs, ...retry
     baseUrl: transport.baseUrl,
     // One implementation for both overloads: the answer is whichever the request asked for.
     generate: generate as PdfApiClient['generate'],
+    image: ((body: ImageRequest, options?: RequestOptions) => json({ method: 'POST', path: '/v1/image/generate', body, idempotent: true }, options)) as PdfApiClient['image'],
     batch: ((body: BatchRequest, options?: RequestOptions) => json({ method: 'POST', path: '/v1/pdf/batch', body, idempotent: true }, options)) as PdfApiClient['batch'],
     job,
     waitForJob: async (id, { intervalMs = 1_000, maxIntervalMs = 10_000, timeoutMs: limitMs, onProgress, signal } = {}) => {

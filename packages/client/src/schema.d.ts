@@ -24,6 +24,26 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/v1/image/generate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate one image
+         * @description Takes a picture (PNG, JPEG or WebP) of `html`, `url`, `markdown` or a stored template with `data`: Chromium’s own screenshot of the page at the `image` viewport, after the same readiness waits as a PDF, under the same isolation, egress guard and limits. Stored and answered as an image record with a download link; listed by `GET /v1/pdf` with its `content_type`, deleted by `DELETE /v1/pdf/{id}`, and charged as one document, only on success.
+         */
+        post: operations["generateImage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pdf/batch": {
         parameters: {
             query?: never;
@@ -483,7 +503,7 @@ export type webhooks = {
 export type components = {
     schemas: {
         /**
-         * @description One document: exactly one of `html`, `url` or `template_id` (with `data`), and its options side by side.
+         * @description One document: exactly one of `html`, `url`, `markdown` or `template_id` (with `data`), and its options side by side.
          * @example {
          *       "html": "<!doctype html><html><body><h1>Invoice 2026-001</h1><p>Total: 120.00 EUR</p></body></html>",
          *       "format": "A4",
@@ -526,6 +546,17 @@ export type components = {
              * @example https://example.com/report
              */
             url?: string;
+            /**
+             * @description Markdown to render instead of `html` (CommonMark with GFM tables, strikethrough and task lists; code blocks highlighted), styled by a clean default stylesheet that `css` replaces. Raw HTML in it is shown as text, never run or loaded.
+             * @example # Release notes
+             *
+             *     | Feature | State |
+             *     |---|---|
+             *     | Images | shipped |
+             *
+             *     - [x] Markdown
+             */
+            markdown?: string;
             /**
              * @description A stored template (`POST /v1/templates`) to render with `data`, instead of `html` or `url`. The template’s default options apply under this request’s own: an option given here wins, option by option. Unknown, deleted or another key’s: 404 `not_found` (item `TEMPLATE_NOT_FOUND`).
              * @example tpl_9sLq2VbN4xRt7WmY1cZd3EfG
@@ -783,6 +814,237 @@ export type components = {
                     text?: string;
                 };
             };
+            /**
+             * @description Only on `POST /v1/image/generate` (and batch items with `"output": "image"`): how the picture is taken. `format` png (default), jpeg or webp; `quality` 0 to 100 for jpeg and webp (90 by default); `width` and `height` of the viewport in CSS pixels (800 x 600 by default, the window PDFs are laid out in); `device_scale_factor` (1 by default; 2 for a sharp picture on high-density screens); `full_page` for the whole scrollable page; `clip` `{ x, y, width, height }` for a part of it; `omit_background` for a transparent background (png and webp). The picture is Chromium’s own screenshot of the page at that viewport, laid out with screen media (`emulate_media: "print"` asks for print).
+             * @example {
+             *       "format": "png",
+             *       "width": 1200,
+             *       "height": 630,
+             *       "device_scale_factor": 2
+             *     }
+             */
+            image?: {
+                /** @enum {string} */
+                format?: "png" | "jpeg" | "webp";
+                quality?: number;
+                width?: number;
+                height?: number;
+                device_scale_factor?: number;
+                full_page?: boolean;
+                clip?: {
+                    x: number;
+                    y: number;
+                    width: number;
+                    height: number;
+                };
+                omit_background?: boolean;
+            };
+            /**
+             * @description A picture of the PDF’s first page, drawn from the PDF itself (pdf.js), stored beside it with the same expiry: the record gains `thumbnail_url`. `width` in pixels (300 by default, at most 1600), `format` png (default), jpeg or webp.
+             * @example {
+             *       "width": 300,
+             *       "format": "png"
+             *     }
+             */
+            thumbnail?: {
+                width?: number;
+                /** @enum {string} */
+                format?: "png" | "jpeg" | "webp";
+            };
+            /**
+             * @description Only with `markdown`: the stylesheet of the document Markdown makes, replacing the default one whole (a clean, GitHub-like style with highlighted code).
+             * @example body { font-family: Georgia, serif; } h1 { color: #0b5394; }
+             */
+            css?: string;
+            /** @description True: answer at once with 202 and a job (`GET /v1/jobs/{job_id}`) instead of the result (false when absent): for documents and batches that take longer than the 29 seconds a synchronous call has (a job has 15 minutes). Quota and rate limits are decided now, as for a synchronous call; a job that fails costs nothing. */
+            async?: boolean;
+            /**
+             * @description With `async`: where to POST the job when it ends (`pdf.job.completed` or `pdf.job.failed`, see the webhooks of this document), signed per Standard Webhooks with your key’s `whsec_` secret and retried for about 27 hours until you answer 2xx. Must be https and a publicly reachable host (400 `url_not_allowed` otherwise).
+             * @example https://example.com/hooks/pdf
+             */
+            webhook_url?: string;
+        };
+        /**
+         * @description One picture: exactly one of `html`, `url`, `markdown` or `template_id` (with `data`), the `image` options, and the readiness and url options of a PDF. The options that shape a printed page (`format`, `margin`, `header_html`, `watermark`, …) are refused by name.
+         * @example {
+         *       "html": "<!doctype html><html><body><h1>Invoice 2026-001</h1><p>Total: 120.00 EUR</p></body></html>",
+         *       "image": {
+         *         "format": "png",
+         *         "width": 1200,
+         *         "height": 630,
+         *         "device_scale_factor": 2
+         *       }
+         *     }
+         * @example {
+         *       "url": "https://example.com",
+         *       "image": {
+         *         "format": "webp",
+         *         "full_page": true
+         *       },
+         *       "wait_for": "networkidle0"
+         *     }
+         */
+        ImageRequest: {
+            /**
+             * @description The HTML to print (a valid HTML5 document or fragment). Give one of `html`, `url` or `template_id`.
+             * @example <!doctype html><html><body><h1>Invoice 2026-001</h1><p>Total: 120.00 EUR</p></body></html>
+             */
+            html?: string;
+            /**
+             * Format: uri
+             * @description A public http(s) URL to print instead of `html`. Every request the page makes goes through the egress guard: private addresses are refused.
+             * @example https://example.com/report
+             */
+            url?: string;
+            /**
+             * @description Markdown to render instead of `html` (CommonMark with GFM tables, strikethrough and task lists; code blocks highlighted), styled by a clean default stylesheet that `css` replaces. Raw HTML in it is shown as text, never run or loaded.
+             * @example # Release notes
+             *
+             *     | Feature | State |
+             *     |---|---|
+             *     | Images | shipped |
+             *
+             *     - [x] Markdown
+             */
+            markdown?: string;
+            /**
+             * @description A stored template (`POST /v1/templates`) to render with `data`, instead of `html` or `url`. The template’s default options apply under this request’s own: an option given here wins, option by option. Unknown, deleted or another key’s: 404 `not_found` (item `TEMPLATE_NOT_FOUND`).
+             * @example tpl_9sLq2VbN4xRt7WmY1cZd3EfG
+             */
+            template_id?: string;
+            /**
+             * @description With `template_id`: the version to render (versions never change once saved). The latest when absent; a batch fixes the latest once for all its items.
+             * @example 3
+             */
+            template_version?: number;
+            /**
+             * @description With `template_id`: the JSON object the template is rendered with (`{}` when absent). Checked against the template’s `data_schema` first: a mismatch is 400 `invalid_request` (item `INVALID_OPTIONS`) naming the JSON pointer, such as `/lines/3/price: must be number`. A template that fails in the engine with it is 422 `template_error` (item `TEMPLATE_ERROR`). Nothing is charged for either.
+             * @example {
+             *       "number": "2026-001",
+             *       "lines": [
+             *         {
+             *           "item": "Consulting",
+             *           "price": 1200
+             *         },
+             *         {
+             *           "item": "Travel",
+             *           "price": 80.5
+             *         }
+             *       ],
+             *       "total": 1280.5
+             *     }
+             */
+            data?: Record<string, unknown>;
+            /**
+             * @description The load event awaited before printing. Without it (and without other readiness options) the page prints once loaded and its first animation frames have run, as Chrome’s print preview shows it.
+             * @example networkidle0
+             * @enum {string}
+             */
+            wait_for?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
+            /**
+             * @description Print once an element matches this CSS selector and is visible. Counts against the render time limit (504 `render_timeout` names the condition).
+             * @example #chart.ready
+             */
+            wait_for_selector?: string;
+            /**
+             * @description Print once this JavaScript expression, evaluated in the page, is truthy.
+             * @example window.chartsReady === true
+             */
+            wait_for_expression?: string;
+            /**
+             * @description Milliseconds waited after every other condition.
+             * @default 0
+             * @example 500
+             */
+            wait_delay_ms?: number;
+            /**
+             * @description The CSS media type the page is laid out for.
+             * @default print
+             * @enum {string}
+             */
+            emulate_media?: "print" | "screen";
+            /**
+             * @description url only (with `html`: 400 naming the option). An object of extra request headers (at most 50; names are HTTP tokens, values printable ASCII without line breaks, at most 8,000 characters; one name may not be given twice in different case), sent with the page and every subresource request to the document’s own origin only, never to another. Refused, 400 naming the header: `Host`, `Cookie` and `Cookie2` (use `cookies`), the hop-by-hop headers (`Connection`, `Keep-Alive`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`), `Content-Length`, every `Proxy-*` header (Chromium will not send them), `Set-Cookie` and `Set-Cookie2` (response headers: use `cookies`) and `Referer` (Chromium sets the referrer itself and silently drops one given). A header the browser would send anyway (`Accept`, `User-Agent`…) is replaced by yours on the origin’s requests.
+             * @example {
+             *       "Accept-Language": "de-DE"
+             *     }
+             */
+            http_headers?: {
+                [key: string]: string;
+            };
+            /**
+             * @description url only. Cookies (at most 50; RFC 6265 names and values: no spaces, quotes, commas, semicolons or backslashes; name and value together at most 4,096 characters), set in the document’s own browser context before it is loaded, as host-only cookies of the url’s host. `path` defaults to `/`, `secure` to `true` for an https url and `false` for http (a `secure: true` cookie for an http url is 400: a browser sends it over https only), `http_only` to `false` (an `http_only` cookie reaches the site but not the page’s scripts).
+             * @example [
+             *       {
+             *         "name": "session",
+             *         "value": "abc123",
+             *         "http_only": true
+             *       }
+             *     ]
+             */
+            cookies?: {
+                name: string;
+                value: string;
+                path?: string;
+                secure?: boolean;
+                http_only?: boolean;
+            }[];
+            /**
+             * @description url only. `{ username, password }` (at most 1,000 characters each; no colon in the username, no control characters), sent up front as `Authorization: Basic base64(username:password)` (UTF-8), on the same requests as `http_headers` and never anywhere else, so not together with an `Authorization` header in `http_headers` (400). The browser’s own sign-in dialog is never answered: wrong credentials are the site’s 401, so 422 `url_fetch_failed` (“url answered HTTP 401”). Credentials in the `url` itself (`https://user:pass@host/`) are 400 `invalid_request` (item `URL_NOT_ALLOWED`) pointing here, rather than dropped on the way.
+             * @example {
+             *       "username": "reports",
+             *       "password": "s3cret"
+             *     }
+             */
+            basic_auth?: {
+                username: string;
+                password: string;
+            };
+            /**
+             * @description url only. The `User-Agent` of every request of the document and `navigator.userAgent`, its service and dedicated workers’ requests included, and the request for a service worker’s own script (not yet a shared worker’s requests; a service worker’s own `navigator.userAgent` stays Chromium’s); 1 to 300 printable ASCII characters. Not a secret, so not limited to the origin.
+             * @example ACME-Reports/1.0
+             */
+            user_agent?: string;
+            /**
+             * @description url only. A main document (after redirects) answering 4xx or 5xx is 422 `url_fetch_failed`, message `url answered HTTP 404; …` (batch item `URL_FETCH_FAILED`), and nothing is charged. `false` prints the page the site answered with (its 404 page, say).
+             * @default true
+             */
+            fail_on_http_status?: boolean;
+            /**
+             * @description The name the download saves under (`Content-Disposition: attachment`, with an RFC 8187 `filename*` for names beyond ASCII; the record shows it as `filename`); `<id>.pdf` when absent. 1 to 200 bytes of UTF-8, so that with `.pdf` (added when missing) it fits every filesystem’s 255. Refused with 400 naming `filename` and the reason: control, format (bidi overrides and isolates, U+200E, U+200F, U+061C, zero-width characters, the BOM), private-use and unassigned characters, line and paragraph separators and spaces other than U+0020 (Unicode Cc, Cf, Co, Cn, Zl, Zp, Zs); `/`, `\`, what NFKC folds into them (U+FF0F…) and their look-alikes (U+2044, U+2215, U+29F8, U+2216, U+29F5, U+29F9…); `*?<>|:"`; a leading dot or space, a trailing dot or space; Windows device names (`CON`, `PRN`, `AUX`, `NUL`, `COM0` to `COM9`, `LPT0` to `LPT9`) with or without an extension.
+             * @example invoice-2026-001.pdf
+             */
+            filename?: string;
+            /**
+             * @description Only on `POST /v1/image/generate` (and batch items with `"output": "image"`): how the picture is taken. `format` png (default), jpeg or webp; `quality` 0 to 100 for jpeg and webp (90 by default); `width` and `height` of the viewport in CSS pixels (800 x 600 by default, the window PDFs are laid out in); `device_scale_factor` (1 by default; 2 for a sharp picture on high-density screens); `full_page` for the whole scrollable page; `clip` `{ x, y, width, height }` for a part of it; `omit_background` for a transparent background (png and webp). The picture is Chromium’s own screenshot of the page at that viewport, laid out with screen media (`emulate_media: "print"` asks for print).
+             * @example {
+             *       "format": "png",
+             *       "width": 1200,
+             *       "height": 630,
+             *       "device_scale_factor": 2
+             *     }
+             */
+            image?: {
+                /** @enum {string} */
+                format?: "png" | "jpeg" | "webp";
+                quality?: number;
+                width?: number;
+                height?: number;
+                device_scale_factor?: number;
+                full_page?: boolean;
+                clip?: {
+                    x: number;
+                    y: number;
+                    width: number;
+                    height: number;
+                };
+                omit_background?: boolean;
+            };
+            /**
+             * @description Only with `markdown`: the stylesheet of the document Markdown makes, replacing the default one whole (a clean, GitHub-like style with highlighted code).
+             * @example body { font-family: Georgia, serif; } h1 { color: #0b5394; }
+             */
+            css?: string;
             /** @description True: answer at once with 202 and a job (`GET /v1/jobs/{job_id}`) instead of the result (false when absent): for documents and batches that take longer than the 29 seconds a synchronous call has (a job has 15 minutes). Quota and rate limits are decided now, as for a synchronous call; a job that fails costs nothing. */
             async?: boolean;
             /**
@@ -838,6 +1100,23 @@ export type components = {
              * @example https://example.com/report
              */
             url?: string;
+            /**
+             * @description Markdown to render instead of `html` (CommonMark with GFM tables, strikethrough and task lists; code blocks highlighted), styled by a clean default stylesheet that `css` replaces. Raw HTML in it is shown as text, never run or loaded.
+             * @example # Release notes
+             *
+             *     | Feature | State |
+             *     |---|---|
+             *     | Images | shipped |
+             *
+             *     - [x] Markdown
+             */
+            markdown?: string;
+            /**
+             * @description `image` to take a picture of the item instead of printing it, with `options.image` (as `POST /v1/image/generate`); `pdf` when absent.
+             * @default pdf
+             * @enum {string}
+             */
+            output?: "pdf" | "image";
             /**
              * @description A stored template (`POST /v1/templates`) to render with `data`, instead of `html` or `url`. The template’s default options apply under this request’s own: an option given here wins, option by option. Unknown, deleted or another key’s: 404 `not_found` (item `TEMPLATE_NOT_FOUND`).
              * @example tpl_9sLq2VbN4xRt7WmY1cZd3EfG
@@ -1108,6 +1387,48 @@ export type components = {
                     text?: string;
                 };
             };
+            /**
+             * @description Only on `POST /v1/image/generate` (and batch items with `"output": "image"`): how the picture is taken. `format` png (default), jpeg or webp; `quality` 0 to 100 for jpeg and webp (90 by default); `width` and `height` of the viewport in CSS pixels (800 x 600 by default, the window PDFs are laid out in); `device_scale_factor` (1 by default; 2 for a sharp picture on high-density screens); `full_page` for the whole scrollable page; `clip` `{ x, y, width, height }` for a part of it; `omit_background` for a transparent background (png and webp). The picture is Chromium’s own screenshot of the page at that viewport, laid out with screen media (`emulate_media: "print"` asks for print).
+             * @example {
+             *       "format": "png",
+             *       "width": 1200,
+             *       "height": 630,
+             *       "device_scale_factor": 2
+             *     }
+             */
+            image?: {
+                /** @enum {string} */
+                format?: "png" | "jpeg" | "webp";
+                quality?: number;
+                width?: number;
+                height?: number;
+                device_scale_factor?: number;
+                full_page?: boolean;
+                clip?: {
+                    x: number;
+                    y: number;
+                    width: number;
+                    height: number;
+                };
+                omit_background?: boolean;
+            };
+            /**
+             * @description A picture of the PDF’s first page, drawn from the PDF itself (pdf.js), stored beside it with the same expiry: the record gains `thumbnail_url`. `width` in pixels (300 by default, at most 1600), `format` png (default), jpeg or webp.
+             * @example {
+             *       "width": 300,
+             *       "format": "png"
+             *     }
+             */
+            thumbnail?: {
+                width?: number;
+                /** @enum {string} */
+                format?: "png" | "jpeg" | "webp";
+            };
+            /**
+             * @description Only with `markdown`: the stylesheet of the document Markdown makes, replacing the default one whole (a clean, GitHub-like style with highlighted code).
+             * @example body { font-family: Georgia, serif; } h1 { color: #0b5394; }
+             */
+            css?: string;
         };
         /**
          * @description A bulk job: its lines from an upload or inline, each one batch item (`html`, `url` or `template_id` with `data`, and its `options` and `metadata`). Every line is checked before any work; `merge` is not available.
@@ -1417,6 +1738,48 @@ export type components = {
                         text?: string;
                     };
                 };
+                /**
+                 * @description Only on `POST /v1/image/generate` (and batch items with `"output": "image"`): how the picture is taken. `format` png (default), jpeg or webp; `quality` 0 to 100 for jpeg and webp (90 by default); `width` and `height` of the viewport in CSS pixels (800 x 600 by default, the window PDFs are laid out in); `device_scale_factor` (1 by default; 2 for a sharp picture on high-density screens); `full_page` for the whole scrollable page; `clip` `{ x, y, width, height }` for a part of it; `omit_background` for a transparent background (png and webp). The picture is Chromium’s own screenshot of the page at that viewport, laid out with screen media (`emulate_media: "print"` asks for print).
+                 * @example {
+                 *       "format": "png",
+                 *       "width": 1200,
+                 *       "height": 630,
+                 *       "device_scale_factor": 2
+                 *     }
+                 */
+                image?: {
+                    /** @enum {string} */
+                    format?: "png" | "jpeg" | "webp";
+                    quality?: number;
+                    width?: number;
+                    height?: number;
+                    device_scale_factor?: number;
+                    full_page?: boolean;
+                    clip?: {
+                        x: number;
+                        y: number;
+                        width: number;
+                        height: number;
+                    };
+                    omit_background?: boolean;
+                };
+                /**
+                 * @description A picture of the PDF’s first page, drawn from the PDF itself (pdf.js), stored beside it with the same expiry: the record gains `thumbnail_url`. `width` in pixels (300 by default, at most 1600), `format` png (default), jpeg or webp.
+                 * @example {
+                 *       "width": 300,
+                 *       "format": "png"
+                 *     }
+                 */
+                thumbnail?: {
+                    width?: number;
+                    /** @enum {string} */
+                    format?: "png" | "jpeg" | "webp";
+                };
+                /**
+                 * @description Only with `markdown`: the stylesheet of the document Markdown makes, replacing the default one whole (a clean, GitHub-like style with highlighted code).
+                 * @example body { font-family: Georgia, serif; } h1 { color: #0b5394; }
+                 */
+                css?: string;
             };
             /**
              * @description A JSON Schema (2020-12 by default; 2019-09 and draft-07 by `$schema`; at most 64 KB, references within itself only) that every render’s `data` is checked against. Compiled when saved: an invalid schema is 400 naming the problem.
@@ -1552,7 +1915,7 @@ export type components = {
             /** @description A bulk job: lines that failed so far, the invalid ones skipped at submission first. */
             failed?: number;
             /** @description Once finished: exactly the body the synchronous call would have answered: a PdfRecord (generate), a BatchResponse (batch), or `{ error: { code, message } }` when it failed; a bulk job’s BulkResult. */
-            result?: components["schemas"]["PdfRecord"] | components["schemas"]["BatchResponse"] | components["schemas"]["BulkResult"] | components["schemas"]["JobError"];
+            result?: components["schemas"]["PdfRecord"] | components["schemas"]["ImageRecord"] | components["schemas"]["BatchResponse"] | components["schemas"]["BulkResult"] | components["schemas"]["JobError"];
         };
         /** @description A stored PDF (spec 2.1). */
         PdfRecord: {
@@ -1612,6 +1975,61 @@ export type components = {
              * @example sk_4hTq8LmN2xRt6VwY9bZc1DeF
              */
             signing_key_id?: string;
+            /**
+             * @description The file’s media type: always `application/pdf` for a PDF (a listing holds pictures too, each with its own).
+             * @constant
+             */
+            content_type: "application/pdf";
+            /**
+             * Format: uri
+             * @description With `thumbnail`: the link to a picture of the first page, drawn from the PDF, valid as long as `url`.
+             */
+            thumbnail_url?: string;
+        };
+        /** @description A stored picture (`POST /v1/image/generate`): listed, linked, charged and deleted as a PDF is. */
+        ImageRecord: {
+            /**
+             * @description The picture’s id: `img_` and at least 20 random base62 characters.
+             * @example img_3hQv8LmN2xRt4WwY7bZc1DeK
+             */
+            id: string;
+            /**
+             * Format: uri
+             * @description The download link: valid until `expires_at`, it redirects to the file for a minute at a time.
+             */
+            url: string;
+            /**
+             * @description The picture’s media type, from `image.format`.
+             * @enum {string}
+             */
+            content_type: "image/png" | "image/jpeg" | "image/webp";
+            /** @description Width in pixels (the viewport or clip times `device_scale_factor`). */
+            width: number;
+            /** @description Height in pixels. */
+            height: number;
+            /** @description File size in bytes. */
+            size: number;
+            /**
+             * @description The name it downloads under (`filename`, or `<id>.png`, `.jpg`, `.webp`).
+             * @example social-card.png
+             */
+            filename: string;
+            /** @description Time spent producing it, in milliseconds. */
+            generation_time_ms: number;
+            /**
+             * Format: date-time
+             * @description Creation time, ISO 8601 UTC.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the link and the file expire: 7 to 365 days after creation, by tier.
+             */
+            expires_at: string;
+            /** @description The stored template it was rendered from. */
+            template_id?: string;
+            /** @description The version of that template it was rendered from. */
+            template_version?: number;
         };
         /** @description The batch envelope (spec 2.4): total = successful + failed. */
         BatchResponse: {
@@ -1646,7 +2064,7 @@ export type components = {
             /** @constant */
             success: true;
             /**
-             * @description The PDF’s id: `pdf_` and at least 20 random base62 characters.
+             * @description The item’s PDF id (`pdf_…`), or its picture’s (`img_…`) for an item with `"output": "image"`.
              * @example pdf_7fKq2LmN9xRt4VwY1bZc3DeF
              */
             pdf_id: string;
@@ -1737,11 +2155,12 @@ export type components = {
             status_url: string;
         };
         PdfList: {
-            /** @description The key’s PDFs that can still be downloaded, newest first. */
-            data: components["schemas"]["PdfRecordOutput"][];
+            /** @description The key’s PDFs and pictures that can still be downloaded, newest first, each with its `content_type`. */
+            data: components["schemas"]["StoredRecord"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
+        StoredRecord: components["schemas"]["PdfRecordOutput"] | components["schemas"]["ImageRecordOutput"];
         /** @description A presigned upload for a bulk job’s JSON Lines input. The upload is the key’s own: only its key can name it in a job. */
         Upload: {
             /**
@@ -2280,6 +2699,61 @@ export type components = {
              * @example sk_4hTq8LmN2xRt6VwY9bZc1DeF
              */
             signing_key_id?: string;
+            /**
+             * @description The file’s media type: always `application/pdf` for a PDF (a listing holds pictures too, each with its own).
+             * @constant
+             */
+            content_type: "application/pdf";
+            /**
+             * Format: uri
+             * @description With `thumbnail`: the link to a picture of the first page, drawn from the PDF, valid as long as `url`.
+             */
+            thumbnail_url?: string;
+        };
+        /** @description A stored picture (`POST /v1/image/generate`): listed, linked, charged and deleted as a PDF is. */
+        ImageRecordOutput: {
+            /**
+             * @description The picture’s id: `img_` and at least 20 random base62 characters.
+             * @example img_3hQv8LmN2xRt4WwY7bZc1DeK
+             */
+            id: string;
+            /**
+             * Format: uri
+             * @description The download link: valid until `expires_at`, it redirects to the file for a minute at a time.
+             */
+            url: string;
+            /**
+             * @description The picture’s media type, from `image.format`.
+             * @enum {string}
+             */
+            content_type: "image/png" | "image/jpeg" | "image/webp";
+            /** @description Width in pixels (the viewport or clip times `device_scale_factor`). */
+            width: number;
+            /** @description Height in pixels. */
+            height: number;
+            /** @description File size in bytes. */
+            size: number;
+            /**
+             * @description The name it downloads under (`filename`, or `<id>.png`, `.jpg`, `.webp`).
+             * @example social-card.png
+             */
+            filename: string;
+            /** @description Time spent producing it, in milliseconds. */
+            generation_time_ms: number;
+            /**
+             * Format: date-time
+             * @description Creation time, ISO 8601 UTC.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the link and the file expire: 7 to 365 days after creation, by tier.
+             */
+            expires_at: string;
+            /** @description The stored template it was rendered from. */
+            template_id?: string;
+            /** @description The version of that template it was rendered from. */
+            template_version?: number;
         };
         /** @description The batch envelope (spec 2.4): total = successful + failed. */
         BatchResponseOutput: {
@@ -2314,7 +2788,7 @@ export type components = {
             /** @constant */
             success: true;
             /**
-             * @description The PDF’s id: `pdf_` and at least 20 random base62 characters.
+             * @description The item’s PDF id (`pdf_…`), or its picture’s (`img_…`) for an item with `"output": "image"`.
              * @example pdf_7fKq2LmN9xRt4VwY1bZc3DeF
              */
             pdf_id: string;
@@ -2385,7 +2859,7 @@ export type components = {
             /** @description A bulk job: lines that failed so far, the invalid ones skipped at submission first. */
             failed?: number;
             /** @description Once finished: exactly the body the synchronous call would have answered: a PdfRecord (generate), a BatchResponse (batch), or `{ error: { code, message } }` when it failed; a bulk job’s BulkResult. */
-            result?: components["schemas"]["PdfRecordOutput"] | components["schemas"]["BatchResponseOutput"] | components["schemas"]["BulkResultOutput"] | components["schemas"]["JobErrorOutput"];
+            result?: components["schemas"]["PdfRecordOutput"] | components["schemas"]["ImageRecordOutput"] | components["schemas"]["BatchResponseOutput"] | components["schemas"]["BulkResultOutput"] | components["schemas"]["JobErrorOutput"];
         };
         BulkResultOutput: {
             /**
@@ -2634,6 +3108,216 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TimestampFailedError"];
+                };
+            };
+            /** @description `service_busy`: The service is at capacity. Nothing was charged; retry after `retry_after` seconds. */
+            503: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceBusyError"];
+                };
+            };
+            /** @description `render_timeout`: Rendering took longer than allowed, or a readiness condition (named in the message) never held. Nothing was charged. */
+            504: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderTimeoutError"];
+                };
+            };
+        };
+    };
+    generateImage: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImageRequest"];
+            };
+        };
+        responses: {
+            /** @description The stored picture. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    /** @description Present when this answer repeats the first response to the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImageRecordOutput"];
+                };
+            };
+            /** @description With `async: true`: the job was accepted and its quota reserved. Read it at `status_url`. */
+            202: {
+                headers: {
+                    /** @description Requests allowed per minute for this key. */
+                    "RateLimit-Limit": string;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining": string;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset": string;
+                    /** @description The job’s `status_url`. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobAccepted"];
+                };
+            };
+            /**
+             * @description `invalid_request`: The request is not valid: none or several of html, url and template_id, an unknown or out-of-range option (the message names the field and what is allowed), malformed HTML, a refused url, `data` that does not match the template’s `data_schema` (the message names the JSON pointer, such as `/lines/3/price: must be number`), a template that does not compile, or a body that is not a JSON object.
+             *
+             *     `url_not_allowed`: The `webhook_url` is refused: not https, or not a publicly reachable host (private, loopback and link-local addresses are refused, as for documents). Nothing was charged.
+             */
+            400: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvalidRequestError"] | components["schemas"]["UrlNotAllowedError"];
+                };
+            };
+            /** @description `unauthorized`: The API key is missing, unknown or revoked. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description `quota_exceeded`: The month's quota cannot cover this request (a batch needs one PDF per item). Nothing was rendered. */
+            402: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuotaExceededError"];
+                };
+            };
+            /** @description `not_found`: No such route, PDF, download link, job or template (another key’s reads as missing); on generate, the `template_id` (or its `template_version`) does not exist for this key, was deleted, or that version is no longer kept. Nothing was charged. */
+            404: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description `request_in_progress`: A request with the same `Idempotency-Key` is still running. Retry once it has answered: the retry gets its response. */
+            409: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestInProgressError"];
+                };
+            };
+            /** @description `pdf_gone`: With an `Idempotency-Key`: the PDF the first request made was deleted or has expired since (a replay, or a retry after a crash). It was charged once; send a new key to make it again. */
+            410: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PdfGoneError"];
+                };
+            };
+            /** @description `payload_too_large`: The request body is larger than 5 MB, or a template is larger than the key’s tier allows (the message gives both sizes). */
+            413: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeError"];
+                };
+            };
+            /**
+             * @description `idempotency_key_reused`: This `Idempotency-Key` was used with another request (another path or body) in the last 24 hours. Nothing was run or charged.
+             *
+             *     `url_fetch_failed`: The url answered with an HTTP error status (4xx or 5xx), named in the message. Send `fail_on_http_status: false` to print the error page instead.
+             *
+             *     `template_error`: The stored template could not be rendered with this data: it went over the template engine’s limits (time, output size, loop length), failed at runtime, or rendered something that is not usable HTML. The message says which. Nothing was charged.
+             *
+             *     `pdf_too_large`: The PDF would be larger than the size limit. Nothing was charged.
+             *
+             *     `memory_limit_exceeded`: The document needed more memory to render than the per-document limit (a huge image, canvas or script allocation, or a giant page with filters) and was stopped. Nothing was charged; retrying will not help.
+             */
+            422: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["UrlFetchFailedError"] | components["schemas"]["TemplateErrorError"] | components["schemas"]["PdfTooLargeError"] | components["schemas"]["MemoryLimitExceededError"];
+                };
+            };
+            /** @description `rate_limit_exceeded`: Too many requests in the key's one-minute window (a batch is one request), or, without `retry_after`, more than the whole API takes at once (API Gateway's own throttle). */
+            429: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitExceededError"];
+                };
+            };
+            /** @description `render_failed`: The PDF could not be rendered, or an internal error stopped the request. Nothing was charged; retrying is safe. */
+            500: {
+                headers: {
+                    "RateLimit-Limit"?: string;
+                    "RateLimit-Remaining"?: string;
+                    "RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RenderFailedError"];
                 };
             };
             /** @description `service_busy`: The service is at capacity. Nothing was charged; retry after `retry_after` seconds. */
@@ -2932,7 +3616,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The record. */
+            /** @description The record: a PDF’s, or a picture’s. */
             200: {
                 headers: {
                     /** @description Requests allowed per minute for this key. */
@@ -2944,7 +3628,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PdfRecordOutput"];
+                    "application/json": components["schemas"]["StoredRecord"];
                 };
             };
             /** @description `unauthorized`: The API key is missing, unknown or revoked. */
