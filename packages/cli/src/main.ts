@@ -20,7 +20,7 @@ import { bulkCommand } from './bulk.ts';
 import { JsonFlagError, parseJsonFlag } from './json-flags.ts';
 import { API_BODY_LIMIT, entryKind, humanSize, readHtmlFile, readHtmlStdin, SourceError } from './sources.ts';
 import { templateCommand } from './templates.ts';
-import { safePdfFilename, terminalJson, terminalText } from './untrusted.ts';
+import { extensionOf, safePdfFilename, terminalJson, terminalText } from './untrusted.ts';
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:3000';
 
@@ -585,7 +585,7 @@ async function download(id: string, flags: { output?: string }, command: Command
   const record = await api.get(id);
   // A name from the network never picks a directory, a dotfile, standard output or a name the
   // filesystem or the terminal would take for something else: safePdfFilename makes one of it.
-  const named = flags.output === undefined ? safePdfFilename(record.filename, record.id) : undefined;
+  const named = flags.output === undefined ? safePdfFilename(record.filename, record.id, extensionOf(record.content_type)) : undefined;
   const output = flags.output ?? named!;
   await save(await api.download(record), output);
   if (output === '-') return;

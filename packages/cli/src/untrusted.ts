@@ -38,22 +38,29 @@ const WINDOWS_FORBIDDEN = /[<>:"|?*]/g;
 /** Device names Windows reserves, whatever the extension. */
 const WINDOWS_RESERVED = /^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])$/i;
 
+/** The extension a downloaded file is saved with, by the media type its record gives (`content_type`). */
+export function extensionOf(contentType: string | undefined): string {
+  const extensions: Readonly<Record<string, string>> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/webp': 'webp' };
+  return extensions[contentType ?? ''] ?? 'pdf';
+}
+
 /**
  * A name the server gave a PDF, made safe to create in the current directory: one path component,
  * no controls, bidi or invisible characters (each becomes `_`), no look-alike slashes, nothing
  * Windows refuses or reserves, no leading dot, dash or space, at most MAX_NAME_BYTES bytes of UTF-8,
- * and always ending `.pdf`. A name with nothing left becomes `<pdf id>.pdf`.
+ * and always ending `.pdf` (or `extension`: a picture's `.png`, `.jpg`, `.webp`). A name with nothing
+ * left becomes `<id>.<extension>`.
  */
-export function safePdfFilename(name: string, pdfId: string): string {
+export function safePdfFilename(name: string, pdfId: string, extension = 'pdf'): string {
   let stem = String(name)
     .normalize('NFC')
     .replace(SEPARATOR, '_')
     .replace(UNSAFE_CHARACTER, '_')
     .replace(WINDOWS_FORBIDDEN, '_')
-    .replace(/\.pdf$/i, '');
+    .replace(new RegExp(`\\.${extension}$`, 'i'), '');
   const trim = (text: string) => text.replace(/^[\s.\-]+/u, '').replace(/[\s.]+$/u, '');
   stem = trim(stem);
-  const budget = MAX_NAME_BYTES - '.pdf'.length;
+  const budget = MAX_NAME_BYTES - `.${extension}`.length;
   if (Buffer.byteLength(stem) > budget) {
     const kept: string[] = [];
     let bytes = 0;
@@ -66,5 +73,5 @@ export function safePdfFilename(name: string, pdfId: string): string {
   }
   if (stem === '') stem = /^[A-Za-z0-9][\w-]{0,99}$/.test(pdfId) ? pdfId : 'download';
   if (WINDOWS_RESERVED.test(stem.split('.')[0]!.trim())) stem = `_${stem}`;
-  return `${stem}.pdf`;
+  return `${stem}.${extension}`;
 }
