@@ -145,7 +145,7 @@ describe('pdfapi generate', () => {
     ['a JSON option naming no file', ['generate', '--watermark', 'watermark.json'], {}, 2, /--watermark: cannot read watermark\.json \(no such file\); give inline JSON, a file, or @file\n/],
     ['a missing file', ['generate', '/nonexistent/invoice.html'], {}, 1, /^error: \/nonexistent\/invoice\.html: no such file or directory\n$/],
     ['a service that is not there', ['generate'], { PDFAPI_URL: 'http://127.0.0.1:9' }, 1, /^error: cannot reach http:\/\/127\.0\.0\.1:9: /],
-    ['a file and --url', ['generate', 'a.html', '--url', 'https://example.com'], {}, 2, /^error: give an HTML file or --url, not both\n$/],
+    ['a file and --url', ['generate', 'a.html', '--url', 'https://example.com'], {}, 2, /^error: give an HTML or Markdown file or --url, not both\n$/],
   ])('%s: a one-line error on stderr and a non-zero exit', async (_case, args, env, code, message) => {
     // Act
     const run = await pdfapi(args, { key, input: '<p>x</p>', env });
