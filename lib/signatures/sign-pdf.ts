@@ -8,26 +8,21 @@
 import { createHash } from 'node:crypto';
 import type { KeySpec, SignDigest } from './certificates.ts';
 import { signedAttributes, signedAttributesDigest, signedDataDer } from './cms.ts';
-import { byteRangeDigest, fillSignature, prepareSignature, type Appearance, type PlaceholderInput, type PreparedSignature } from './pdf-signature.ts';
+import { byteRangeDigest, fillSignature, prepareSignature, type PlaceholderInput, type PreparedSignature } from './pdf-signature.ts';
 
 /** Room kept for a time-stamp token: a TSA's SignedData with its certificate chain (typically 3 to 6 KB). */
 const TIMESTAMP_ROOM_BYTES = 12_288;
 /** Room for the CMS's own structure, attributes and signature value (an RSA-3072 value is 384 bytes). */
 const CMS_ROOM_BYTES = 4_096;
 
-export interface SigningInput {
+/** The signature dictionary's fields (who, when, why, where, the visible box) as the update writes them, and: */
+export interface SigningInput extends Omit<PlaceholderInput, 'contentsBytes'> {
   readonly keySpec: KeySpec;
   /** The key's certificate chain, leaf first, DER. */
   readonly chain: readonly Uint8Array[];
   readonly sign: SignDigest;
   /** The token (DER ContentInfo) for the SHA-256 of the signature value; absent: no time stamp (B-B). */
   readonly timestamp?: ((signatureValueDigest: Uint8Array) => Promise<Uint8Array>) | undefined;
-  readonly signingTime: Date;
-  readonly name?: string | undefined;
-  readonly reason?: string | undefined;
-  readonly location?: string | undefined;
-  readonly contactInfo?: string | undefined;
-  readonly appearance?: Appearance | undefined;
   /** Writes the update (parsing the file): prepareSignature here, or the same in a worker thread (lib/documents/pdf-workers.ts). */
   readonly prepare?: (pdf: Uint8Array, input: PlaceholderInput) => Promise<PreparedSignature>;
 }
