@@ -19,6 +19,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { AwsJsonError } from './aws-json-error.ts';
 
 const generate = promisify(generateKeyPair);
 
@@ -42,16 +43,6 @@ interface StoredKey {
   readonly privateKeyPem: string;
   state: 'Enabled' | 'PendingDeletion';
   deletionDate?: number;
-}
-
-class KmsError extends Error {
-  readonly type: string;
-  readonly status: number;
-  constructor(type: string, message: string, status = 400) {
-    super(message);
-    this.type = type;
-    this.status = status;
-  }
 }
 
 const bigintOf = (bytes: Buffer) => BigInt('0x' + (bytes.toString('hex') || '0'));
@@ -109,9 +100,9 @@ export function kmsSigningOperations(options: { directory: string; region: strin
     await writeFile(path(key.keyId), JSON.stringify(key), { mode: 0o600 });
   };
   async function find(keyIdOrArn: unknown): Promise<StoredKey> {
-    if (typeof keyIdOrArn !== 'string' || !keyIdOrArn) throw new KmsError('ValidationException', 'KeyId is required');
+    if (typeof keyIdOrArn !== 'string' || !keyIdOrArn) throw new AwsJsonError('ValidationException', 'KeyId is required');
     const keyId = keyIdOrArn.replace(/^arn:aws:kms:[^:]+:\d+:key\//, '');
-    if (!/^[0-9a-f-]{36}$/.test(keyId)) throw new KmsError('NotFoundException', `Invalid keyId ${keyIdOrArn}`);
+    if (!/^[0-9a-f-]{36}$/.test(keyId)) throw new AwsJsonError('NotFoundException', `Invalid keyId ${keyIdOrArn}`);
     const known = keys.get(keyId);
     if (known) return known;
     try {
@@ -119,11 +110,11 @@ export function kmsSigningOperations(options: { directory: string; region: strin
       keys.set(keyId, stored);
       return stored;
     } catch {
-      throw new KmsError('NotFoundException', `Key '${keyIdOrArn}' does not exist`);
+      throw new AwsJsonError('NotFoundException', `Key '${keyIdOrArn}' does not exist`);
     }
   }
   const usable = (key: StoredKey) => {
-    if (key.state !== 'Enabled') throw new KmsError('KMSInvalidStateException', `${key.arn} is pending deletion.`);
+    if (key.state !== 'Enabled') throw new AwsJsonError('KMSInvalidStateException', `${key.arn} is pending deletion.`);
     return key;
   };
   const metadata = (key: StoredKey) => ({
@@ -146,9 +137,9 @@ export function kmsSigningOperations(options: { directory: string; region: strin
 
   const operations: Record<string, (input: Record<string, unknown>) => Promise<unknown>> = {
     async CreateKey(input) {
-      if (input.KeyUsage !== 'SIGN_VERIFY') throw new KmsError('ValidationException', 'This stand-in makes SIGN_VERIFY keys only');
+      if (input.KeyUsage !== 'SIGN_VERIFY') throw new AwsJsonError('ValidationException', 'This stand-in makes SIGN_VERIFY keys only');
       const keySpec = input.KeySpec as KeySpec;
-      if (!(keySpec in KEY_SPECS)) throw new KmsError('ValidationException', `KeySpec must be one of ${Object.keys(KEY_SPECS).join(', ')}`);
+      if (!(keySpec in KEY_SPECS)) throw new AwsJsonError('ValidationException', `KeySpec must be one of ${Object.keys(KEY_SPECS).join(', ')}`);
       const pair =
         keySpec === 'ECC_NIST_P256'
           ? await generate('ec', { namedCurve: 'prime256v1' })
@@ -180,14 +171,14 @@ export function kmsSigningOperations(options: { directory: string; region: strin
       const key = usable(await find(input.KeyId));
       const algorithm = input.SigningAlgorithm;
       if (!(KEY_SPECS[key.keySpec] as readonly unknown[]).includes(algorithm)) {
-        throw new KmsError('InvalidKeyUsageException', `SigningAlgorithm ${String(algorithm)} is not valid for ${key.keySpec}`);
+        throw new AwsJsonError('InvalidKeyUsageException', `SigningAlgorithm ${String(algorithm)} is not valid for ${key.keySpec}`);
       }
-      if (typeof input.Message !== 'string') throw new KmsError('ValidationException', 'Message is required');
+      if (typeof input.Message !== 'string') throw new AwsJsonError('ValidationException', 'Message is required');
       const message = Buffer.from(input.Message, 'base64');
       const messageType = input.MessageType ?? 'RAW';
-      if (messageType === 'RAW' && message.length > 4096) throw new KmsError('ValidationException', 'Message must be at most 4096 bytes');
+      if (messageType === 'RAW' && message.length > 4096) throw new AwsJsonError('ValidationException', 'Message must be at most 4096 bytes');
       const digest = messageType === 'DIGEST' ? message : createHash('sha256').update(message).digest();
-      if (digest.length !== 32) throw new KmsError('ValidationException', 'Digest is invalid length for algorithm ' + String(algorithm));
+      if (digest.length !== 32) throw new AwsJsonError('ValidationException', 'Digest is invalid length for algorithm ' + String(algorithm));
       const privateKey = createPrivateKey(key.privateKeyPem);
       const signature =
         key.keySpec === 'ECC_NIST_P256'
@@ -198,8 +189,8 @@ export function kmsSigningOperations(options: { directory: string; region: strin
     async ScheduleKeyDeletion(input) {
       const key = await find(input.KeyId);
       const days = input.PendingWindowInDays === undefined ? 30 : Number(input.PendingWindowInDays);
-      if (!Number.isInteger(days) || days < 7 || days > 30) throw new KmsError('ValidationException', 'PendingWindowInDays must be between 7 and 30');
-      if (key.state === 'PendingDeletion') throw new KmsError('KMSInvalidStateException', `${key.arn} is pending deletion.`);
+      if (!Number.isInteger(days) || days < 7 || days > 30) throw new AwsJsonError('ValidationException', 'PendingWindowInDays must be between 7 and 30');
+      if (key.state === 'PendingDeletion') throw new AwsJsonError('KMSInvalidStateException', `${key.arn} is pending deletion.`);
       key.state = 'PendingDeletion';
       key.deletionDate = Date.now() / 1000 + days * 86_400;
       await save(key);
@@ -210,10 +201,10 @@ export function kmsSigningOperations(options: { directory: string; region: strin
   return async (name, input) => {
     try {
       const operation = Object.hasOwn(operations, name) ? operations[name] : undefined;
-      if (!operation) throw new KmsError('UnknownOperationException', `Not supported by the KMS stand-in: ${name}`);
+      if (!operation) throw new AwsJsonError('UnknownOperationException', `Not supported by the KMS stand-in: ${name}`);
       return { status: 200, body: await operation(input) };
     } catch (error) {
-      if (error instanceof KmsError) return { status: error.status, body: { __type: error.type, message: error.message } };
+      if (error instanceof AwsJsonError) return { status: error.status, body: { __type: error.type, message: error.message } };
       return { status: 500, body: { __type: 'KMSInternalException', message: error instanceof Error ? error.message : String(error) } };
     }
   };
@@ -229,25 +220,25 @@ export function createKmsStandIn(options: { directory: string; region: string })
     };
     try {
       const target = String(request.headers['x-amz-target'] ?? '');
-      if (request.method !== 'POST' || !target.startsWith('TrentService.')) throw new KmsError('UnknownOperationException', `Not supported by the KMS stand-in: ${target || request.method}`);
+      if (request.method !== 'POST' || !target.startsWith('TrentService.')) throw new AwsJsonError('UnknownOperationException', `Not supported by the KMS stand-in: ${target || request.method}`);
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of request as AsyncIterable<Buffer>) {
         size += chunk.length;
-        if (size > MAX_BODY_BYTES) throw new KmsError('ValidationException', 'Request too large');
+        if (size > MAX_BODY_BYTES) throw new AwsJsonError('ValidationException', 'Request too large');
         chunks.push(chunk);
       }
       let input: unknown;
       try {
         input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
       } catch {
-        throw new KmsError('SerializationException', 'The request is not JSON');
+        throw new AwsJsonError('SerializationException', 'The request is not JSON');
       }
-      if (!input || typeof input !== 'object') throw new KmsError('SerializationException', 'The request is not a JSON object');
+      if (!input || typeof input !== 'object') throw new AwsJsonError('SerializationException', 'The request is not a JSON object');
       const { status, body } = await operate(target.slice('TrentService.'.length), input as Record<string, unknown>);
       reply(status, body);
     } catch (error) {
-      if (error instanceof KmsError) return reply(error.status, { __type: error.type, message: error.message });
+      if (error instanceof AwsJsonError) return reply(error.status, { __type: error.type, message: error.message });
       reply(500, { __type: 'KMSInternalException', message: error instanceof Error ? error.message : String(error) });
     }
   }

@@ -32,6 +32,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeF
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { AwsJsonError } from './aws-json-error.ts';
 
 const ACCOUNT = '000000000000';
 const REGION = 'us-east-1';
@@ -78,16 +79,6 @@ type JournalEntry =
   | { op: 'move'; queue: string; to: string; id: string }
   | { op: 'purge'; queue: string };
 
-class SqsError extends Error {
-  readonly type: string;
-  readonly status: number;
-  constructor(type: string, message: string, status = 400) {
-    super(message);
-    this.type = type;
-    this.status = status;
-  }
-}
-
 const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex');
 
 export interface SqsStandIn {
@@ -113,7 +104,7 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
   function queueOf(url: unknown): Queue {
     const name = typeof url === 'string' ? url.split('/').pop() : undefined;
     const queue = name ? queues.get(name) : undefined;
-    if (!queue) throw new SqsError('QueueDoesNotExist', 'The specified queue does not exist.');
+    if (!queue) throw new AwsJsonError('QueueDoesNotExist', 'The specified queue does not exist.');
     return queue;
   }
 
@@ -244,11 +235,11 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
   }
 
   function validateBody(body: unknown): string {
-    if (typeof body !== 'string' || body.length === 0) throw new SqsError('MissingParameter', 'The request must contain the parameter MessageBody.');
-    if (Buffer.byteLength(body) > MAX_MESSAGE_BYTES) throw new SqsError('InvalidParameterValue', `One or more parameters are invalid. Reason: Message must be shorter than ${MAX_MESSAGE_BYTES} bytes.`);
+    if (typeof body !== 'string' || body.length === 0) throw new AwsJsonError('MissingParameter', 'The request must contain the parameter MessageBody.');
+    if (Buffer.byteLength(body) > MAX_MESSAGE_BYTES) throw new AwsJsonError('InvalidParameterValue', `One or more parameters are invalid. Reason: Message must be shorter than ${MAX_MESSAGE_BYTES} bytes.`);
     // The characters SQS takes (XML's): a lone surrogate or a control character is refused.
     if (/[^\t\n\r\x20-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u.test(body)) {
-      throw new SqsError('InvalidMessageContents', 'Invalid characters found. Valid characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.');
+      throw new AwsJsonError('InvalidMessageContents', 'Invalid characters found. Valid characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF.');
     }
     return body;
   }
@@ -256,7 +247,7 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
   function send(queue: Queue, body: unknown, group: unknown): Message {
     const text = validateBody(body);
     if (group !== undefined && (typeof group !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(group))) {
-      throw new SqsError('InvalidParameterValue', 'MessageGroupId must be 1 to 128 printable ASCII characters.');
+      throw new AwsJsonError('InvalidParameterValue', 'MessageGroupId must be 1 to 128 printable ASCII characters.');
     }
     const id = randomUUID();
     const at = Date.now();
@@ -265,7 +256,7 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
   }
 
   function deleteByReceipt(queue: Queue, receipt: unknown): void {
-    if (typeof receipt !== 'string' || !receipt.includes('.')) throw new SqsError('ReceiptHandleIsInvalid', 'The input receipt handle is invalid.');
+    if (typeof receipt !== 'string' || !receipt.includes('.')) throw new AwsJsonError('ReceiptHandleIsInvalid', 'The input receipt handle is invalid.');
     const message = queue.byReceipt.get(receipt);
     // A handle from an earlier receive (the message was received again since) deletes nothing, as SQS says it may not.
     if (!message) return;
@@ -276,7 +267,7 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
   function visibilityOf(value: unknown, fallback: number): number {
     if (value === undefined) return fallback;
     const seconds = Number(value);
-    if (!Number.isInteger(seconds) || seconds < 0 || seconds > 43_200) throw new SqsError('InvalidParameterValue', 'VisibilityTimeout must be 0 to 43200 seconds.');
+    if (!Number.isInteger(seconds) || seconds < 0 || seconds > 43_200) throw new AwsJsonError('InvalidParameterValue', 'VisibilityTimeout must be 0 to 43200 seconds.');
     return seconds;
   }
 
@@ -296,10 +287,10 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
 
   const operations: Record<string, (input: Record<string, any>) => unknown> = {
     CreateQueue: ({ QueueName, Attributes = {} }) => {
-      if (typeof QueueName !== 'string' || !/^[\w-]{1,80}$/.test(QueueName)) throw new SqsError('InvalidParameterValue', 'Queue names are 1 to 80 letters, digits, - and _.');
+      if (typeof QueueName !== 'string' || !/^[\w-]{1,80}$/.test(QueueName)) throw new AwsJsonError('InvalidParameterValue', 'Queue names are 1 to 80 letters, digits, - and _.');
       const existing = queues.get(QueueName);
       if (existing) {
-        if (JSON.stringify(existing.attributes) !== JSON.stringify(Attributes)) throw new SqsError('QueueNameExists', 'A queue already exists with the same name and a different value for attribute(s).');
+        if (JSON.stringify(existing.attributes) !== JSON.stringify(Attributes)) throw new AwsJsonError('QueueNameExists', 'A queue already exists with the same name and a different value for attribute(s).');
       } else {
         const at = Date.now();
         journal({ op: 'create', name: QueueName, attributes: Attributes, at });
@@ -308,7 +299,7 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
       return { QueueUrl: queueUrl(QueueName) };
     },
     GetQueueUrl: ({ QueueName }) => {
-      if (!queues.has(QueueName)) throw new SqsError('QueueDoesNotExist', 'The specified queue does not exist.');
+      if (!queues.has(QueueName)) throw new AwsJsonError('QueueDoesNotExist', 'The specified queue does not exist.');
       return { QueueUrl: queueUrl(QueueName) };
     },
     GetQueueAttributes: ({ QueueUrl }) => {
@@ -334,11 +325,11 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
     },
     SendMessageBatch: ({ QueueUrl, Entries }) => {
       const queue = queueOf(QueueUrl);
-      if (!Array.isArray(Entries) || Entries.length === 0) throw new SqsError('EmptyBatchRequest', 'There should be at least one SendMessageBatchRequestEntry in the request.');
-      if (Entries.length > 10) throw new SqsError('TooManyEntriesInBatchRequest', 'Maximum number of entries per request are 10.');
-      if (new Set(Entries.map((entry: { Id?: unknown }) => entry.Id)).size !== Entries.length) throw new SqsError('BatchEntryIdsNotDistinct', 'Two or more batch entries in the request have the same Id.');
+      if (!Array.isArray(Entries) || Entries.length === 0) throw new AwsJsonError('EmptyBatchRequest', 'There should be at least one SendMessageBatchRequestEntry in the request.');
+      if (Entries.length > 10) throw new AwsJsonError('TooManyEntriesInBatchRequest', 'Maximum number of entries per request are 10.');
+      if (new Set(Entries.map((entry: { Id?: unknown }) => entry.Id)).size !== Entries.length) throw new AwsJsonError('BatchEntryIdsNotDistinct', 'Two or more batch entries in the request have the same Id.');
       const total = Entries.reduce((sum: number, entry: { MessageBody?: unknown }) => sum + Buffer.byteLength(String(entry.MessageBody ?? '')), 0);
-      if (total > MAX_MESSAGE_BYTES) throw new SqsError('BatchRequestTooLong', 'Batch requests cannot be longer than 1048576 bytes.');
+      if (total > MAX_MESSAGE_BYTES) throw new AwsJsonError('BatchRequestTooLong', 'Batch requests cannot be longer than 1048576 bytes.');
       const Successful: unknown[] = [];
       const Failed: unknown[] = [];
       for (const entry of Entries as { Id: string; MessageBody: unknown; MessageGroupId?: unknown }[]) {
@@ -346,7 +337,7 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
           const message = send(queue, entry.MessageBody, entry.MessageGroupId);
           Successful.push({ Id: entry.Id, MessageId: message.id, MD5OfMessageBody: message.md5 });
         } catch (error) {
-          if (!(error instanceof SqsError)) throw error;
+          if (!(error instanceof AwsJsonError)) throw error;
           Failed.push({ Id: entry.Id, SenderFault: true, Code: error.type, Message: error.message });
         }
       }
@@ -355,9 +346,9 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
     ReceiveMessage: async ({ QueueUrl, MaxNumberOfMessages = 1, VisibilityTimeout, WaitTimeSeconds = 0, MessageSystemAttributeNames = [], AttributeNames = [] }) => {
       const queue = queueOf(QueueUrl);
       const max = Number(MaxNumberOfMessages);
-      if (!Number.isInteger(max) || max < 1 || max > 10) throw new SqsError('InvalidParameterValue', 'MaxNumberOfMessages must be 1 to 10.');
+      if (!Number.isInteger(max) || max < 1 || max > 10) throw new AwsJsonError('InvalidParameterValue', 'MaxNumberOfMessages must be 1 to 10.');
       const wait = Number(WaitTimeSeconds);
-      if (!Number.isInteger(wait) || wait < 0 || wait > MAX_WAIT_SECONDS) throw new SqsError('InvalidParameterValue', 'WaitTimeSeconds must be 0 to 20.');
+      if (!Number.isInteger(wait) || wait < 0 || wait > MAX_WAIT_SECONDS) throw new AwsJsonError('InvalidParameterValue', 'WaitTimeSeconds must be 0 to 20.');
       const visibility = visibilityOf(VisibilityTimeout, Number(queue.attributes.VisibilityTimeout ?? DEFAULT_VISIBILITY_TIMEOUT_S));
       const wanted = [...MessageSystemAttributeNames, ...AttributeNames] as string[];
       let messages = receive(queue, max, visibility);
@@ -383,8 +374,8 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
     },
     DeleteMessageBatch: ({ QueueUrl, Entries }) => {
       const queue = queueOf(QueueUrl);
-      if (!Array.isArray(Entries) || Entries.length === 0) throw new SqsError('EmptyBatchRequest', 'There should be at least one DeleteMessageBatchRequestEntry in the request.');
-      if (Entries.length > 10) throw new SqsError('TooManyEntriesInBatchRequest', 'Maximum number of entries per request are 10.');
+      if (!Array.isArray(Entries) || Entries.length === 0) throw new AwsJsonError('EmptyBatchRequest', 'There should be at least one DeleteMessageBatchRequestEntry in the request.');
+      if (Entries.length > 10) throw new AwsJsonError('TooManyEntriesInBatchRequest', 'Maximum number of entries per request are 10.');
       const Successful: unknown[] = [];
       const Failed: unknown[] = [];
       for (const entry of Entries as { Id: string; ReceiptHandle: unknown }[]) {
@@ -392,7 +383,7 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
           deleteByReceipt(queue, entry.ReceiptHandle);
           Successful.push({ Id: entry.Id });
         } catch (error) {
-          if (!(error instanceof SqsError)) throw error;
+          if (!(error instanceof AwsJsonError)) throw error;
           Failed.push({ Id: entry.Id, SenderFault: true, Code: error.type, Message: error.message });
         }
       }
@@ -401,7 +392,7 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
     ChangeMessageVisibility: ({ QueueUrl, ReceiptHandle, VisibilityTimeout }) => {
       const queue = queueOf(QueueUrl);
       const message = typeof ReceiptHandle === 'string' ? queue.byReceipt.get(ReceiptHandle) : undefined;
-      if (!message) throw new SqsError('MessageNotInflight', 'The message referred to is not in flight.');
+      if (!message) throw new AwsJsonError('MessageNotInflight', 'The message referred to is not in flight.');
       const seconds = visibilityOf(VisibilityTimeout, 0);
       if (seconds === 0) {
         endFlight(queue, message);
@@ -466,16 +457,16 @@ export async function startSqsStandIn({ directory, port }: { directory: string; 
     const target = String(request.headers['x-amz-target'] ?? '');
     const operation = target.startsWith('AmazonSQS.') ? operations[target.slice('AmazonSQS.'.length)] : undefined;
     try {
-      if (request.method !== 'POST' || !operation) throw new SqsError('UnsupportedOperation', `${target || 'This request'} is not supported by the local SQS stand-in (it speaks AWS JSON 1.0).`);
+      if (request.method !== 'POST' || !operation) throw new AwsJsonError('UnsupportedOperation', `${target || 'This request'} is not supported by the local SQS stand-in (it speaks AWS JSON 1.0).`);
       let input: Record<string, unknown>;
       try {
         input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
       } catch {
-        throw new SqsError('InvalidParameterValue', 'The request body is not JSON.');
+        throw new AwsJsonError('InvalidParameterValue', 'The request body is not JSON.');
       }
       answer(response, 200, await operation(input));
     } catch (error) {
-      if (!(error instanceof SqsError)) {
+      if (!(error instanceof AwsJsonError)) {
         answer(response, 500, { __type: 'com.amazonaws.sqs#InternalError', message: 'internal error' });
         return;
       }
