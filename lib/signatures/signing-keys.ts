@@ -14,8 +14,9 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { CreateKeyCommand, GetPublicKeyCommand, ScheduleKeyDeletionCommand, SignCommand, type KMSClient } from '@aws-sdk/client-kms';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomBase62 } from '#lib/random.ts';
+import { listNewestFirst, type OwnerListCursor } from '#lib/storage/owner-listing.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { SIGNING_KEY_ID_PATTERN } from './ids.ts';
 import { certificateRequest, checkChain, fromPem, selfSignedCertificate, toPem, type KeySpec, type SignDigest, type Subject } from './certificates.ts';
@@ -157,34 +158,14 @@ function asSigningKey(item: Record<string, unknown>): SigningKey {
   return key as unknown as SigningKey;
 }
 
-export interface SigningKeyListCursor {
-  readonly createdAt: string;
-  readonly id: string;
-}
-
 /** The caller's signing keys, newest first, a page at a time. */
 export async function listSigningKeys(
   store: Pick<SigningKeyStore, 'dynamo' | 'tableName'>,
   keyId: string,
-  page: { limit: number; after?: SigningKeyListCursor },
-): Promise<{ keys: SigningKey[]; next?: SigningKeyListCursor }> {
-  const result = await store.dynamo.send(
-    new QueryCommand({
-      TableName: store.tableName,
-      IndexName: ENTITY_INDEX.name,
-      KeyConditionExpression: '#p = :owner',
-      ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey },
-      ExpressionAttributeValues: { ':owner': ownerPartition(keyId) },
-      ScanIndexForward: false,
-      Limit: page.limit,
-      ...(page.after && {
-        ExclusiveStartKey: { ...recordKey(page.after.id), [ENTITY_INDEX.partitionKey]: ownerPartition(keyId), [ENTITY_INDEX.sortKey]: `${page.after.createdAt}#${page.after.id}` },
-      }),
-    }),
-  );
-  const keys = (result.Items ?? []).map(asSigningKey);
-  const last = keys.at(-1);
-  return { keys, ...(result.LastEvaluatedKey && last && { next: { createdAt: last.createdAt, id: last.id } }) };
+  page: { limit: number; after?: OwnerListCursor },
+): Promise<{ keys: SigningKey[]; next?: OwnerListCursor }> {
+  const { items: keys, next } = await listNewestFirst(store, { partition: ownerPartition(keyId), itemKey: recordKey, read: asSigningKey }, page);
+  return { keys, ...(next && { next }) };
 }
 
 /**

@@ -10,8 +10,10 @@
  *   WEBHOOK#<webhook id>    / WEBHOOK  a webhook delivery (lib/webhooks/deliveries.ts)
  *   TEMPLATE#<template id>  / TEMPLATE a stored template's head; / V#<version> its versions (lib/storage/templates.ts)
  *   TEMPLATES#<key id>      / SLOTS    a key's live templates, for its tier's count limit
+ *   SIGNINGKEY#<id>         / SIGNINGKEY  a signing key (lib/signatures/signing-keys.ts); SIGNINGKEYS#<key id> / COUNT its count
  * Index `byEntity` (gsi1pk / gsi1sk) lists one kind of item: API keys by key id (APIKEY), a key's
- * PDFs by creation time (PDF#<key id>), a key's templates by creation time (TEMPLATE#<key id>), the month counters by month (QUOTA), unfinished jobs by
+ * PDFs by creation time (PDF#<key id>), a key's templates and signing keys by creation time (TEMPLATE#<key id>, SIGNINGKEY#<key id>;
+ * lib/storage/owner-listing.ts), the month counters by month (QUOTA), unfinished jobs by
  * creation time (JOB_PENDING), webhook deliveries by when they are due (WEBHOOK_DUE).
  * Items that should disappear by themselves carry `ttl` (epoch seconds).
  */

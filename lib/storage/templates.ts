@@ -29,6 +29,7 @@ import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectC
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { randomBase62 } from '#lib/random.ts';
+import { listNewestFirst, type OwnerListCursor } from './owner-listing.ts';
 import { ENTITY_INDEX } from './table.ts';
 
 export interface TemplateStore {
@@ -384,39 +385,14 @@ export async function deleteTemplate(store: TemplateStore, head: TemplateHead, {
   } while (continuationToken);
 }
 
-/** Where a listing continues: the last template of the previous page. */
-export interface TemplateListCursor {
-  readonly createdAt: string;
-  readonly id: string;
-}
-
 /** The owner's templates, newest first, `limit` at most per page. */
 export async function listTemplates(
   store: TemplateStore,
   keyId: string,
-  page: { limit: number; after?: TemplateListCursor },
-): Promise<{ heads: TemplateHead[]; next?: TemplateListCursor }> {
-  const result = await store.dynamo.send(
-    new QueryCommand({
-      TableName: store.tableName,
-      IndexName: ENTITY_INDEX.name,
-      KeyConditionExpression: '#p = :owner',
-      ExpressionAttributeNames: { '#p': ENTITY_INDEX.partitionKey },
-      ExpressionAttributeValues: { ':owner': ownerPartition(keyId) },
-      ScanIndexForward: false,
-      Limit: page.limit,
-      ...(page.after && {
-        ExclusiveStartKey: {
-          ...headKey(page.after.id),
-          [ENTITY_INDEX.partitionKey]: ownerPartition(keyId),
-          [ENTITY_INDEX.sortKey]: `${page.after.createdAt}#${page.after.id}`,
-        },
-      }),
-    }),
-  );
-  const heads = (result.Items ?? []).map(asHead);
-  const last = heads.at(-1);
-  return { heads, ...(result.LastEvaluatedKey && last && { next: { createdAt: last.createdAt, id: last.id } }) };
+  page: { limit: number; after?: OwnerListCursor },
+): Promise<{ heads: TemplateHead[]; next?: OwnerListCursor }> {
+  const { items: heads, next } = await listNewestFirst(store, { partition: ownerPartition(keyId), itemKey: headKey, read: asHead }, page);
+  return { heads, ...(next && { next }) };
 }
 
 /**
