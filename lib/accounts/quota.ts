@@ -281,22 +281,17 @@ export async function reserveOrRefuse(store: CounterStore, input: ReserveInput, 
   return outcome.reservation;
 }
 
-export async function withReservedQuota<T>(
+/** withHeldAndReservedQuota for work that holds nothing but its reservation. */
+export function withReservedQuota<T>(
   store: CounterStore,
   input: ReserveInput,
   produce: (reservation: QuotaReservation) => Promise<{ result: T; failed: number }>,
   repairDeadRequests: RepairDeadRequests = async () => 0,
 ): Promise<T> {
-  const reservation = await reserveOrRefuse(store, input, repairDeadRequests);
-  let failed = input.count;
-  try {
-    const produced = await produce(reservation);
-    failed = produced.failed;
-    return produced.result;
-  } finally {
-    await settleReservation(store, reservation, failed);
-  }
+  return withHeldAndReservedQuota(store, input, async () => NOTHING_HELD, (reservation) => produce(reservation), repairDeadRequests);
 }
+
+const NOTHING_HELD: Held = { release: async () => {} };
 
 /** Something a request holds while it runs and gives back after (a key's render share). */
 export interface Held {
@@ -304,7 +299,7 @@ export interface Held {
 }
 
 /**
- * withReservedQuota with something else held for the work (a key's render share,
+ * Reserves the quota for some work, with something else held for the work (a key's render share,
  * lib/accounts/render-leases.ts), taken at the same time as the reservation and given back as it
  * settles: they are different items, so the request waits one round trip for both instead of two,
  * before and after its work. `hold`'s refusal (503 `service_busy`) wins over the quota's (402), as
