@@ -208,7 +208,7 @@ export class CustomerCodePool {
    */
   async readMarkdown(keyId: string, markdown: string, css?: string): Promise<{ html: string; inspection: HtmlInspection }> {
     if (markdown.length < INLINE_HTML_INSPECTION_CHARS / 2) {
-      const html = markdownToHtml(markdown, css);
+      const html = await markdownToHtml(markdown, css);
       return { html, inspection: inspectHtml(html) };
     }
     const outcome = await this.#run(keyId, { kind: 'read-markdown', markdown, ...(css !== undefined && { css }) });

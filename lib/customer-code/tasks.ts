@@ -78,7 +78,7 @@ export async function runTask(task: CustomerCodeTask, enter: (step: TaskStep) =>
   }
   if (task.kind === 'read-markdown') {
     enter('inspect');
-    const html = markdownToHtml(task.markdown, task.css);
+    const html = await markdownToHtml(task.markdown, task.css);
     return { inspection: inspectHtml(html), html };
   }
   if (task.kind === 'check-template') {

@@ -16,20 +16,35 @@
  *   coloured by the default stylesheet.
  * - Style: a clean default stylesheet (DEFAULT_MARKDOWN_CSS); the caller's `css` replaces it whole.
  */
-import MarkdownIt from 'markdown-it';
-import { tasklist } from '@mdit/plugin-tasklist';
-import hljs from 'highlight.js/lib/common';
+import type MarkdownIt from 'markdown-it';
 
-const parser: MarkdownIt = new MarkdownIt({
-  html: false,
-  linkify: true,
-  typographer: false,
-  highlight: (code, language) => {
-    if (!language || !hljs.getLanguage(language)) return '';
-    // ignoreIllegals: a snippet that does not parse as its language is still coloured as far as it does.
-    return hljs.highlight(code, { language, ignoreIllegals: true }).value;
-  },
-}).use(tasklist, { disabled: true, label: true });
+let parser: Promise<MarkdownIt> | undefined;
+
+/**
+ * The parser, loaded on first use: markdown-it and highlight.js's languages (about 60 ms of imports)
+ * stay out of the start of every process that makes documents (each Lambda cold start of the
+ * Chromium functions, the local stack), most of which never see Markdown.
+ */
+function markdownParser(): Promise<MarkdownIt> {
+  parser ??= (async () => {
+    const [{ default: MarkdownIt }, { tasklist }, { default: hljs }] = await Promise.all([
+      import('markdown-it'),
+      import('@mdit/plugin-tasklist'),
+      import('highlight.js/lib/common'),
+    ]);
+    return new MarkdownIt({
+      html: false,
+      linkify: true,
+      typographer: false,
+      highlight: (code, language) => {
+        if (!language || !hljs.getLanguage(language)) return '';
+        // ignoreIllegals: a snippet that does not parse as its language is still coloured as far as it does.
+        return hljs.highlight(code, { language, ignoreIllegals: true }).value;
+      },
+    }).use(tasklist, { disabled: true, label: true });
+  })();
+  return parser;
+}
 
 /** The stylesheet a Markdown document gets unless the caller gives `css`: readable type, tables, code, task lists. */
 export const DEFAULT_MARKDOWN_CSS = `
@@ -81,8 +96,8 @@ export function markdownCssProblem(css: string): string | undefined {
  * and task lists, styled by `css` when given (checked with markdownCssProblem), else by the default.
  * The language of the document is left to the reader's defaults: Markdown does not say one.
  */
-export function markdownToHtml(markdown: string, css?: string): string {
-  const body = parser.render(markdown);
+export async function markdownToHtml(markdown: string, css?: string): Promise<string> {
+  const body = (await markdownParser()).render(markdown);
   const style = css ?? DEFAULT_MARKDOWN_CSS;
   return `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><style>${style}</style></head><body><article class="markdown-body">\n${body}</article></body></html>\n`;
 }

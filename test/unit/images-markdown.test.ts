@@ -72,9 +72,9 @@ describe('markdown', () => {
     '```',
   ].join('\n');
 
-  it('makes GFM tables, task lists, strikethrough and highlighted code', () => {
+  it('makes GFM tables, task lists, strikethrough and highlighted code', async () => {
     // Act
-    const html = markdownToHtml(readme);
+    const html = await markdownToHtml(readme);
 
     // Assess
     expect(html).toContain('<h1>Title</h1>');
@@ -85,9 +85,9 @@ describe('markdown', () => {
     expect(html).toContain('<span class="hljs-keyword">const</span>');
   });
 
-  it('writes raw HTML out as text and drops javascript: links, leaving a document with no script', () => {
+  it('writes raw HTML out as text and drops javascript: links, leaving a document with no script', async () => {
     // Act
-    const html = markdownToHtml('<script>alert(1)</script>\n\n<img src=x onerror="alert(1)">\n\n[x](javascript:alert(1)) <a href="javascript:alert(1)">y</a>');
+    const html = await markdownToHtml('<script>alert(1)</script>\n\n<img src=x onerror="alert(1)">\n\n[x](javascript:alert(1)) <a href="javascript:alert(1)">y</a>');
 
     // Assess
     expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
@@ -96,9 +96,9 @@ describe('markdown', () => {
     expect(inspectHtml(html)).toMatchObject({ scripted: false });
   });
 
-  it('uses the default stylesheet unless css replaces it whole', () => {
-    expect(markdownToHtml('x')).toContain('.markdown-body');
-    const styled = markdownToHtml('x', 'p { color: red }');
+  it('uses the default stylesheet unless css replaces it whole', async () => {
+    expect(await markdownToHtml('x')).toContain('.markdown-body');
+    const styled = await markdownToHtml('x', 'p { color: red }');
     expect(styled).toContain('<style>p { color: red }</style>');
     expect(styled).not.toContain('.markdown-body {');
   });
