@@ -192,12 +192,7 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
     const submitted = await invoke('generate', withBody(event, { ...JSON.parse(event.body!), async: true }));
     expect(submitted.statusCode, submitted.body).toBe(202);
     const jobId = bodyOf(submitted).job_id as string;
-    const jobEvent = withKey(readEvent('jobs'), apiKey);
-    let job: { status: string; result?: { pages: number } } = { status: 'queued' };
-    for (const started = Date.now(); Date.now() - started < 90_000 && !['succeeded', 'failed'].includes(job.status); ) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      job = bodyOf(await invoke('jobs', { ...jobEvent, path: `/prod/v1/jobs/${jobId}`, pathParameters: { job_id: jobId } }));
-    }
+    const job = await jobEnded(jobId);
     expect(job, emulator.output(functionId('job')).slice(-4000)).toMatchObject({ status: 'succeeded', result: { pages: 1 } });
     // The job is marked done before its invocation answers: its record comes a moment later.
     const answered = () => emulator.invocations.some((i) => i.functionName === functionId('job') && i.outcome.ok);
@@ -234,39 +229,61 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
     expect(bodyOf(generated)).toMatchObject({ template_id: template.template_id, template_version: 1, pages: 1 });
   }, 120_000);
 
-  test('signatures: the signingKeys function makes a key in KMS (the stand-in) with a self-signed certificate; generate signs with it, a valid PAdES signature', async () => {
-    const created = await invoke('signingKeys', withKey(readEvent('signingKeys'), apiKey));
-    expect(created.statusCode, created.body).toBe(201);
-    const key = bodyOf(created) as { signing_key_id: string; status: string; certificate_pem: string };
-    expect(key.status).toBe('active');
-    const generated = await invoke('generate', withBody(withKey(readEvent('generate'), apiKey), { html: '<h1>Signed in Lambda</h1>', signature: { signing_key_id: key.signing_key_id, reason: 'Lambda' } }));
+  test('signatures: the signingKeys function makes a key in KMS (the stand-in) with a self-signed certificate; generate, a batch of 10 (each item in a render environment), a template and an async job sign with it, each a valid PAdES signature', async () => {
+    const key = await signingKey();
+    const signature = { signing_key_id: key.signing_key_id, reason: 'Lambda' };
+
+    const generated = await invoke('generate', withBody(withKey(readEvent('generate'), apiKey), { html: '<h1>Signed in Lambda</h1>', signature }));
     expect(generated.statusCode, generated.body).toBe(200);
     const record = bodyOf(generated) as { id: string; url: string; signed?: boolean };
     expect(record.signed).toBe(true);
-    const bytes = new Uint8Array(await (await fetch(await downloadUrl(record.id, record.url))).arrayBuffer());
-    const signature = readSignature(bytes);
-    expect(signature.byteRange[2] + signature.byteRange[3]).toBe(bytes.length);
-    expect(signature.dictionary).toContain('/SubFilter /ETSI.CAdES.detached');
-    expect((await verifyCms(signature.cms, signature.signed, key.certificate_pem, { selfSigned: true })).verified).toBe(true);
-  }, 120_000);
+    await expectSigned(record.id, record.url, key);
+
+    const rendersBefore = emulator.invocations.filter((i) => i.functionName === functionId('render')).length;
+    const items = Array.from({ length: 10 }, (_, i) => ({ html: `<h1>Signed item ${i + 1}</h1>`, options: { signature }, metadata: { n: i + 1 } }));
+    const batch = await invoke('batch', withBody(withKey(readEvent('batch'), apiKey), { pdfs: items }));
+    expect(batch.statusCode, batch.body).toBe(200);
+    const batchBody = bodyOf(batch) as { successful: number; results: { success: boolean; pdf_id: string; download_url: string; metadata: unknown }[] };
+    expect(batchBody.successful, batch.body.slice(0, 2000)).toBe(10);
+    expect(batchBody.results.map((result) => result.metadata)).toEqual(items.map((item) => item.metadata));
+    expect(emulator.invocations.filter((i) => i.functionName === functionId('render')).length - rendersBefore).toBe(10);
+    for (const result of batchBody.results) await expectSigned(result.pdf_id, result.download_url, key);
+
+    const template = bodyOf(await invoke('templates', withKey(readEvent('templates'), apiKey))) as { template_id: string };
+    const filled = await invoke('generate', withBody(withKey(readEvent('generate'), apiKey), { template_id: template.template_id, data: { number: 'S-1', total: 7 }, signature }));
+    expect(filled.statusCode, filled.body).toBe(200);
+    const filledRecord = bodyOf(filled) as { id: string; url: string; signed?: boolean };
+    expect(filledRecord.signed).toBe(true);
+    await expectSigned(filledRecord.id, filledRecord.url, key);
+
+    const submitted = await invoke('generate', withBody(withKey(readEvent('generate'), apiKey), { html: '<h1>Signed later</h1>', signature, async: true }));
+    expect(submitted.statusCode, submitted.body).toBe(202);
+    const job = await jobEnded(bodyOf(submitted).job_id as string);
+    expect(job, emulator.output(functionId('job')).slice(-4000)).toMatchObject({ status: 'succeeded', result: { signed: true } });
+    const result = (job as { result: { id: string; url: string } }).result;
+    await expectSigned(result.id, result.url, key);
+  }, 240_000);
 
   test('a bulk job: uploads presigns the PUT, bulk queues its chunks on the bulk queue, whose event source mapping runs the bulk worker; jobs shows it done', async () => {
     const upload = await invoke('uploads', withKey(readEvent('uploads'), apiKey));
     expect(upload.statusCode, upload.body).toBe(201);
     const { upload_id, url } = bodyOf(upload) as { upload_id: string; url: string };
-    const lines = [1, 2, 3].map((n) => JSON.stringify({ html: `<h1>Bulk invoice ${n}</h1>`, metadata: { n } }));
+    const { signing_key_id } = await signingKey();
+    const lines = [1, 2, 3].map((n) => JSON.stringify({ html: `<h1>Bulk invoice ${n}</h1>`, options: { signature: { signing_key_id } }, metadata: { n } }));
     const put = await fetch(url, { method: 'PUT', body: lines.join('\n') });
     expect(put.status, await put.text()).toBe(200);
     const submitted = await invoke('bulk', withBody(withKey(readEvent('bulk'), apiKey), { upload_id }));
     expect(submitted.statusCode, submitted.body).toBe(202);
-    const jobId = bodyOf(submitted).job_id as string;
-    const jobEvent = withKey(readEvent('jobs'), apiKey);
-    let job: { status: string; succeeded?: number; completed_at?: string } = { status: 'queued' };
-    for (const started = Date.now(); Date.now() - started < 90_000 && !job.completed_at; ) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      job = bodyOf(await invoke('jobs', { ...jobEvent, path: `/prod/v1/jobs/${jobId}`, pathParameters: { job_id: jobId } }));
-    }
+    const job = await jobEnded(bodyOf(submitted).job_id as string);
     expect(job, emulator.output(functionId('bulkWorker')).slice(-4000)).toMatchObject({ status: 'succeeded', total: 3, succeeded: 3, failed: 0 });
+    // Each line signed in the bulk worker's environment, with the key's KMS key.
+    const jobId = bodyOf(submitted).job_id as string;
+    expect((job as { result: { manifest_url: string } }).result.manifest_url).toMatch(new RegExp(`/v1/jobs/${jobId}/manifest$`));
+    const manifestLink = await invoke('jobs', { ...withKey(readEvent('jobs'), apiKey), resource: '/v1/jobs/{job_id}/manifest', path: `/prod/v1/jobs/${jobId}/manifest`, pathParameters: { job_id: jobId } });
+    expect(manifestLink.statusCode, manifestLink.body).toBe(302);
+    const manifest = (await (await fetch(String(manifestLink.headers?.Location))).text()).trim().split('\n').map((line) => JSON.parse(line) as { pdf_id: string; download_url: string });
+    expect(manifest).toHaveLength(3);
+    for (const line of manifest) await expectSigned(line.pdf_id, line.download_url, await signingKey());
     expect(emulator.invocations.some((i) => i.functionName === functionId('bulkWorker') && i.outcome.ok)).toBe(true);
   }, 120_000);
 
@@ -288,6 +305,39 @@ describe('every function from cdk.out, run as Lambda runs it', () => {
       console.info(`${invocation.functionName}: init ${Math.round(invocation.initMs ?? 0)} ms, first invocation ${Math.round(invocation.durationMs)} ms${FUNCTION_PROFILES[invocation.functionName.replace(/Function$/, '').replace(/^./, (c) => c.toLowerCase()) as keyof typeof FUNCTION_PROFILES]?.chromium ? ' (Chromium)' : ''}`);
     }
   });
+
+  /** A job's state once it has ended (polled through the jobs function). */
+  async function jobEnded(jobId: string): Promise<Record<string, unknown>> {
+    const jobEvent = withKey(readEvent('jobs'), apiKey);
+    let job: Record<string, unknown> = { status: 'queued' };
+    for (const started = Date.now(); Date.now() - started < 90_000 && !['succeeded', 'failed', 'cancelled'].includes(job.status as string); ) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      job = bodyOf(await invoke('jobs', { ...jobEvent, path: `/prod/v1/jobs/${jobId}`, pathParameters: { job_id: jobId } }));
+    }
+    return job;
+  }
+
+  /** The key's signing key, made once by the signingKeys function (its sample event: self-signed). */
+  let madeSigningKey: Promise<{ signing_key_id: string; certificate_pem: string }> | undefined;
+  function signingKey(): Promise<{ signing_key_id: string; certificate_pem: string }> {
+    madeSigningKey ??= (async () => {
+      const created = await invoke('signingKeys', withKey(readEvent('signingKeys'), apiKey));
+      expect(created.statusCode, created.body).toBe(201);
+      const key = bodyOf(created) as { signing_key_id: string; status: string; certificate_pem: string };
+      expect(key.status).toBe('active');
+      return key;
+    })();
+    return madeSigningKey;
+  }
+
+  /** The PDF behind a link carries one PAdES signature over the whole file, verified against the key's certificate. */
+  async function expectSigned(pdfId: string, link: string, key: { certificate_pem: string }): Promise<void> {
+    const bytes = new Uint8Array(await (await fetch(await downloadUrl(pdfId, link))).arrayBuffer());
+    const signature = readSignature(bytes);
+    expect(signature.byteRange[2] + signature.byteRange[3], pdfId).toBe(bytes.length);
+    expect(signature.dictionary, pdfId).toContain('/SubFilter /ETSI.CAdES.detached');
+    expect((await verifyCms(signature.cms, signature.signed, key.certificate_pem, { selfSigned: true })).verified, pdfId).toBe(true);
+  }
 
   /** A batch item's download link, followed to the bucket by the files function. */
   async function downloadUrl(pdfId: string, link: string): Promise<string> {
