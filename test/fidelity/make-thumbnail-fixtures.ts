@@ -34,7 +34,7 @@ async function print(html: string, options: Record<string, unknown>): Promise<Ui
 }
 
 async function thumbnail(pdf: Uint8Array, name: string): Promise<{ width: number; height: number }> {
-  const picture = await pictureFirstPage(pdf, { width: WIDTH, format: 'png' }, limits);
+  const picture = await pictureFirstPage(pdf, { width: WIDTH, format: 'png' }, limits, limits.timeoutMs);
   writeFileSync(join(OUT, `${name}.png`), picture.bytes);
   return picture;
 }

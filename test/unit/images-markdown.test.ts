@@ -12,6 +12,8 @@ import { fileLinkId, parseFileLinkId } from '#lib/storage/links.ts';
 import { documentIdFor, outputOf } from '#lib/documents/source.ts';
 import { archiveEntryName } from '#lib/bulk/archive.ts';
 import { downloadName, extensionOf, type PdfRecord } from '#lib/storage/pdfs.ts';
+import { DocumentError } from '#lib/render/errors.ts';
+import { pictureFirstPage } from '#lib/render/thumbnail.ts';
 
 const resolve = (image: unknown) => {
   const parsed = imageSchema.safeParse(image);
@@ -129,5 +131,13 @@ describe('file names of pictures', () => {
     expect(downloadName({ id: 'pdf_abc' } as PdfRecord)).toBe('pdf_abc.pdf');
     expect(archiveEntryName(7, undefined, extensionOf('image/webp'))).toBe('000007.webp');
     expect(archiveEntryName(7)).toBe('000007.pdf');
+  });
+});
+
+describe('a thumbnail’s time', () => {
+  it('is what the PDF left of the render time limit: with nothing left it fails RENDER_TIMEOUT, naming the limit both shared', async () => {
+    const drawing = pictureFirstPage(new Uint8Array(), { width: 300, format: 'png' }, { timeoutMs: 5_000, workspaces: { prepared: 0 } }, 0);
+    await expect(drawing).rejects.toBeInstanceOf(DocumentError);
+    await expect(drawing).rejects.toMatchObject({ code: 'RENDER_TIMEOUT', message: expect.stringMatching(/the PDF and drawing its thumbnail took longer than the limit of 5000 ms/) });
   });
 });
