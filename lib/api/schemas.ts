@@ -173,7 +173,7 @@ export const bulkResultSchema = z
   .object({
     manifest_url: z.url().meta({
       description:
-        'The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }`: its PDF (`success: true`, `pdf_id`, `download_url`, `pages`, `size_bytes`, `metadata`) or its error (`success: false`, `error: { code, message }`, a batch item error code, or `CANCELLED` for a line a cancelled job never started). Read with the API key: `GET` answers a redirect to the file.',
+        'The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }`: its PDF or picture (`success: true`, `pdf_id`, `download_url`, `pages`, `size_bytes`, `metadata`, and `content_type`: `application/pdf`, or `image/png`, `image/jpeg` or `image/webp` for a picture, `"output": "image"`) or its error (`success: false`, `error: { code, message }`, a batch item error code, or `CANCELLED` for a line a cancelled job never started). Read with the API key: `GET` answers a redirect to the file.',
     }),
     archive_url: z.url().optional().meta({
       description: 'With `archive: true`: one ZIP of every stored PDF, each named by its `filename` or its line number (`000042.pdf`). Read with the API key: `GET` answers a redirect to the file.',

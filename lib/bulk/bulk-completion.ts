@@ -15,7 +15,7 @@ import type { BatchItemResult } from '#lib/documents/batch.ts';
 import { deleteJobRequest, getJob, jobPdfId, jobWebhookId, pendingJobIds, type Job } from '#lib/jobs/job-records.ts';
 import { webhookDeps } from '#lib/jobs/job-webhooks.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
-import { getPdfRecordEvenDeleted } from '#lib/storage/pdfs.ts';
+import { contentTypeOf, getPdfRecordEvenDeleted } from '#lib/storage/pdfs.ts';
 import { attemptDelivery, enqueueDelivery } from '#lib/webhooks/deliveries.ts';
 import { readChunkLines, type ChunkRange } from './bulk-lines.ts';
 import {
@@ -133,8 +133,11 @@ export async function giveUpChunk(chunk: ChunkMessage): Promise<void> {
   await afterChunk(job, chunk.chunk);
 }
 
-/** A line as the manifest shows it: its number and its batch item result (a stored PDF, or its error). */
-function manifestLine(result: LineResult, baseUrl: string): ManifestLine {
+/**
+ * A line as the manifest shows it: its number and its batch item result (a stored PDF or picture,
+ * with its `content_type`, or its error).
+ */
+export function manifestLine(result: LineResult, baseUrl: string): ManifestLine {
   if (!result.success) return { line: result.line, success: false, error: { code: result.code, message: result.message } };
   return {
     line: result.line,
@@ -144,7 +147,9 @@ function manifestLine(result: LineResult, baseUrl: string): ManifestLine {
     pages: result.record.pages,
     size_bytes: result.record.size,
     metadata: result.metadata ?? {},
-  } satisfies { line: number } & Extract<BatchItemResult, { success: true }>;
+    // What the line made (a PDF, or a picture of `"output": "image"`), so a reader names its file right.
+    content_type: contentTypeOf(result.record),
+  } satisfies { line: number; content_type: string } & Extract<BatchItemResult, { success: true }>;
 }
 
 /**

@@ -210,10 +210,11 @@ interface Made {
 /** Prints the document, and draws its first page when a thumbnail is asked for. */
 async function printDocument(request: DocumentRequest, limits: RenderLimits, now: Date, keyId: string): Promise<Made> {
   const rendered = await renderPdf(request.source, request.options, limits, { now, finish: finishInWorker(keyId) });
-  if (!request.thumbnail) return rendered;
-  const picture = await pictureFirstPage(rendered.bytes, request.thumbnail, limits);
+  if (!request.thumbnail) return { bytes: rendered.bytes, pages: rendered.pages };
+  // The PDF and its thumbnail share the document's render time limit: the drawing gets what is left.
+  const picture = await pictureFirstPage(rendered.bytes, request.thumbnail, limits, rendered.timeLeftMs);
   const stored = { contentType: IMAGE_CONTENT_TYPES[request.thumbnail.format], width: picture.width, height: picture.height, size: picture.bytes.byteLength };
-  return { ...rendered, thumbnail: { bytes: picture.bytes, stored } };
+  return { bytes: rendered.bytes, pages: rendered.pages, thumbnail: { bytes: picture.bytes, stored } };
 }
 
 /** Pictures the document (`POST /v1/image/generate`): one picture, counted as one page. */

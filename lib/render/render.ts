@@ -37,6 +37,16 @@ export interface RenderedPdf {
   readonly pages: number;
 }
 
+/**
+ * A PDF as renderPdf made it, with what is left of its render time limit: the limit is the
+ * document's, so whatever else the browser does for it (its thumbnail, lib/render/thumbnail.ts)
+ * gets only the rest.
+ */
+export interface RenderedDocument extends RenderedPdf {
+  /** The time limit less what the browser's part of the rendering took, never below 0. */
+  readonly timeLeftMs: number;
+}
+
 /** Puppeteer's PDF settings for validated options. */
 export function toPdfOptions(options: RenderOptions, now: Date, timeoutMs: number, marginBoxStyle: MarginBoxStyle = {}): PDFOptions {
   const { displayHeaderFooter, headerTemplate, footerTemplate, margin } = headerFooterOptions(options, now, marginBoxStyle);
@@ -91,19 +101,21 @@ export async function renderPdf(
   options: RenderOptions,
   limits: RenderLimits,
   { now = new Date(), finish = finishPdf }: { now?: Date; finish?: FinishPdf } = {},
-): Promise<RenderedPdf> {
-  const printed = await renderInWorkspace(source, options, limits, { media: 'print' }, (workspace, budget) => printPage(workspace, source, options, limits, budget, now));
+): Promise<RenderedDocument> {
+  const { made: printed, timeLeftMs } = await renderInWorkspace(source, options, limits, { media: 'print' }, (workspace, budget) =>
+    printPage(workspace, source, options, limits, budget, now),
+  );
   try {
     const printedPages = await countPages(printed.bytes);
     if (printedPages > limits.maxPages) throw tooManyPages(limits.maxPages);
     if (options.pageRanges && printedPages < Math.min(leastPagesSelected(options.pageRanges), limits.maxPages + 1)) {
       throw pastTheLastPage(options.pageRanges, printedPages);
     }
-    if (!needsFinishing(options.finishing)) return { bytes: printed.bytes, pages: printedPages };
+    if (!needsFinishing(options.finishing)) return { bytes: printed.bytes, pages: printedPages, timeLeftMs };
     // Pages and size are those of the file the customer gets.
     const finished = await finish({ bytes: printed.bytes, pages: printedPages }, options.finishing, printed.stamp);
     if (finished.bytes.byteLength > limits.maxPdfBytes) throw pdfTooLarge(limits.maxPdfBytes);
-    return finished;
+    return { bytes: finished.bytes, pages: finished.pages, timeLeftMs };
   } catch (error) {
     throw asDocumentError(error);
   }
@@ -123,14 +135,15 @@ export interface RenderedImage {
  * of printing, so the picture is what plain Chromium shows at that viewport.
  */
 export async function renderImage(source: DocumentSource, options: RenderOptions, image: ImageOptions, limits: RenderLimits): Promise<RenderedImage> {
-  return renderInWorkspace(source, options, limits, { viewport: image.viewport, media: 'screen' }, (workspace) => picturePage(workspace, image, limits));
+  const { made } = await renderInWorkspace(source, options, limits, { viewport: image.viewport, media: 'screen' }, (workspace) => picturePage(workspace, image, limits));
+  return made;
 }
 
 /**
  * Where every document is made, PDF or picture: a render slot (lib/render/capacity.ts), then a
  * fresh workspace, the document loaded and waited for as its options ask, followed when it navigates
  * away, and `output` made of it within the document's time limit. The workspace is closed after,
- * whatever happened.
+ * whatever happened. Answers what was made and the time left of the limit.
  */
 async function renderInWorkspace<T>(
   source: DocumentSource,
@@ -138,7 +151,7 @@ async function renderInWorkspace<T>(
   limits: RenderLimits,
   layout: { readonly viewport?: ImageOptions['viewport']; readonly media: EmulatedMedia },
   output: (workspace: Workspace, budget: Budget) => Promise<T>,
-): Promise<T> {
+): Promise<{ made: T; timeLeftMs: number }> {
   // The browser's part of the document holds a render slot (lib/render/capacity.ts); its time limit
   // starts once it has one, and its workspace: starting the browser (a cold start unpacks and
   // launches Chromium, seconds when many environments start at once) is the service's time, not
@@ -166,7 +179,8 @@ async function renderInWorkspace<T>(
       );
     });
     // A renderer that crashes (or a browser that goes) fails the document at once, not at its deadline.
-    return await Promise.race([work, deadline, workspace.lost]);
+    const made = await Promise.race([work, deadline, workspace.lost]);
+    return { made, timeLeftMs: budget.left() };
   } catch (error) {
     throw asDocumentError(error);
   } finally {

@@ -34,8 +34,22 @@ function pdfjs(): { library: string; worker: string } {
   return pdfjsSources;
 }
 
-/** Draws the first page of `pdf` at `thumbnail.width` pixels wide, as `thumbnail.format`. */
-export async function pictureFirstPage(pdf: Uint8Array, thumbnail: ThumbnailOptions, limits: Pick<RenderLimits, 'timeoutMs' | 'workspaces'>): Promise<RenderedImage> {
+/**
+ * Draws the first page of `pdf` at `thumbnail.width` pixels wide, as `thumbnail.format`, within
+ * `timeLeftMs`: what the PDF's rendering left of the document's render time limit (renderPdf's
+ * `timeLeftMs`), so that the PDF and its thumbnail together take no more of the browser than the
+ * limit. As for the PDF, the time starts once the drawing has its render slot and workspace.
+ */
+export async function pictureFirstPage(
+  pdf: Uint8Array,
+  thumbnail: ThumbnailOptions,
+  limits: Pick<RenderLimits, 'timeoutMs' | 'workspaces'>,
+  timeLeftMs: number,
+): Promise<RenderedImage> {
+  const outOfTime = () =>
+    new DocumentError('RENDER_TIMEOUT', `Rendering the PDF and drawing its thumbnail took longer than the limit of ${limits.timeoutMs} ms`);
+  // Nothing left: no slot or workspace is taken for a drawing that could not finish.
+  if (timeLeftMs <= 0) throw outOfTime();
   const sources = pdfjs();
   using _slot = await takeRenderSlot();
   // Nothing may leave: no host is allowed, not one byte may be downloaded.
@@ -43,7 +57,7 @@ export async function pictureFirstPage(pdf: Uint8Array, thumbnail: ThumbnailOpti
   let timer: NodeJS.Timeout | undefined;
   try {
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new DocumentError('RENDER_TIMEOUT', `Drawing the thumbnail took longer than the limit of ${limits.timeoutMs} ms`)), limits.timeoutMs);
+      timer = setTimeout(() => reject(outOfTime()), timeLeftMs);
     });
     const drawing = draw(workspace.page, pdf, thumbnail, sources);
     drawing.catch(() => undefined);

@@ -1,7 +1,8 @@
 /**
  * Fidelity in `npm test`: every case printed by the service (the project's own stack, see
  * global-setup.ts) and by plain Chromium, compared exactly as `npm run fidelity` compares them
- * (harness.ts); each case must be within tolerance. The report is written to .local/fidelity-test/
+ * (harness.ts); each case must be within tolerance; and two screenshots against plain Chromium's
+ * (images.ts). The report is written to .local/fidelity-test/
  * (FIDELITY_OUT to change) when the file is done; a failure names what differs and where to look.
  */
 import { mkdir, rm } from 'node:fs/promises';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadCases } from './cases.ts';
 import { PIXEL_TOLERANCE } from './compare.ts';
 import { comparePdfBytes, runCase, type CaseResult } from './harness.ts';
+import { IMAGE_CASE_NAMES, runImageCase } from './images.ts';
 import { launchReference, printReference } from './reference.ts';
 import { failureMessage, formatTable, summaryLine, writeReport } from './report.ts';
 import { SELF_CHECK_CASE as invoice } from './self-check.ts';
@@ -58,6 +60,22 @@ describe('the harness itself', () => {
     expect(compared.verdict).toBe('differs');
     expect(compared.worst!.share).toBeGreaterThan(PIXEL_TOLERANCE);
     expect(compared.shown.length).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * Screenshots in `npm test`: two of images.ts's eight cases (`npm run fidelity` pictures all eight),
+ * a chart drawn by scripts and right-to-left text in web fonts, each pixel-identical to plain
+ * Chromium's Page.captureScreenshot at the same viewport. About 4 s each, mostly the reference's
+ * wait, beside the corpus's cases.
+ */
+const SCREENSHOT_CASES: readonly (typeof IMAGE_CASE_NAMES)[number][] = ['chartjs-dashboard', 'rtl-arabic-invoice'];
+
+describe.concurrent('screenshots: POST /v1/image/generate pictures like plain Chromium', () => {
+  it.each(cases.filter((testCase) => (SCREENSHOT_CASES as readonly string[]).includes(testCase.name)))('$name', async (testCase) => {
+    const result = await runImageCase(testCase, { service, reference, outDir });
+    const why = result.verdict === 'error' ? result.error : `${result.differingPixels} pixels differ; both pictures in ${outDir} (image-${testCase.name}-*.png)`;
+    expect(result.verdict, why).toBe('ok');
   });
 });
 

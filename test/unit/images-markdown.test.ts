@@ -3,7 +3,7 @@
  * the `image` options' defaults and refusals, Markdown into HTML, and the thumbnail's link id.
  * The routes themselves are checked through the stack in test/integration/images-markdown.test.ts.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { imageSchema, MAX_IMAGE_SIDE_PX, resolveImageOptions } from '#lib/render/image-options.ts';
 import { inspectHtml } from '#lib/render/html.ts';
 import { describeIssue } from '#lib/render/options.ts';
@@ -12,6 +12,11 @@ import { fileLinkId, parseFileLinkId } from '#lib/storage/links.ts';
 import { documentIdFor, outputOf } from '#lib/documents/source.ts';
 import { archiveEntryName } from '#lib/bulk/archive.ts';
 import { downloadName, extensionOf, type PdfRecord } from '#lib/storage/pdfs.ts';
+import { manifestLine } from '#lib/bulk/bulk-completion.ts';
+import { manifestExtension, Names } from '../../packages/cli/src/bulk.ts';
+import type { ManifestLine as CliManifestLine } from '../../packages/client/src/index.ts';
+import { DocumentError } from '#lib/render/errors.ts';
+import { pictureFirstPage } from '#lib/render/thumbnail.ts';
 
 const resolve = (image: unknown) => {
   const parsed = imageSchema.safeParse(image);
@@ -129,5 +134,39 @@ describe('file names of pictures', () => {
     expect(downloadName({ id: 'pdf_abc' } as PdfRecord)).toBe('pdf_abc.pdf');
     expect(archiveEntryName(7, undefined, extensionOf('image/webp'))).toBe('000007.webp');
     expect(archiveEntryName(7)).toBe('000007.pdf');
+  });
+
+  it('a bulk manifest line says what its line made, and the CLI names the file by it (.pdf when a manifest does not say)', () => {
+    // The line's download link is signed with the deployment's secret.
+    vi.stubEnv('LINK_SIGNING_SECRET', 'unit-test-secret');
+    onTestFinished(() => {
+      vi.unstubAllEnvs();
+    });
+    const stored = (id: string, contentType?: string) =>
+      ({ id, pages: 1, size: 10, expiresAt: '2030-01-01T00:00:00.000Z', ...(contentType && { contentType }) }) as PdfRecord;
+    const picture = manifestLine({ line: 2, success: true, record: stored('img_abc', 'image/webp') }, 'https://api.example.com');
+    const pdf = manifestLine({ line: 3, success: true, record: stored('pdf_abc') }, 'https://api.example.com');
+    const failed = manifestLine({ line: 4, success: false, code: 'RENDER_TIMEOUT', message: 'slow', counted: false }, 'https://api.example.com');
+    expect(picture).toMatchObject({ line: 2, success: true, pdf_id: 'img_abc', content_type: 'image/webp' });
+    expect(pdf).toMatchObject({ line: 3, success: true, pdf_id: 'pdf_abc', content_type: 'application/pdf' });
+    expect(failed).not.toHaveProperty('content_type');
+
+    // The CLI reads the manifest back as JSON: what it names each line's file.
+    const read = (line: object) => JSON.parse(JSON.stringify(line)) as CliManifestLine;
+    const names = new Names(4);
+    expect(names.next(1, undefined, manifestExtension(read({ line: 1, success: true, pdf_id: 'pdf_old', download_url: 'u', pages: 1, size_bytes: 1, metadata: {} })))).toBe('000001.pdf');
+    expect(names.next(2, 'card', manifestExtension(read(picture)))).toBe('card.webp');
+    expect(names.next(3, undefined, manifestExtension(read(pdf)))).toBe('000003.pdf');
+    // A second line asking the same name is told apart by its number; a jpeg keeps .jpeg or .jpg as one.
+    expect(names.next(4, 'card.webp', 'webp')).toBe('card (line 4).webp');
+    expect(new Names(1).next(1, 'photo.jpeg', 'jpg')).toBe('photo.jpg');
+  });
+});
+
+describe('a thumbnail’s time', () => {
+  it('is what the PDF left of the render time limit: with nothing left it fails RENDER_TIMEOUT, naming the limit both shared', async () => {
+    const drawing = pictureFirstPage(new Uint8Array(), { width: 300, format: 'png' }, { timeoutMs: 5_000, workspaces: { prepared: 0 } }, 0);
+    await expect(drawing).rejects.toBeInstanceOf(DocumentError);
+    await expect(drawing).rejects.toMatchObject({ code: 'RENDER_TIMEOUT', message: expect.stringMatching(/the PDF and drawing its thumbnail took longer than the limit of 5000 ms/) });
   });
 });

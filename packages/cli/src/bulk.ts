@@ -10,8 +10,10 @@
  * not in the directory yet: a file is written under a temporary name and renamed once whole, so a
  * name present is a file complete. The same directory with other input is refused, never mixed.
  *
- * PDFs are named as in the job's archive: the line's `filename` option, or its line number
- * (`000123.pdf`); two lines with the same name are told apart by line number.
+ * Files are named as in the job's archive: the line's `filename` option, or its line number
+ * (`000123.pdf`), with the extension of what the line made (the manifest line's `content_type`: a
+ * picture's `.png`, `.jpg`, `.webp`; `.pdf` when a manifest does not say); two lines with the same
+ * name are told apart by line number.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, writeFileSync } from 'node:fs';
@@ -22,7 +24,7 @@ import { pipeline } from 'node:stream/promises';
 import type { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { fetchDownload, PdfApiError, type BulkJob, type BulkResult, type DocumentOptions, type Job, type ManifestLine, type PdfApiClient } from '../../client/src/index.ts';
-import { safePdfFilename, terminalJson, terminalText } from './untrusted.ts';
+import { extensionOf, safePdfFilename, terminalJson, terminalText } from './untrusted.ts';
 
 /** What the bulk command takes from main.ts (so the two files do not import each other). */
 export interface BulkKit {
@@ -88,13 +90,12 @@ async function writeState(dir: string, state: State): Promise<void> {
   await rename(`${path}.tmp`, path);
 }
 
-/** What an input line asks its PDF to be called: its own `filename` option, if it parses and has one. */
+/** What an input line asks its file to be called: its own `filename` option, if it parses and has one (Names adds the extension). */
 function filenameOf(text: string, shared: DocumentOptions): string | undefined {
   try {
     const item = JSON.parse(text) as { options?: { filename?: unknown } };
     const name = item?.options?.filename ?? (shared as { filename?: unknown }).filename;
-    if (typeof name !== 'string' || name === '') return undefined;
-    return /\.pdf$/i.test(name) ? name : `${name}.pdf`;
+    return typeof name === 'string' && name !== '' ? name : undefined;
   } catch {
     return undefined;
   }
@@ -115,22 +116,29 @@ async function* inputLines(file: string): AsyncGenerator<string> {
   if (pending !== '') yield pending.endsWith('\r') ? pending.slice(0, -1) : pending;
 }
 
+/** The extension a manifest line's file is saved with: its `content_type`'s, `.pdf` when it has none (a manifest from before pictures). */
+export function manifestExtension(entry: ManifestLine): string {
+  return extensionOf(entry.success ? entry.content_type : undefined);
+}
+
 /**
- * Each PDF's file name, line by line: safe on every filesystem (the names come from the input, but
+ * Each file's name, line by line: safe on every filesystem (the names come from the input, but
  * a file is still no place for a path), unique ignoring case and Unicode normalisation, the same on
  * every run for the same input (so a resumed run finds the files it wrote).
  */
-class Names {
+export class Names {
   readonly #taken = new Set<string>();
   readonly #digits: number;
   constructor(total: number) {
     this.#digits = Math.max(6, String(total).length);
   }
-  next(line: number, filename: string | undefined): string {
-    const numbered = `${String(line).padStart(this.#digits, '0')}.pdf`;
-    const wanted = filename === undefined ? numbered : safePdfFilename(filename, numbered.slice(0, -4));
-    const stem = wanted.slice(0, -4);
-    for (const candidate of [wanted, `${stem} (line ${line}).pdf`]) {
+  /** The name of `line`'s file: its `filename` (or its number), ending in `extension`. */
+  next(line: number, filename: string | undefined, extension = 'pdf'): string {
+    const numberedStem = String(line).padStart(this.#digits, '0');
+    const numbered = `${numberedStem}.${extension}`;
+    const wanted = filename === undefined ? numbered : safePdfFilename(filename, numberedStem, extension);
+    const stem = wanted.slice(0, -(extension.length + 1));
+    for (const candidate of [wanted, `${stem} (line ${line}).${extension}`]) {
       const key = candidate.normalize('NFC').toLowerCase();
       if (!this.#taken.has(key) && key !== MANIFEST_FILE && key !== ARCHIVE_FILE) {
         this.#taken.add(key);
@@ -252,7 +260,7 @@ export function bulkCommand(kit: BulkKit): Command {
       'Run a bulk job from a JSON Lines file (one batch item per line) and download its PDFs into a directory. Run it again after an interruption to continue the same job.',
     )
     .argument('<file>', 'the JSON Lines file: one batch item (html or url, options, metadata) per line')
-    .requiredOption('-o, --output <dir>', 'where the PDFs go (their filename option, or the line number: 000123.pdf), with manifest.jsonl')
+    .requiredOption('-o, --output <dir>', 'where the files go (their filename option, or the line number: 000123.pdf, a picture 000124.png), with manifest.jsonl')
     .option('--archive', 'have the service make one ZIP of all PDFs, and download that (archive.zip) instead of each PDF')
     .option('--skip-invalid', 'run the valid lines and report the invalid ones as failures (else nothing runs when a line is invalid)')
     .option('--webhook-url <url>', 'POST the job here when it ends, signed with your key’s webhook secret')
@@ -354,7 +362,7 @@ async function run(kit: BulkKit, file: string, flags: BulkFlags, command: Comman
     async function* downloads() {
       for await (const entry of manifest) {
         const text = (await input.next()).value as string | undefined;
-        const name = names.next(entry.line, text === undefined ? undefined : filenameOf(text, options));
+        const name = names.next(entry.line, text === undefined ? undefined : filenameOf(text, options), manifestExtension(entry));
         if (!entry.success) {
           failed += 1;
           if (failures.length < FAILURES_SHOWN) failures.push({ line: entry.line, code: entry.error.code, message: entry.error.message });

@@ -57,7 +57,8 @@ export function safePdfFilename(name: string, pdfId: string, extension = 'pdf'):
     .replace(SEPARATOR, '_')
     .replace(UNSAFE_CHARACTER, '_')
     .replace(WINDOWS_FORBIDDEN, '_')
-    .replace(new RegExp(`\\.${extension}$`, 'i'), '');
+    // A jpeg may end .jpeg or .jpg: either is taken for the extension, written .jpg.
+    .replace(extension === 'jpg' ? /\.jpe?g$/i : new RegExp(`\\.${extension}$`, 'i'), '');
   const trim = (text: string) => text.replace(/^[\s.\-]+/u, '').replace(/[\s.]+$/u, '');
   stem = trim(stem);
   const budget = MAX_NAME_BYTES - `.${extension}`.length;

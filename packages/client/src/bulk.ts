@@ -15,7 +15,16 @@ export type BulkBody = Schemas['BulkRequest'];
 
 /** One line of a bulk job's manifest: the input line's number and what became of it. */
 export type ManifestLine = { line: number } & (
-  | { success: true; pdf_id: string; download_url: string; pages: number; size_bytes: number; metadata: Record<string, unknown> }
+  | {
+      success: true;
+      pdf_id: string;
+      download_url: string;
+      pages: number;
+      size_bytes: number;
+      metadata: Record<string, unknown>;
+      /** What the line made: `application/pdf`, or a picture's `image/png`, `image/jpeg`, `image/webp` (absent from manifests written before pictures). */
+      content_type?: string;
+    }
   | { success: false; error: { code: string; message: string } }
 );
 

@@ -2112,7 +2112,7 @@ export type components = {
         BulkResult: {
             /**
              * Format: uri
-             * @description The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }`: its PDF (`success: true`, `pdf_id`, `download_url`, `pages`, `size_bytes`, `metadata`) or its error (`success: false`, `error: { code, message }`, a batch item error code, or `CANCELLED` for a line a cancelled job never started). Read with the API key: `GET` answers a redirect to the file.
+             * @description The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }`: its PDF or picture (`success: true`, `pdf_id`, `download_url`, `pages`, `size_bytes`, `metadata`, and `content_type`: `application/pdf`, or `image/png`, `image/jpeg` or `image/webp` for a picture, `"output": "image"`) or its error (`success: false`, `error: { code, message }`, a batch item error code, or `CANCELLED` for a line a cancelled job never started). Read with the API key: `GET` answers a redirect to the file.
              */
             manifest_url: string;
             /**
@@ -2864,7 +2864,7 @@ export type components = {
         BulkResultOutput: {
             /**
              * Format: uri
-             * @description The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }`: its PDF (`success: true`, `pdf_id`, `download_url`, `pages`, `size_bytes`, `metadata`) or its error (`success: false`, `error: { code, message }`, a batch item error code, or `CANCELLED` for a line a cancelled job never started). Read with the API key: `GET` answers a redirect to the file.
+             * @description The manifest, JSON Lines: one line per input line, in order, `{ line, ...batch item result }`: its PDF or picture (`success: true`, `pdf_id`, `download_url`, `pages`, `size_bytes`, `metadata`, and `content_type`: `application/pdf`, or `image/png`, `image/jpeg` or `image/webp` for a picture, `"output": "image"`) or its error (`success: false`, `error: { code, message }`, a batch item error code, or `CANCELLED` for a line a cancelled job never started). Read with the API key: `GET` answers a redirect to the file.
              */
             manifest_url: string;
             /**
