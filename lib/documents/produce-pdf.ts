@@ -177,7 +177,8 @@ export async function renderToObject(
   const made = request.image ? await pictureDocument(request, request.image, limits) : await printDocument(request, limits, createdAt, owner.keyId, box);
   // Signing is the last step: after metadata, watermark and everything else done to the file (a
   // picture is never signed: `signature` is a PDF-only option). Signed at the moment its box says.
-  const bytes = signingKey && request.signature ? await signDocument(store, signingKey, request.signature, made, made.box?.printedAt ?? now()) : made.bytes;
+  // MAX_PDF_BYTES is the stored file's: signing checks the signed size (its update adds 10 to 35 KB).
+  const bytes = signingKey && request.signature ? await signDocument(store, signingKey, request.signature, made, made.box?.printedAt ?? now(), limits.maxPdfBytes) : made.bytes;
   recordPdfGenerated({ renderMs: performance.now() - started, pages: made.pages, bytes: bytes.byteLength });
   const record = describePdf({
     id: making.pdfId ?? (request.image ? newImageId() : newPdfId()),

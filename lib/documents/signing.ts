@@ -12,10 +12,11 @@
 import type { BoxStamp, PrintedBox } from '#lib/render/box-stamp.ts';
 import { lengthToPixels } from '#lib/render/options.ts';
 import { DocumentError, quoteInput } from '#lib/render/errors.ts';
+import { pdfTooLarge } from '#lib/render/render.ts';
 import { settings } from '#lib/settings.ts';
 import { commonName, parseCertificate } from '#lib/signatures/certificates.ts';
 import type { SignatureOption } from '#lib/signatures/options.ts';
-import { signPdf } from '#lib/signatures/sign-pdf.ts';
+import { SignedPdfTooLarge, signPdf } from '#lib/signatures/sign-pdf.ts';
 import { chainOf, getSigningKey, kmsSigner, type SigningKey } from '#lib/signatures/signing-keys.ts';
 import { fetchTimestampToken, TimestampFailure } from '#lib/signatures/timestamps.ts';
 import type { PdfStore } from '#lib/storage/pdfs.ts';
@@ -77,7 +78,8 @@ export function signatureBox(key: SigningKey, option: SignatureOption): BoxStamp
 /**
  * The signed file: `made.bytes` (finished) with a PAdES signature by `key`, as the option asks, at
  * `signingTime` (the printed box's time when there is a box); a visible signature shows `made.box`,
- * printed from {@link signatureBox}.
+ * printed from {@link signatureBox}. A signed file over `maxPdfBytes` (MAX_PDF_BYTES: the limit is
+ * the stored file's) is refused as rendering refuses one, 422 `pdf_too_large`, before KMS signs.
  */
 export async function signDocument(
   store: PdfStore,
@@ -85,6 +87,7 @@ export async function signDocument(
   option: SignatureOption,
   made: { readonly bytes: Uint8Array; readonly pages: number; readonly box?: PrintedBox | undefined },
   signingTime: Date,
+  maxPdfBytes: number,
 ): Promise<Uint8Array> {
   // The file is parsed in a finishing worker, on the owner's share, never on the event loop.
   if (!store.kms) throw new Error('signing needs KMS: the store has no KMS client');
@@ -102,6 +105,7 @@ export async function signDocument(
       sign: kmsSigner(store.kms, key),
       timestamp: option.timestamp && tsaUrl ? (digest) => fetchTimestampToken(tsaUrl, digest, settings.signatureTsaTimeoutMs) : undefined,
       signingTime,
+      maxBytes: maxPdfBytes,
       name: signerName(key),
       reason: option.reason,
       location: option.location,
@@ -110,6 +114,7 @@ export async function signDocument(
       appearance: visible && made.box && { pageIndex: visible.page - 1, x: points(visible.x), y: points(visible.y), width: points(visible.width), height: points(visible.height), stamp: made.box.bytes },
     });
   } catch (error) {
+    if (error instanceof SignedPdfTooLarge) throw pdfTooLarge(error.maxBytes);
     if (error instanceof TimestampFailure) throw new DocumentError('TIMESTAMP_FAILED', `${error.message}. Nothing was charged; retry, or sign without timestamp.`, { cause: error });
     // KMS's request quota (Sign is shared by every signing key of the account and region): the SDK
     // retried with backoff already; what is still throttled is the service's overload, not the document's.

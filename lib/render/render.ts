@@ -533,7 +533,8 @@ async function printWithinLimits(page: Page, pdfOptions: PDFOptions, pageRanges:
   return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
 }
 
-const pdfTooLarge = (maxPdfBytes: number) => new DocumentError('PDF_TOO_LARGE', `The PDF is larger than the maximum of ${maxPdfBytes} bytes.`);
+/** The refusal of a file over MAX_PDF_BYTES, whatever step made it so (printing, finishing, signing). */
+export const pdfTooLarge = (maxPdfBytes: number) => new DocumentError('PDF_TOO_LARGE', `The PDF is larger than the maximum of ${maxPdfBytes} bytes.`);
 
 /** A selection naming pages the document does not have: the caller's mistake, reported as such. */
 function pastTheLastPage(pageRanges: readonly PageRange[], existing: number): DocumentError {

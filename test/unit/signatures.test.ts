@@ -15,7 +15,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ecdsaP256SignDigest } from '#lib/local/kms-standin.ts';
 import { certificateRequest, checkChain, ChainProblem, selfSignedCertificate, type KeySpec, type SignDigest } from '#lib/signatures/certificates.ts';
 import { CMS_OID } from '#lib/signatures/cms.ts';
-import { signPdf } from '#lib/signatures/sign-pdf.ts';
+import { SignedPdfTooLarge, signPdf } from '#lib/signatures/sign-pdf.ts';
 import { fetchTimestampToken, TimestampFailure } from '#lib/signatures/timestamps.ts';
 import { readPdfFacts } from '../support/pdf.ts';
 import { readSignatureAppearance } from '../support/signature-appearance.ts';
@@ -131,6 +131,29 @@ describe('signing a PDF (PAdES B-B)', () => {
     const broken = readSignature(tampered);
     expect((await verifyCms(broken.cms, broken.signed, ca.certificatePem)).verified).toBe(false);
     expect(opensslVerifies(broken.cms, broken.signed, ca.certificatePem)).toBe(false);
+  });
+});
+
+describe('the size limit (MAX_PDF_BYTES) applies to the signed file', () => {
+  it('a file under the limit that signing takes past it is refused before KMS signs; at its signed size it is signed', async () => {
+    const key = kmsLikeKey('ECC_NIST_P256');
+    let signatures = 0;
+    const sign: SignDigest = (digest) => {
+      signatures++;
+      return key.sign(digest);
+    };
+    const ca = await createTestCa();
+    const leafPem = await ca.issue(await certificateRequest({ subject: { common_name: 'Acme' }, publicKey: key.publicKey, keySpec: 'ECC_NIST_P256', sign: key.sign }));
+    const { chain } = await checkChain(leafPem + ca.certificatePem, key.publicKey, new Date());
+    const original = await samplePdf(false);
+    const input = { keySpec: 'ECC_NIST_P256' as const, chain, sign, signingTime: new Date('2026-11-28T09:00:00Z') };
+    const signedSize = (await signPdf(original, input)).length;
+    expect(signatures).toBe(1);
+
+    await expect(signPdf(original, { ...input, maxBytes: signedSize - 1 })).rejects.toThrow(new SignedPdfTooLarge(signedSize, signedSize - 1));
+    expect(original.length).toBeLessThan(signedSize - 1); // the unsigned file was within the limit
+    expect(signatures).toBe(1); // KMS was not asked
+    expect(await signPdf(original, { ...input, maxBytes: signedSize })).toHaveLength(signedSize);
   });
 });
 
