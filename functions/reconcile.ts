@@ -2,12 +2,13 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { reconcileQuotas, type ReconciliationReport } from '#lib/accounts/reconcile.ts';
-import { counterStore, pdfStore } from '#lib/aws/stores.ts';
+import { counterStore, pdfStore, signingKeyStore } from '#lib/aws/stores.ts';
 import { isCompletionMessage, type BulkMessage } from '#lib/aws/bulk-queue.ts';
 import { completeBulkJob, completeExpiredBulkJobs, giveUpChunk } from '#lib/bulk/bulk-completion.ts';
 import { enqueueStrandedBulkJobs } from '#lib/bulk/bulk-submission.ts';
 import { abandonExpiredJobs, endGivenUpJob, type GivenUpInvocation } from '#lib/jobs/job-endings.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
+import { retryKeyDeletions } from '#lib/signatures/signing-keys.ts';
 
 const isQueueBatch = (event: unknown): event is SQSEvent =>
   Array.isArray((event as SQSEvent | null)?.Records) && (event as SQSEvent).Records.every((record) => record.eventSource === 'aws:sqs');
@@ -22,8 +23,9 @@ const isQueueBatch = (event: unknown): event is SQSEvent =>
  * - on a schedule: asynchronous jobs no run could finish are ended, charged for what they stored;
  *   then quota held by requests that died is settled by the PDF records they wrote
  *   (lib/accounts/reconcile.ts); bulk jobs whose submission died before their chunks were all queued
- *   are queued again (or fail, returning their reservation, when they cannot be). What was repaired
- *   is logged. Every step runs whatever the others did, and each job (each reservation) on its own:
+ *   are queued again (or fail, returning their reservation, when they cannot be); deleted signing
+ *   keys whose KMS key's deletion failed get it scheduled (lib/signatures/signing-keys.ts). What was
+ *   repaired is logged. Every step runs whatever the others did, and each job (each reservation) on its own:
  *   one job's error is logged and skipped, never stops the others. Once all have run, an invocation
  *   that met errors fails, so that the function's Errors alarm fires (cdk/constructs/alarms.ts); its
  *   retries repeat only what is still to do.
@@ -78,6 +80,8 @@ export const handler = middy<unknown, ScheduledReport | SQSBatchResponse>()
       charged: 0,
       errors: 0,
     });
+    const keyDeletions = await step('schedule deleted signing keys\' KMS deletion', () => retryKeyDeletions(signingKeyStore(), now), { scheduled: 0, errors: 0 });
+    if (keyDeletions.scheduled > 0) logger.info('deleted signing keys\' KMS keys scheduled for deletion', { scheduled: keyDeletions.scheduled });
     // Bulk jobs that could not be queued ended failed: abandoned too.
     const report: ScheduledReport = { ...quota, abandonedJobs: abandoned.abandoned + completed.asked + swept.failed, requeuedBulkJobs: swept.queued };
     if (failures.length > 0) {

@@ -102,7 +102,7 @@ export const settings = {
   get maxPdfPages(): number {
     return intFromEnv('MAX_PDF_PAGES', 2_000);
   },
-  /** Largest PDF produced; printing is cut off as soon as it is exceeded. */
+  /** Largest PDF stored: printing is cut off as soon as it is exceeded, and finishing and signing are checked against it too. */
   get maxPdfBytes(): number {
     return intFromEnv('MAX_PDF_BYTES', 100 * 1024 * 1024);
   },

@@ -330,6 +330,8 @@ export const FUNCTION_PROFILES: Readonly<Record<FunctionName | InternalFunctionN
     removesUploads: true,
     // An abandoned job's webhook gets its first try at once, as the job function would give it.
     timeoutSeconds: 60,
+    // Deleted signing keys whose KMS key's deletion failed: scheduled again (lib/signatures/signing-keys.ts).
+    signingKeys: ['ScheduleKeyDeletion'],
   },
 };
 

@@ -9,6 +9,7 @@ import { assertUrlAllowed } from '#lib/render/document-url.ts';
 import { documentReadingPool } from '#lib/customer-code/pool.ts';
 import { describeIssue, resolveRenderOptions, type RenderOptions } from '#lib/render/options.ts';
 import { renderImage, renderPdf, type DocumentSource, type RenderLimits } from '#lib/render/render.ts';
+import type { BoxStamp, PrintedBox } from '#lib/render/box-stamp.ts';
 import { pictureFirstPage } from '#lib/render/thumbnail.ts';
 import { finishInWorker } from './pdf-workers.ts';
 import { recordPdfGenerated } from '#lib/observability/metrics.ts';
@@ -23,7 +24,7 @@ import { withExtension } from '#lib/storage/filenames.ts';
 import { sourceProblem, type DocumentOutput } from './source.ts';
 import { URL_ONLY_OPTIONS } from '#lib/render/url-access-options.ts';
 import type { SignatureOption } from '#lib/signatures/options.ts';
-import { signatureOptionProblem, signDocument, signingKeyFor } from './signing.ts';
+import { signatureBox, signatureOptionProblem, signDocument, signingKeyFor } from './signing.ts';
 
 export type { DocumentOutput } from './source.ts';
 
@@ -171,10 +172,13 @@ export async function renderToObject(
   const limits = renderLimits(making.renderTimeoutMs !== undefined ? { timeoutMs: making.renderTimeoutMs } : {});
   // The signing key is found first: an unknown or unready one fails before Chromium's time is spent.
   const signingKey = request.signature && (await signingKeyFor(store, owner.keyId, request.signature, createdAt));
-  const made = request.image ? await pictureDocument(request, request.image, limits) : await printDocument(request, limits, createdAt, owner.keyId);
+  // A visible signature's box is printed by Chromium with the document, in its workspace.
+  const box = signingKey && request.signature ? signatureBox(signingKey, request.signature) : undefined;
+  const made = request.image ? await pictureDocument(request, request.image, limits) : await printDocument(request, limits, createdAt, owner.keyId, box);
   // Signing is the last step: after metadata, watermark and everything else done to the file (a
-  // picture is never signed: `signature` is a PDF-only option).
-  const bytes = signingKey && request.signature ? await signDocument(store, signingKey, request.signature, made.bytes, made.pages, now()) : made.bytes;
+  // picture is never signed: `signature` is a PDF-only option). Signed at the moment its box says.
+  // MAX_PDF_BYTES is the stored file's: signing checks the signed size (its update adds 10 to 35 KB).
+  const bytes = signingKey && request.signature ? await signDocument(store, signingKey, request.signature, made, made.box?.printedAt ?? now(), limits.maxPdfBytes) : made.bytes;
   recordPdfGenerated({ renderMs: performance.now() - started, pages: made.pages, bytes: bytes.byteLength });
   const record = describePdf({
     id: making.pdfId ?? (request.image ? newImageId() : newPdfId()),
@@ -205,16 +209,19 @@ interface Made {
   /** A picture's media type and size. */
   readonly picture?: { readonly contentType: string; readonly width: number; readonly height: number };
   readonly thumbnail?: { readonly bytes: Uint8Array; readonly stored: Omit<StoredThumbnail, 'objectKey'> };
+  /** A visible signature's box, printed with the document. */
+  readonly box?: PrintedBox;
 }
 
 /** Prints the document, and draws its first page when a thumbnail is asked for. */
-async function printDocument(request: DocumentRequest, limits: RenderLimits, now: Date, keyId: string): Promise<Made> {
-  const rendered = await renderPdf(request.source, request.options, limits, { now, finish: finishInWorker(keyId) });
-  if (!request.thumbnail) return { bytes: rendered.bytes, pages: rendered.pages };
+async function printDocument(request: DocumentRequest, limits: RenderLimits, now: Date, keyId: string, box: BoxStamp | undefined): Promise<Made> {
+  const rendered = await renderPdf(request.source, request.options, limits, { now, finish: finishInWorker(keyId), box });
+  const made = { bytes: rendered.bytes, pages: rendered.pages, ...(rendered.box && { box: rendered.box }) };
+  if (!request.thumbnail) return made;
   // The PDF and its thumbnail share the document's render time limit: the drawing gets what is left.
   const picture = await pictureFirstPage(rendered.bytes, request.thumbnail, limits, rendered.timeLeftMs);
   const stored = { contentType: IMAGE_CONTENT_TYPES[request.thumbnail.format], width: picture.width, height: picture.height, size: picture.bytes.byteLength };
-  return { bytes: rendered.bytes, pages: rendered.pages, thumbnail: { bytes: picture.bytes, stored } };
+  return { ...made, thumbnail: { bytes: picture.bytes, stored } };
 }
 
 /** Pictures the document (`POST /v1/image/generate`): one picture, counted as one page. */

@@ -18,7 +18,8 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { reconcileQuotas } from '#lib/accounts/reconcile.ts';
 import { FUNCTION_PROFILES } from '#lib/api/routes.ts';
 import { invokeJobFunction } from '#lib/aws/job-invoker.ts';
-import { counterStore, pdfStore } from '#lib/aws/stores.ts';
+import { counterStore, pdfStore, signingKeyStore } from '#lib/aws/stores.ts';
+import { retryKeyDeletions } from '#lib/signatures/signing-keys.ts';
 import { abandonExpiredJobs, endGivenUpJob } from '#lib/jobs/job-endings.ts';
 import { completeExpiredBulkJobs } from '#lib/bulk/bulk-completion.ts';
 import { enqueueStrandedBulkJobs } from '#lib/bulk/bulk-submission.ts';
@@ -115,6 +116,7 @@ async function reconcileNow(stores: { counters: ReturnType<typeof counterStore>;
   await quietly(() => completeExpiredBulkJobs(new Date()));
   await quietly(() => enqueueStrandedBulkJobs(new Date(), STRANDED_BULK_JOB_MS));
   await quietly(() => reconcileQuotas(stores, new Date()));
+  await quietly(() => retryKeyDeletions(signingKeyStore(), new Date()));
 }
 
 /**
@@ -244,6 +246,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   // A job request outlives no job: one left by a run killed between ending its job and removing it goes now.
   const leftovers = await atStartUp('removing job requests of ended jobs', () => removeLeftoverJobRequests(stores.pdfs));
   if (leftovers) console.info(`Removed ${leftovers} job requests left by jobs that had ended ${lastRun}.`);
+  // Deleted signing keys whose KMS key a run left unscheduled.
+  const keyDeletions = await atStartUp("scheduling deleted signing keys' KMS deletion", () => retryKeyDeletions(signingKeyStore(), new Date()));
+  if (keyDeletions && keyDeletions.scheduled > 0) console.info(`Scheduled the KMS deletion of ${keyDeletions.scheduled} deleted signing keys ${lastRun}.`);
   if (repaired && repaired.repaired > 0) console.info(`Settled ${repaired.repaired} reservations left by requests that died: ${repaired.returned} PDFs given back, ${repaired.charged} charged.`);
   if (repaired && repaired.errors > 0) console.error(`${repaired.errors} reservations could not be settled (see the log); tried again within a minute.`);
   // And while it runs, as the scheduled reconcile function does in AWS: every step whatever the others did.

@@ -18,6 +18,7 @@ import { PAST_THE_LAST_PAGE, refuseOverlongDocument, tooManyPages } from './page
 import { chromiumPageRanges, formatPageRanges, leastPagesSelected, type PageRange } from './page-ranges.ts';
 import { finishPdf, needsFinishing, type FinishPdf } from './finishing.ts';
 import { printStamp } from './watermark-stamp.ts';
+import { printBoxStamp, type BoxStamp, type PrintedBox } from './box-stamp.ts';
 import { releaseWorkspace, takeWorkspace, type Workspace, type WorkspacePolicy } from './workspaces.ts';
 import type { EmulatedMedia, PaperFormat, RenderOptions } from './options.ts';
 import { preparePrint } from './print-preparation.ts';
@@ -35,6 +36,8 @@ export type DocumentSource = ({ readonly html: string } & HtmlTraits) | { readon
 export interface RenderedPdf {
   readonly bytes: Uint8Array;
   readonly pages: number;
+  /** The box asked for (`box`), printed in the document's workspace after the document. */
+  readonly box?: PrintedBox;
 }
 
 /**
@@ -94,28 +97,31 @@ export interface RenderLimits {
 /**
  * Renders one document in a fresh workspace of its own (lib/render/workspaces.ts). `finish` applies
  * its metadata, watermark and encryption: finishPdf on this thread unless the caller gives a way to
- * run it elsewhere (lib/documents gives a worker thread's, so the event loop is not held).
+ * run it elsewhere (lib/documents gives a worker thread's, so the event loop is not held). `box`
+ * is printed as a one-page PDF of its own after the document, in its workspace (./box-stamp.ts: a
+ * visible signature's appearance), and handed back beside the document for the caller to lay on.
  */
 export async function renderPdf(
   source: DocumentSource,
   options: RenderOptions,
   limits: RenderLimits,
-  { now = new Date(), finish = finishPdf }: { now?: Date; finish?: FinishPdf } = {},
+  { now = new Date(), finish = finishPdf, box }: { now?: Date; finish?: FinishPdf; box?: BoxStamp | undefined } = {},
 ): Promise<RenderedDocument> {
   const { made: printed, timeLeftMs } = await renderInWorkspace(source, options, limits, { media: 'print' }, (workspace, budget) =>
-    printPage(workspace, source, options, limits, budget, now),
+    printPage(workspace, source, options, limits, budget, now, box),
   );
+  const printedBox = printed.box && { box: printed.box };
   try {
     const printedPages = await countPages(printed.bytes);
     if (printedPages > limits.maxPages) throw tooManyPages(limits.maxPages);
     if (options.pageRanges && printedPages < Math.min(leastPagesSelected(options.pageRanges), limits.maxPages + 1)) {
       throw pastTheLastPage(options.pageRanges, printedPages);
     }
-    if (!needsFinishing(options.finishing)) return { bytes: printed.bytes, pages: printedPages, timeLeftMs };
+    if (!needsFinishing(options.finishing)) return { bytes: printed.bytes, pages: printedPages, timeLeftMs, ...printedBox };
     // Pages and size are those of the file the customer gets.
     const finished = await finish({ bytes: printed.bytes, pages: printedPages }, options.finishing, printed.stamp);
     if (finished.bytes.byteLength > limits.maxPdfBytes) throw pdfTooLarge(limits.maxPdfBytes);
-    return { bytes: finished.bytes, pages: finished.pages, timeLeftMs };
+    return { bytes: finished.bytes, pages: finished.pages, timeLeftMs, ...printedBox };
   } catch (error) {
     throw asDocumentError(error);
   }
@@ -215,10 +221,11 @@ class Budget {
   }
 }
 
-/** What the browser made of a document: its PDF, and the watermark's stamp when one was asked for. */
+/** What the browser made of a document: its PDF, the watermark's stamp and the box when they were asked for. */
 interface Printed {
   readonly bytes: Uint8Array;
   readonly stamp?: Uint8Array;
+  readonly box?: PrintedBox;
 }
 
 /** How many times printing starts again for a page that navigated away while it was being printed. */
@@ -319,7 +326,15 @@ async function loadDocument(
 }
 
 /** Prints the page as it stands. */
-async function printPage({ page, kind }: Workspace, source: DocumentSource, options: RenderOptions, limits: RenderLimits, budget: Budget, now: Date): Promise<Printed> {
+async function printPage(
+  { page, kind }: Workspace,
+  source: DocumentSource,
+  options: RenderOptions,
+  limits: RenderLimits,
+  budget: Budget,
+  now: Date,
+  box: BoxStamp | undefined,
+): Promise<Printed> {
   // Lazy images loaded, web fonts ready, animations finished, header and footer fonts ready, the
   // body's font read for the margin boxes. A static page runs nothing, so only its own style sheets can have
   // declared fonts or animations; a live one may have either from its scripts.
@@ -332,8 +347,10 @@ async function printPage({ page, kind }: Workspace, source: DocumentSource, opti
   // A selection of pages is printed alone, however long the document (see printWithinLimits).
   if (!options.pageRanges) await refuseOverlongDocument(page, options, pdfOptions, limits.maxPages);
   const bytes = await printWithinLimits(page, { ...pdfOptions, timeout: budget.left() }, options.pageRanges, limits);
-  if (!options.finishing.watermark) return { bytes };
-  return { bytes, stamp: await printStamp(page, options.finishing.watermark, budget.left()) };
+  // The stamps empty the page: printed after the document, never before.
+  const stamp = options.finishing.watermark && (await printStamp(page, options.finishing.watermark, budget.left()));
+  const printedBox = box && (await printBoxStamp(page, box, budget.left()));
+  return { bytes, ...(stamp && { stamp }), ...(printedBox && { box: printedBox }) };
 }
 
 /**
@@ -530,7 +547,8 @@ async function printWithinLimits(page: Page, pdfOptions: PDFOptions, pageRanges:
   return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
 }
 
-const pdfTooLarge = (maxPdfBytes: number) => new DocumentError('PDF_TOO_LARGE', `The PDF is larger than the maximum of ${maxPdfBytes} bytes.`);
+/** The refusal of a file over MAX_PDF_BYTES, whatever step made it so (printing, finishing, signing). */
+export const pdfTooLarge = (maxPdfBytes: number) => new DocumentError('PDF_TOO_LARGE', `The PDF is larger than the maximum of ${maxPdfBytes} bytes.`);
 
 /** A selection naming pages the document does not have: the caller's mistake, reported as such. */
 function pastTheLastPage(pageRanges: readonly PageRange[], existing: number): DocumentError {

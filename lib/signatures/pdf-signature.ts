@@ -3,14 +3,17 @@
  * to the file as it is, so every byte before it stays as printed and finished, holding
  *   - the signature dictionary (/Type /Sig, /Filter /Adobe.PPKLite, /SubFilter /ETSI.CAdES.detached,
  *     /ByteRange, /Contents: a hole of zeros the CMS is written into, /M, /Reason, /Location, ...),
- *   - its field and widget (/FT /Sig), invisible (a zero rectangle) or drawn on a page,
+ *   - its field and widget (/FT /Sig), invisible (a zero rectangle) or drawn on a page: the box's
+ *     appearance is a one-page PDF printed by Chromium (lib/render/box-stamp.ts, any script, its
+ *     fonts embedded), made a form XObject with its fonts and written into the update as new objects,
+ *     numbered past every number any revision of the file uses,
  *   - the page, with the widget added to its /Annots, and the catalog, with /AcroForm /SigFlags 3,
  *   - a cross-reference section of the same kind as the file's last one (a table, or a stream),
  *     whose trailer names the previous one with /Prev.
  * The byte range covers the whole file but the hole: [0, before <, after >, to the end].
  */
 import { createHash } from 'node:crypto';
-import { PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRef, PDFString, type PDFObject } from 'pdf-lib';
+import { PDFArray, PDFContext, PDFDict, PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRef, PDFStream, PDFString, type PDFObject } from 'pdf-lib';
 
 export interface Appearance {
   /** 0-based page index. */
@@ -20,8 +23,8 @@ export interface Appearance {
   readonly y: number;
   readonly width: number;
   readonly height: number;
-  /** Lines drawn in the box, top to bottom. */
-  readonly lines: readonly string[];
+  /** What the box shows: a one-page PDF of the box's size (lib/render/box-stamp.ts), whose page becomes the widget's appearance. */
+  readonly stamp: Uint8Array;
 }
 
 export interface PlaceholderInput {
@@ -77,24 +80,34 @@ function pdfDate(date: Date): string {
   return `D:${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`;
 }
 
-/** Text for Helvetica's WinAnsi encoding: what it cannot show becomes '?'. */
-const winAnsi = (text: string) => text.replace(/[^\x20-\x7e\xa0-\xff]/g, '?').replace(/[\\()]/g, (c) => '\\' + c);
+/**
+ * The objects a form XObject made by pdf-lib in `context` needs (itself, its resources, fonts and
+ * font programs), by number: those reachable from `root` numbered from `firstNew` on. pdf-lib also
+ * registers what it copied but left unused (the stamp's own page contents): never written.
+ */
+function newObjectsFrom(context: PDFContext, root: PDFRef, firstNew: number): Map<number, PDFObject> {
+  const found = new Map<number, PDFObject>();
+  const pending: PDFObject[] = [root];
+  while (pending.length > 0) {
+    const object = pending.pop()!;
+    if (object instanceof PDFRef) {
+      if (object.objectNumber < firstNew || found.has(object.objectNumber)) continue;
+      const target = context.lookup(object);
+      if (!target) throw new Error(`the appearance names object ${object.toString()}, which does not exist`);
+      found.set(object.objectNumber, target);
+      pending.push(target);
+    } else if (object instanceof PDFDict) pending.push(...object.values());
+    else if (object instanceof PDFArray) pending.push(...object.asArray());
+    else if (object instanceof PDFStream) pending.push(object.dict);
+  }
+  return found;
+}
 
-/** The appearance stream's content: a thin frame and the lines, sized to fit the box. */
-function appearanceContent(width: number, height: number, lines: readonly string[]): string {
-  const padding = 3;
-  const fontSize = Math.max(4, Math.min(10, (height - 2 * padding) / Math.max(1, lines.length) / 1.2, ...lines.map((line) => (width - 2 * padding) / Math.max(1, line.length * 0.5))));
-  const leading = fontSize * 1.2;
-  const text = lines.map((line, index) => `${index === 0 ? '' : `0 -${leading.toFixed(2)} Td `}(${winAnsi(line)}) Tj`).join('\n');
-  return [
-    'q 0.2 0.3 0.6 RG 0.8 w',
-    `0.4 0.4 ${(width - 0.8).toFixed(2)} ${(height - 0.8).toFixed(2)} re S Q`,
-    'BT 0 0 0 rg',
-    `/F1 ${fontSize.toFixed(2)} Tf`,
-    `${padding} ${(height - padding - fontSize).toFixed(2)} Td`,
-    text,
-    'ET',
-  ].join('\n');
+/** An object as the file holds it (a stream's bytes included), by pdf-lib's own writer. */
+function objectBytes(object: PDFObject): Buffer {
+  const bytes = Buffer.alloc(object.sizeInBytes());
+  object.copyBytesInto(bytes, 0);
+  return bytes;
 }
 
 /**
@@ -133,23 +146,32 @@ export async function prepareSignature(pdf: Uint8Array, input: PlaceholderInput)
   ];
   objects.set(signatureRef.objectNumber, { generation: 0, text: `<<\n${signatureEntries.join('\n')}\n>>` });
 
-  // The appearance: a form XObject (an empty one for an invisible signature, as PDF/A asks).
+  // The appearance: the printed box as a form XObject, or an empty one for an invisible signature.
   const { width: pageWidth, height: pageHeight } = page.getSize();
   const { x: left, y: bottom } = page.getMediaBox();
   const rect = appearance
     ? [left + appearance.x, bottom + pageHeight - appearance.y - appearance.height, left + appearance.x + appearance.width, bottom + pageHeight - appearance.y]
     : [0, 0, 0, 0];
-  const boxWidth = rect[2]! - rect[0]!;
-  const boxHeight = rect[3]! - rect[1]!;
-  const content = appearance ? appearanceContent(boxWidth, boxHeight, appearance.lines) : '';
-  const appearanceRef = newRef();
-  const fontRef = appearance ? newRef() : undefined;
-  const resources = fontRef ? `/Resources << /Font << /F1 ${fontRef.toString()} >> >> ` : '';
-  objects.set(appearanceRef.objectNumber, {
-    generation: 0,
-    text: `<< /Type /XObject /Subtype /Form /BBox [0 0 ${boxWidth.toFixed(2)} ${boxHeight.toFixed(2)}] ${resources}/Length ${Buffer.byteLength(content, 'latin1')} >>\nstream\n${content}\nendstream`,
-  });
-  if (fontRef) objects.set(fontRef.objectNumber, { generation: 0, text: '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>' });
+  let appearanceRef: PDFRef;
+  if (appearance) {
+    // pdf-lib numbers what it adds from its context's largest number, which does not count the
+    // numbers of object streams it read: start it past every number the file uses.
+    context.largestObjectNumber = next - 1;
+    // The box's part of the printed page, from its top-left corner: Chromium sizes a page to whole
+    // device units, a point or so larger than the box; the form's /BBox is then the box itself.
+    const stampPage = (await PDFDocument.load(appearance.stamp, { updateMetadata: false })).getPage(0);
+    const { height: stampHeight } = stampPage.getSize();
+    const region = { left: 0, bottom: stampHeight - appearance.height, right: appearance.width, top: stampHeight };
+    const [embedded] = await document.embedPages([stampPage], [region]);
+    await embedded!.embed();
+    appearanceRef = embedded!.ref;
+    for (const [number, object] of newObjectsFrom(context, appearanceRef, next)) objects.set(number, { generation: 0, text: objectBytes(object) });
+    next = context.largestObjectNumber + 1;
+  } else {
+    // An empty form XObject, as PDF/A asks of an invisible signature.
+    appearanceRef = newRef();
+    objects.set(appearanceRef.objectNumber, { generation: 0, text: '<< /Type /XObject /Subtype /Form /BBox [0 0 0.00 0.00] /Length 0 >>\nstream\n\nendstream' });
+  }
 
   // The field and its widget in one dictionary; Print and Locked.
   const pageRef = page.ref;

@@ -23,8 +23,22 @@ export interface SigningInput extends Omit<PlaceholderInput, 'contentsBytes'> {
   readonly sign: SignDigest;
   /** The token (DER ContentInfo) for the SHA-256 of the signature value; absent: no time stamp (B-B). */
   readonly timestamp?: ((signatureValueDigest: Uint8Array) => Promise<Uint8Array>) | undefined;
+  /** Largest signed file allowed: a larger one is refused ({@link SignedPdfTooLarge}) before KMS is asked to sign. */
+  readonly maxBytes?: number;
   /** Writes the update (parsing the file): prepareSignature here, or the same in a worker thread (lib/documents/pdf-workers.ts). */
   readonly prepare?: (pdf: Uint8Array, input: PlaceholderInput) => Promise<PreparedSignature>;
+}
+
+/** The signed file would be larger than allowed. */
+export class SignedPdfTooLarge extends Error {
+  readonly size: number;
+  readonly maxBytes: number;
+  constructor(size: number, maxBytes: number) {
+    super(`the signed PDF would be ${size} bytes, more than the maximum of ${maxBytes}`);
+    this.name = 'SignedPdfTooLarge';
+    this.size = size;
+    this.maxBytes = maxBytes;
+  }
 }
 
 export async function signPdf(pdf: Uint8Array, input: SigningInput): Promise<Uint8Array> {
@@ -38,6 +52,9 @@ export async function signPdf(pdf: Uint8Array, input: SigningInput): Promise<Uin
     appearance: input.appearance,
     contentsBytes: chainBytes + CMS_ROOM_BYTES + (input.timestamp ? TIMESTAMP_ROOM_BYTES : 0),
   });
+  // The update with its hole is the signed file's size (the CMS is written into the hole): known
+  // here, before a KMS request or a time stamp is spent on a file that would be refused.
+  if (input.maxBytes !== undefined && prepared.bytes.length > input.maxBytes) throw new SignedPdfTooLarge(prepared.bytes.length, input.maxBytes);
   const attributes = signedAttributes(byteRangeDigest(prepared), input.chain[0]!);
   const signatureValue = await input.sign(signedAttributesDigest(attributes));
   const timeStampToken = input.timestamp ? await input.timestamp(new Uint8Array(createHash('sha256').update(signatureValue).digest())) : undefined;

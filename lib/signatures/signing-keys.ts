@@ -6,15 +6,20 @@
  *                                              CSR, status, certificate chain and its validity;
  *                                              listed in the entity index under SIGNINGKEY#<key id>
  *   SIGNINGKEYS#<key id>        / COUNT        the key's live signing keys, for its tier's limit
+ *   (a deleted key's record leaves its owner's listing for SIGNINGKEY_DELETING in the entity index,
+ *   by deletion time, until its KMS key's deletion is scheduled: see retryKeyDeletions)
  *
  * The private key never leaves KMS: we hold the key's ARN, its public key's certificate chain, and
  * call Sign with a digest. Another API key's signing key is indistinguishable from a missing one.
  * Deleting marks the record deleted (nothing signs with it from then on), then schedules the KMS
  * key's deletion (KMS's minimum wait, 7 days, in which it can still be cancelled by an operator).
+ * A scheduling that fails (KMS unavailable, the function stopped) is done again by the scheduled
+ * reconcile (retryKeyDeletions): a deleted key is billed a few minutes more, never for good.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { CreateKeyCommand, GetPublicKeyCommand, ScheduleKeyDeletionCommand, SignCommand, type KMSClient } from '@aws-sdk/client-kms';
-import { GetCommand, PutCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { errorFields, logger } from '#lib/observability/logger.ts';
 import { randomBase62 } from '#lib/random.ts';
 import { listNewestFirst, type OwnerListCursor } from '#lib/storage/owner-listing.ts';
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
@@ -44,6 +49,8 @@ export interface SigningKey {
   readonly notAfter?: string;
   readonly createdAt: string;
   readonly deletedAt?: string;
+  /** When its KMS key's deletion was scheduled (by the DELETE, or by the reconcile after it failed). */
+  readonly kmsDeletionScheduledAt?: string;
 }
 
 export const STACK_TAG = 'pdf-api:stack';
@@ -57,6 +64,10 @@ export const SIGNING_KEY_PREFIX = 'SIGNINGKEY#';
 const recordKey = (id: string) => ({ pk: `${SIGNING_KEY_PREFIX}${id}`, sk: 'SIGNINGKEY' });
 const countKey = (keyId: string) => ({ pk: `SIGNINGKEYS#${keyId}`, sk: 'COUNT' });
 const ownerPartition = (keyId: string) => `SIGNINGKEY#${keyId}`;
+/** The entity index's partition of deleted keys whose KMS key's deletion is not yet known to be scheduled. */
+const DELETING_PARTITION = 'SIGNINGKEY_DELETING';
+/** Deleted keys whose KMS deletion one reconcile run schedules at most (the rest wait for the next run, 5 minutes on). */
+export const KEY_DELETIONS_PER_RUN = 25;
 
 /** 24 base62 characters: about 143 random bits, neither guessable nor sequential. */
 export function newSigningKeyId(): string {
@@ -194,18 +205,22 @@ export async function uploadCertificate(store: SigningKeyStore, key: SigningKey,
   }
 }
 
-/** Deletes a key: no signature from now on, its slot given back, its KMS key scheduled for deletion. */
+/**
+ * Deletes a key: no signature from now on, its slot given back, its KMS key scheduled for deletion.
+ * The record moves from its owner's listing to the deletions still to schedule; a scheduling that
+ * fails is logged and left to the reconcile ({@link retryKeyDeletions}): the key is deleted for
+ * its owner already.
+ */
 export async function deleteSigningKey(store: SigningKeyStore, key: SigningKey, now: Date): Promise<void> {
   try {
     await store.dynamo.send(
       new UpdateCommand({
         TableName: store.tableName,
         Key: recordKey(key.id),
-        // Out of the listing too: the entity index holds only live keys.
-        UpdateExpression: 'SET deletedAt = :now REMOVE #gp, #gs',
+        UpdateExpression: 'SET deletedAt = :now, #gp = :deleting, #gs = :order',
         ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(deletedAt)',
         ExpressionAttributeNames: { '#gp': ENTITY_INDEX.partitionKey, '#gs': ENTITY_INDEX.sortKey },
-        ExpressionAttributeValues: { ':now': now.toISOString() },
+        ExpressionAttributeValues: { ':now': now.toISOString(), ':deleting': DELETING_PARTITION, ':order': `${now.toISOString()}#${key.id}` },
       }),
     );
   } catch (error) {
@@ -213,7 +228,69 @@ export async function deleteSigningKey(store: SigningKeyStore, key: SigningKey, 
     throw error;
   }
   await releaseSlot(store, key.keyId);
-  await store.kms.send(new ScheduleKeyDeletionCommand({ KeyId: key.kmsKeyArn, PendingWindowInDays: KMS_DELETION_WINDOW_DAYS }));
+  await scheduleKmsDeletion(store, key, now).catch((error: unknown) =>
+    logger.warn('signing key deleted, but its KMS key not yet scheduled for deletion; the reconcile schedules it', { signing_key_id: key.id, ...errorFields(error) }),
+  );
+}
+
+/**
+ * KMS ScheduleKeyDeletion for a deleted key, then recorded (the record leaves the deletions to
+ * schedule). Done again, it is done: KMS answers KMSInvalidStateException for a key already pending
+ * deletion, and NotFoundException for one already gone.
+ */
+async function scheduleKmsDeletion(store: Pick<SigningKeyStore, 'dynamo' | 'kms' | 'tableName'>, key: Pick<SigningKey, 'id' | 'kmsKeyArn'>, now: Date): Promise<void> {
+  try {
+    await store.kms.send(new ScheduleKeyDeletionCommand({ KeyId: key.kmsKeyArn, PendingWindowInDays: KMS_DELETION_WINDOW_DAYS }));
+  } catch (error) {
+    const name = (error as Error | undefined)?.name;
+    if (name !== 'KMSInvalidStateException' && name !== 'NotFoundException') throw error;
+  }
+  await store.dynamo.send(
+    new UpdateCommand({
+      TableName: store.tableName,
+      Key: recordKey(key.id),
+      UpdateExpression: 'SET kmsDeletionScheduledAt = :now REMOVE #gp, #gs',
+      ConditionExpression: 'attribute_exists(deletedAt)',
+      ExpressionAttributeNames: { '#gp': ENTITY_INDEX.partitionKey, '#gs': ENTITY_INDEX.sortKey },
+      ExpressionAttributeValues: { ':now': now.toISOString() },
+    }),
+  );
+}
+
+/**
+ * The reconcile's sweep (functions/reconcile.ts; the local stack's timer): deleted signing keys
+ * whose KMS key's deletion is not recorded as scheduled, oldest deletion first, at most `limit` a
+ * run, get ScheduleKeyDeletion again. One that fails is logged and counted, and the rest go on; it
+ * stays listed for the next run.
+ */
+export async function retryKeyDeletions(
+  store: Pick<SigningKeyStore, 'dynamo' | 'kms' | 'tableName'>,
+  now: Date,
+  { limit = KEY_DELETIONS_PER_RUN }: { limit?: number } = {},
+): Promise<{ scheduled: number; errors: number }> {
+  const { Items = [] } = await store.dynamo.send(
+    new QueryCommand({
+      TableName: store.tableName,
+      IndexName: ENTITY_INDEX.name,
+      KeyConditionExpression: '#gp = :deleting',
+      ExpressionAttributeNames: { '#gp': ENTITY_INDEX.partitionKey },
+      ExpressionAttributeValues: { ':deleting': DELETING_PARTITION },
+      Limit: limit,
+    }),
+  );
+  let scheduled = 0;
+  let errors = 0;
+  for (const item of Items) {
+    const key = asSigningKey(item);
+    try {
+      await scheduleKmsDeletion(store, key, now);
+      scheduled++;
+    } catch (error) {
+      errors++;
+      logger.error('deleted signing key\'s KMS key not scheduled for deletion; the next run tries again', { signing_key_id: key.id, ...errorFields(error) });
+    }
+  }
+  return { scheduled, errors };
 }
 
 /** The DER chain of an active key, leaf first. */

@@ -6,15 +6,19 @@
  * stamp from the test TSA). Another key's signing key is 404 everywhere; a failed signature is
  * never charged. On the shared test stack, whose SIGNATURE_TSA_URL is the test TSA (global-setup.ts).
  */
-import { PDFDocument } from 'pdf-lib';
+import { PDFDocument, PDFHexString } from 'pdf-lib';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { apiUrl, createKey, download, expectApiError, request, type ApiResponse } from '../support/api.ts';
 import { readPdfFacts } from '../support/pdf.ts';
+import { readPdfText } from '../support/pdf-text.ts';
+import { readSignatureAppearance } from '../support/signature-appearance.ts';
 import { createTestCa, readSignature, verifyCms, type TestCa } from '../support/test-ca.ts';
 import { setTsaMode } from '../support/test-tsa.ts';
 
 const SIGNATURE_TIME_STAMP_TOKEN = '1.2.840.113549.1.9.16.2.14';
+/** A visible box's own text: longer than its small box is wide, and a line in Arabic. */
+const BOX_TEXT = 'Signed for Acme Trading Company International Holdings GmbH & Co. KG, Berlin\nعقد موقع';
 
 let ca: TestCa;
 let owner: string;
@@ -104,18 +108,20 @@ describe('signing keys', () => {
 });
 
 describe('signed documents', () => {
-  it('generate: watermark and metadata first, then a visible, time-stamped PAdES signature; the record says signed', async () => {
+  it('generate: watermark and metadata first, then a visible, time-stamped PAdES signature whose box shows any script; the record says signed', async () => {
+    const reason = 'விலைப்பட்டியல் வழங்கப்பட்டது'; // Tamil: "invoice issued"
+    const location = 'دبي'; // Arabic: Dubai
     const made = await call('POST', '/v1/pdf/generate', owner, {
       html: '<h1>Invoice 2026-0042</h1><p>Total: 1,234.00 EUR</p>',
       metadata_pdf: { title: 'Invoice 2026-0042' },
       watermark: { text: 'PAID' },
-      signature: { signing_key_id: signingKeyId, reason: 'Invoice issued', location: 'Berlin', timestamp: true, visible: { page: 1, x: '20mm', y: '250mm', width: '80mm', height: '25mm' } },
+      signature: { signing_key_id: signingKeyId, reason, location, timestamp: true, visible: { page: 1, x: '20mm', y: '250mm', width: '80mm', height: '25mm' } },
     });
     expect(made.status, made.text).toBe(200);
     expect(made.body).toMatchObject({ signed: true, signing_key_id: signingKeyId });
     const bytes = await download(made.body.url);
     const signature = await expectValidSignature(bytes, { timestamped: true });
-    expect(signature.dictionary).toContain('/Reason (Invoice issued)');
+    expect(signature.dictionary).toContain(`/Reason ${PDFHexString.fromText(reason).toString()}`);
     expect(signature.dictionary).toContain('/Name (Acme Invoicing)');
     // What a reader shows: the finished document, and the signature's appearance on page 1.
     const facts = await readPdfFacts(bytes);
@@ -128,9 +134,15 @@ describe('signed documents', () => {
     // 20 mm from the left, 250 mm from the top of an A4 page, 80 x 25 mm.
     const mm = 72 / 25.4;
     expect(widget.rect.map((n: number) => Math.round(n))).toEqual([20 * mm, 841.89 - 275 * mm, 100 * mm, 841.89 - 250 * mm].map(Math.round));
-    const appearance = Buffer.from(bytes).toString('latin1');
-    expect(appearance).toContain('(Digitally signed by Acme Invoicing) Tj');
-    expect(appearance).toContain('(Reason: Invoice issued) Tj');
+    // The box: drawn by Chromium with the bundled fonts, its text read back through the fonts'
+    // ToUnicode maps as a user copies it; the time it shows is the signature's /M.
+    const appearance = await readSignatureAppearance(bytes);
+    expect(appearance.bbox.map(Math.round)).toEqual([0, 0, 80 * mm, 25 * mm].map(Math.round));
+    const fontNames = appearance.fonts.join(' ');
+    for (const family of ['NotoSans-', 'NotoSansTamil-', 'NotoSansArabic-']) expect(fontNames).toContain(family);
+    const [, y, mo, d, h, mi, sec] = /\/M \(D:(\d{4})(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)Z\)/.exec(signature.dictionary)!;
+    const boxText = (await readPdfText(appearance.flattened)).at(-1)!.text;
+    expect(boxText.split('\n')).toEqual(['Digitally signed by Acme Invoicing', `Date: ${y}-${mo}-${d} ${h}:${mi}:${sec} UTC`, `Reason: ${reason}`, `Location: ${location}`]);
     const form = (await PDFDocument.load(bytes)).getForm().getFields();
     expect(form.map((field) => field.constructor.name)).toEqual(['PDFSignature']);
     expect(await quotaUsed(owner)).toBe(1);
@@ -153,7 +165,7 @@ describe('signed documents', () => {
   it('a batch signs each item; an item naming another key’s signing key fails alone, uncharged', async () => {
     const batch = await call('POST', '/v1/pdf/batch', owner, {
       pdfs: [
-        { html: '<p>Item one</p>', options: { signature: { signing_key_id: signingKeyId, reason: 'Batch' } } },
+        { html: '<p>Item one</p>', options: { signature: { signing_key_id: signingKeyId, reason: 'Batch', visible: { page: 1, x: '10mm', y: '10mm', width: '60mm', height: '12mm', text: BOX_TEXT } } } },
         { html: '<p>Item two</p>', options: { signature: { signing_key_id: signingKeyId } } },
         { html: '<p>Item three</p>', options: { signature: { signing_key_id: 'sk_doesnotexist0000000000' } } },
       ],
@@ -161,7 +173,27 @@ describe('signed documents', () => {
     expect(batch.status, batch.text).toBe(200);
     const [one, two, three] = batch.body.results;
     expect(three).toMatchObject({ success: false, error: { code: 'SIGNING_KEY_NOT_FOUND' } });
-    for (const item of [one, two]) await expectValidSignature(await download(item.download_url));
+    const [first, second] = await Promise.all([one, two].map((item) => download(item.download_url)));
+    for (const bytes of [first!, second!]) await expectValidSignature(bytes);
+    // The caller's text in a small box: shrunk and wrapped to stay inside it; the Arabic line reads
+    // right to left, from the box's right edge, the Latin one from its left.
+    const { bbox, flattened } = await readSignatureAppearance(first!);
+    const flat = await getDocument({ data: flattened, verbosity: 0 }).promise;
+    const items = ((await (await flat.getPage(flat.numPages)).getTextContent()).items as { str: string; transform: number[]; width: number; height: number }[]).filter((item) => item.str.trim() !== '');
+    expect(items.map((item) => item.str).join(' ')).toContain('Signed for Acme Trading');
+    for (const item of items) {
+      expect(item.transform[4]).toBeGreaterThanOrEqual(bbox[0]!);
+      expect(item.transform[4]! + item.width).toBeLessThanOrEqual(bbox[2]!);
+      expect(item.transform[5]).toBeGreaterThanOrEqual(bbox[1]!);
+      expect(item.transform[5]! + item.height).toBeLessThanOrEqual(bbox[3]!);
+    }
+    // pdf.js reads Arabic glyph by glyph, in their contextual (presentation) forms.
+    const arabicLine = items.filter((item) => item.transform[5] === items.find((one) => /[\u0600-\u06ff\ufb50-\ufdff\ufe70-\ufeff]/.test(one.str))!.transform[5]);
+    const latinLine = items.filter((item) => item.transform[5] === items.find((one) => one.str.includes('Signed'))!.transform[5]);
+    const frameAndPadding = 3.8; // 0.8 pt + 3 pt
+    expect(bbox[2]! - Math.max(...arabicLine.map((item) => item.transform[4]! + item.width))).toBeLessThan(frameAndPadding + 1);
+    expect(Math.min(...arabicLine.map((item) => item.transform[4]!))).toBeGreaterThan(bbox[2]! / 2);
+    expect(Math.min(...latinLine.map((item) => item.transform[4]!)) - bbox[0]!).toBeLessThan(frameAndPadding + 1);
     expect(await quotaUsed(owner)).toBe(3);
   });
 

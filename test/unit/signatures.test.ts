@@ -10,14 +10,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as pkijs from 'pkijs';
-import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { decodePDFRawStream, PDFArray, PDFDocument, PDFName, PDFRawStream, rgb, StandardFonts } from 'pdf-lib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ecdsaP256SignDigest } from '#lib/local/kms-standin.ts';
 import { certificateRequest, checkChain, ChainProblem, selfSignedCertificate, type KeySpec, type SignDigest } from '#lib/signatures/certificates.ts';
 import { CMS_OID } from '#lib/signatures/cms.ts';
-import { signPdf } from '#lib/signatures/sign-pdf.ts';
+import { SignedPdfTooLarge, signPdf } from '#lib/signatures/sign-pdf.ts';
 import { fetchTimestampToken, TimestampFailure } from '#lib/signatures/timestamps.ts';
 import { readPdfFacts } from '../support/pdf.ts';
+import { readSignatureAppearance } from '../support/signature-appearance.ts';
 import { createTestCa, readSignature, verifyCms } from '../support/test-ca.ts';
 import { startTestTsa } from '../support/test-tsa.ts';
 
@@ -130,6 +131,69 @@ describe('signing a PDF (PAdES B-B)', () => {
     const broken = readSignature(tampered);
     expect((await verifyCms(broken.cms, broken.signed, ca.certificatePem)).verified).toBe(false);
     expect(opensslVerifies(broken.cms, broken.signed, ca.certificatePem)).toBe(false);
+  });
+});
+
+describe('the size limit (MAX_PDF_BYTES) applies to the signed file', () => {
+  it('a file under the limit that signing takes past it is refused before KMS signs; at its signed size it is signed', async () => {
+    const key = kmsLikeKey('ECC_NIST_P256');
+    let signatures = 0;
+    const sign: SignDigest = (digest) => {
+      signatures++;
+      return key.sign(digest);
+    };
+    const ca = await createTestCa();
+    const leafPem = await ca.issue(await certificateRequest({ subject: { common_name: 'Acme' }, publicKey: key.publicKey, keySpec: 'ECC_NIST_P256', sign: key.sign }));
+    const { chain } = await checkChain(leafPem + ca.certificatePem, key.publicKey, new Date());
+    const original = await samplePdf(false);
+    const input = { keySpec: 'ECC_NIST_P256' as const, chain, sign, signingTime: new Date('2026-11-28T09:00:00Z') };
+    const signedSize = (await signPdf(original, input)).length;
+    expect(signatures).toBe(1);
+
+    await expect(signPdf(original, { ...input, maxBytes: signedSize - 1 })).rejects.toThrow(new SignedPdfTooLarge(signedSize, signedSize - 1));
+    expect(original.length).toBeLessThan(signedSize - 1); // the unsigned file was within the limit
+    expect(signatures).toBe(1); // KMS was not asked
+    expect(await signPdf(original, { ...input, maxBytes: signedSize })).toHaveLength(signedSize);
+  });
+});
+
+describe('a visible signature', () => {
+  it('lays the printed box on the page as the widget\'s appearance, its fonts and streams written into the update past every number the file uses', async () => {
+    const key = kmsLikeKey('ECC_NIST_P256');
+    const ca = await createTestCa();
+    const leafPem = await ca.issue(await certificateRequest({ subject: { common_name: 'Acme' }, publicKey: key.publicKey, keySpec: 'ECC_NIST_P256', sign: key.sign }));
+    const { chain } = await checkChain(leafPem + ca.certificatePem, key.publicKey, new Date());
+    // The box as Chromium would print it (lib/render/box-stamp.ts): a page its size, a frame and text.
+    const box = await PDFDocument.create();
+    const font = await box.embedFont(StandardFonts.Helvetica);
+    const boxPage = box.addPage([226.77, 70.87]);
+    boxPage.drawRectangle({ x: 0.4, y: 0.4, width: 226, height: 70, borderColor: rgb(0.2, 0.3, 0.6), borderWidth: 0.8 });
+    boxPage.drawText('Digitally signed by Acme', { x: 4, y: 56, font, size: 10 });
+    const stamp = await box.save();
+    const original = await samplePdf(true); // object streams: numbers pdf-lib does not count
+
+    const signed = await signPdf(original, { keySpec: 'ECC_NIST_P256', chain, sign: key.sign, signingTime: new Date(), appearance: { pageIndex: 1, x: 56.69, y: 700, width: 226.77, height: 70.87, stamp } });
+
+    expect(Buffer.from(signed.subarray(0, original.length)).equals(Buffer.from(original))).toBe(true);
+    const signature = readSignature(signed);
+    expect(signature.byteRange[2] + signature.byteRange[3]).toBe(signed.length);
+    expect((await verifyCms(signature.cms, signature.signed, ca.certificatePem)).verified).toBe(true);
+    const appearance = await readSignatureAppearance(signed);
+    expect(appearance.bbox).toEqual([0, 0, 226.77, 70.87]);
+    expect(appearance.rect).toEqual([56.69, 842 - 770.87, 56.69 + 226.77, 842 - 700].map((n) => Number(n.toFixed(2))));
+    expect(appearance.fonts).toEqual(['Helvetica']);
+    // The appearance draws what the box's page draws.
+    const reopened = await PDFDocument.load(signed);
+    const [field] = reopened.getForm().getFields();
+    const form = reopened.context.lookup(field!.acroField.getWidgets()[0]!.getNormalAppearance()) as PDFRawStream;
+    const stampPage = (await PDFDocument.load(stamp)).getPage(0).node;
+    const stampContents = stampPage.lookup(PDFName.of('Contents'), PDFArray).asArray().map((ref) => stampPage.context.lookup(ref) as PDFRawStream);
+    const text = (streams: PDFRawStream[]) => streams.map((stream) => Buffer.from(decodePDFRawStream(stream).decode()).toString('latin1')).join('\n').replace(/\s+/g, ' ').trim();
+    expect(text(stampContents)).toMatch(/ RG .* Tj /);
+    expect(text([form])).toContain(text(stampContents));
+    // The document's own objects still resolve (no new object took the number of one in an object stream), on the page the widget is on.
+    expect((await readPdfFacts(signed)).pageTexts).toEqual(['Invoice 2026-0042', 'page two']);
+    expect(reopened.getPage(1).node.Annots()?.size()).toBe(1);
   });
 });
 
