@@ -162,19 +162,20 @@ describe('signed documents', () => {
     expect((await call('GET', '/v1/pdf?limit=100', owner)).body.data).toHaveLength(1);
   });
 
-  it('a batch signs each item; an item naming another key’s signing key fails alone, uncharged', async () => {
+  it('a batch of 10 signs each item; an item naming another key’s signing key fails alone, uncharged', async () => {
     const batch = await call('POST', '/v1/pdf/batch', owner, {
       pdfs: [
         { html: '<p>Item one</p>', options: { signature: { signing_key_id: signingKeyId, reason: 'Batch', visible: { page: 1, x: '10mm', y: '10mm', width: '60mm', height: '12mm', text: BOX_TEXT } } } },
-        { html: '<p>Item two</p>', options: { signature: { signing_key_id: signingKeyId } } },
-        { html: '<p>Item three</p>', options: { signature: { signing_key_id: 'sk_doesnotexist0000000000' } } },
+        ...Array.from({ length: 9 }, (_, i) => ({ html: `<p>Item ${i + 2}</p>`, options: { signature: { signing_key_id: signingKeyId } } })),
+        { html: '<p>Foreign</p>', options: { signature: { signing_key_id: 'sk_doesnotexist0000000000' } } },
       ],
     });
     expect(batch.status, batch.text).toBe(200);
-    const [one, two, three] = batch.body.results;
-    expect(three).toMatchObject({ success: false, error: { code: 'SIGNING_KEY_NOT_FOUND' } });
-    const [first, second] = await Promise.all([one, two].map((item) => download(item.download_url)));
-    for (const bytes of [first!, second!]) await expectValidSignature(bytes);
+    const results = batch.body.results as { success: boolean; download_url: string }[];
+    expect(results.at(-1)).toMatchObject({ success: false, error: { code: 'SIGNING_KEY_NOT_FOUND' } });
+    const signed = await Promise.all(results.slice(0, 10).map((item) => download(item.download_url)));
+    for (const bytes of signed) await expectValidSignature(bytes);
+    const first = signed[0];
     // The caller's text in a small box: shrunk and wrapped to stay inside it; the Arabic line reads
     // right to left, from the box's right edge, the Latin one from its left.
     const { bbox, flattened } = await readSignatureAppearance(first!);
@@ -194,7 +195,7 @@ describe('signed documents', () => {
     expect(bbox[2]! - Math.max(...arabicLine.map((item) => item.transform[4]! + item.width))).toBeLessThan(frameAndPadding + 1);
     expect(Math.min(...arabicLine.map((item) => item.transform[4]!))).toBeGreaterThan(bbox[2]! / 2);
     expect(Math.min(...latinLine.map((item) => item.transform[4]!)) - bbox[0]!).toBeLessThan(frameAndPadding + 1);
-    expect(await quotaUsed(owner)).toBe(3);
+    expect(await quotaUsed(owner)).toBe(11);
   });
 
   it('a template whose options sign, and an async job, give signed PDFs too', async () => {
@@ -214,7 +215,7 @@ describe('signed documents', () => {
     }
     expect(job.body).toMatchObject({ status: 'succeeded', result: { signed: true, signing_key_id: signingKeyId } });
     await expectValidSignature(await download(job.body.result.url));
-    expect(await quotaUsed(owner)).toBe(5);
+    expect(await quotaUsed(owner)).toBe(13);
   });
 
   it('a bulk job whose shared options sign: every line’s PDF is signed, charged as stored', async () => {
@@ -227,10 +228,10 @@ describe('signed documents', () => {
     }
     expect(job.body).toMatchObject({ status: 'succeeded', total: 2, succeeded: 2, failed: 0 });
     const listed = (await call('GET', '/v1/pdf?limit=100', owner)).body.data as { url: string; signed?: boolean; signing_key_id?: string }[];
-    expect(listed).toHaveLength(7);
+    expect(listed).toHaveLength(15);
     expect(listed.every((record) => record.signed === true && record.signing_key_id === signingKeyId)).toBe(true);
     const [newest] = listed;
     expect((await expectValidSignature(await download(newest!.url))).dictionary).toContain('/Reason (Bulk)');
-    expect(await quotaUsed(owner)).toBe(7);
+    expect(await quotaUsed(owner)).toBe(15);
   });
 });
