@@ -65,6 +65,9 @@ const batchItemSuccessSchema = z
     pages: z.int().min(1),
     size_bytes: z.int().min(1),
     metadata: z.record(z.string(), z.unknown()).meta({ description: 'The item’s `metadata`, exactly as sent (`{}` when none).' }),
+    content_type: z
+      .enum(['application/pdf', 'image/png', 'image/jpeg', 'image/webp'])
+      .meta({ description: 'What the item made: `application/pdf`, or the picture’s media type for an item with `"output": "image"`.' }),
   })
   .meta({ id: 'BatchItemSuccess' });
 

@@ -149,7 +149,7 @@ export function manifestLine(result: LineResult, baseUrl: string): ManifestLine 
     metadata: result.metadata ?? {},
     // What the line made (a PDF, or a picture of `"output": "image"`), so a reader names its file right.
     content_type: contentTypeOf(result.record),
-  } satisfies { line: number; content_type: string } & Extract<BatchItemResult, { success: true }>;
+  } satisfies { line: number } & Extract<BatchItemResult, { success: true }>;
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { ApiKey } from '#lib/accounts/keys.ts';
-import type { PdfRecord } from '#lib/storage/pdfs.ts';
+import { contentTypeOf, type PdfRecord } from '#lib/storage/pdfs.ts';
 import { quoteInput, type DocumentFailureCode } from '#lib/render/errors.ts';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '#lib/json-depth.ts';
 import { DOCUMENT_OUTPUTS, sourceProblem, type DocumentOutput } from './source.ts';
@@ -180,6 +180,8 @@ export type BatchItemResult =
       readonly pages: number;
       readonly size_bytes: number;
       readonly metadata: unknown;
+      /** What the item made: `application/pdf`, or a picture's type for `"output": "image"`. */
+      readonly content_type: string;
     }
   | { readonly success: false; readonly error: { readonly code: BatchItemCode; readonly message: string } };
 
@@ -267,6 +269,7 @@ export async function runBatch(run: BatchRun): Promise<BatchItemResult[]> {
     pages: record.pages,
     size_bytes: record.size,
     metadata: metadata ?? {},
+    content_type: contentTypeOf(record),
   });
 
   // What needs no render is decided first: a bad shape, or what an earlier run made.

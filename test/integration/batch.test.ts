@@ -93,6 +93,7 @@ describe('POST /v1/pdf/batch', () => {
         },
       ],
     });
+    expect(body.results[0]).toMatchObject({ success: true, content_type: 'application/pdf' });
     const pdf = await readPdf(await download(body.results[0].download_url));
 
     // Assess: A5 landscape is 595 x 420 points

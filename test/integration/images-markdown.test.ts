@@ -106,7 +106,7 @@ describe('images, markdown and thumbnails', () => {
     // A batch item may ask for a picture; its failure beside it is not charged.
     const batch = await post('/v1/pdf/batch', { pdfs: [{ markdown: '**Item**', output: 'image', options: { image: { format: 'webp', width: 200, height: 100 } } }, { html: '<p>x</p>', output: 'gif' }] }, key.apiKey);
     expect(batch.status, JSON.stringify(batch.body)).toBe(200);
-    expect(batch.body.results[0]).toMatchObject({ success: true, pdf_id: expect.stringMatching(/^img_/) });
+    expect(batch.body.results[0]).toMatchObject({ success: true, pdf_id: expect.stringMatching(/^img_/), content_type: 'image/webp' });
     expect(imageSize(await download(batch.body.results[0].download_url))).toMatchObject({ type: 'webp', width: 200, height: 100 });
     expect(batch.body.results[1]).toMatchObject({ success: false, error: { code: 'INVALID_OPTIONS' } });
 

@@ -65,6 +65,7 @@ describe('runBatch', () => {
         pages: i + 1,
         size_bytes: 1001 + i,
         metadata: item.metadata,
+        content_type: 'application/pdf',
       })),
     );
   });

@@ -2079,6 +2079,11 @@ export type components = {
             metadata: {
                 [key: string]: unknown;
             };
+            /**
+             * @description What the item made: `application/pdf`, or the picture’s media type for an item with `"output": "image"`.
+             * @enum {string}
+             */
+            content_type: "application/pdf" | "image/png" | "image/jpeg" | "image/webp";
         };
         /** @description An item that produced no PDF; it is not charged. */
         BatchItemFailure: {
@@ -2803,6 +2808,11 @@ export type components = {
             metadata: {
                 [key: string]: unknown;
             };
+            /**
+             * @description What the item made: `application/pdf`, or the picture’s media type for an item with `"output": "image"`.
+             * @enum {string}
+             */
+            content_type: "application/pdf" | "image/png" | "image/jpeg" | "image/webp";
         };
         /** @description An item that produced no PDF; it is not charged. */
         BatchItemFailureOutput: {
