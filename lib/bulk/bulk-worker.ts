@@ -17,7 +17,7 @@ import { withPinnedVersion, type RenderItem } from '#lib/documents/batch.ts';
 import { renderItem } from '#lib/documents/render-item.ts';
 import { templateReader } from '#lib/documents/templates.ts';
 import { getJob, jobPdfId, readJobRequest, type Job } from '#lib/jobs/job-records.ts';
-import { errorFields, logger } from '#lib/observability/logger.ts';
+import { logger } from '#lib/observability/logger.ts';
 import { asKeyWork } from '#lib/render/capacity.ts';
 import { settings } from '#lib/settings.ts';
 import { getPdfRecordEvenDeleted, putPdfRecord } from '#lib/storage/pdfs.ts';
