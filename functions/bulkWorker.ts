@@ -13,10 +13,10 @@ import { preparingWorkspacesAfterAnswer } from '#lib/aws/post-answer-work.ts';
  * jobs and their completions (lib/bulk/bulk-worker.ts). A message it could not finish is named in `batchItemFailures`
  * (ReportBatchItemFailures): only that message comes back; the others are deleted. One whose run
  * caught an error comes back after a short, growing delay (retryDelaySeconds), not the queue's
- * whole visibility timeout. A chunk's message is hidden only while its worker renews it (two
- * minutes at a time, lib/bulk/chunk-hold.ts), so a chunk another worker has (`retry`), or whose
- * worker crashed or timed out, comes back within two minutes; a completion's waits the queue's
- * visibility timeout, as long as its worker may still need.
+ * whole visibility timeout. A message, a chunk's or a job's completion's, is hidden only while its
+ * worker renews it (two minutes at a time, lib/bulk/message-hold.ts), so work whose worker crashed
+ * or timed out comes back within two minutes, and a chunk another worker has (`retry`) as soon; a
+ * completion another worker has is a duplicate, and waits the queue's visibility timeout.
  */
 export const handler = await preparingWorkspacesAfterAnswer(middy<SQSEvent, SQSBatchResponse>()
   .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))

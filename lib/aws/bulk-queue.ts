@@ -226,8 +226,8 @@ function queueUrlOf(queueArn: string): Promise<string> {
  * Makes a message its consumer could not finish visible again in `seconds` rather than at the end
  * of its queue's visibility timeout (what Lambda's documentation advises for a backoff with an
  * event source mapping: the function changes the visibility, then names the message in
- * `batchItemFailures`, which leaves it as it is). The bulk worker also hides a chunk's message for
- * short spans this way while it works on it (lib/bulk/chunk-hold.ts).
+ * `batchItemFailures`, which leaves it as it is). The bulk worker also hides the message it runs (a
+ * chunk, a job's completion) for short spans this way while it works on it (lib/bulk/message-hold.ts).
  */
 export async function retryMessageIn(message: { readonly eventSourceARN: string; readonly receiptHandle: string }, seconds: number): Promise<void> {
   await sqs().send(

@@ -20,8 +20,9 @@ import { attemptDelivery, enqueueDelivery } from '#lib/webhooks/deliveries.ts';
 import { readChunkLines, type ChunkRange } from './bulk-lines.ts';
 import {
   BULK_MAX_RECEIVE_COUNT,
+  BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS,
   BULK_RESERVATION_LIFETIME_MS,
-  COMPLETION_LEASE_MS,
+  HOLD_LEASE_MS,
   chunksInShard,
   finishBulkJob,
   finishChunk,
@@ -31,6 +32,7 @@ import {
   readChunkResults,
   readPlan,
   releaseCompletion,
+  renewCompletion,
   shardDoneCount,
   shardOf,
   takeCompletion,
@@ -38,6 +40,7 @@ import {
   type PlannedChunk,
   type PlannedProblem,
 } from './bulk-records.ts';
+import { holdingMessage, type HeldMessage } from './message-hold.ts';
 import { chunkResults, writeBulkArchive, writeBulkManifest } from './result-files.ts';
 import type { LineCheck } from './upload-lines.ts';
 import { deleteUpload } from './uploads.ts';
@@ -196,72 +199,88 @@ async function* until(deadline: number, results: AsyncIterable<LineResult>): Asy
  * cannot be written in the invocation's time, or without one: the dead-letter fallback), the
  * reservation settled to exactly the PDFs stored, the webhook queued, the job recorded as ended,
  * once. Any step may be run again by another caller without effect. `retry`: another worker has it.
+ *
+ * The completion's lease and its message (`held`, the bulk worker's) are held as a chunk's are
+ * (lib/bulk/message-hold.ts): a worker that crashes or times out leaves the completion to come back
+ * within two minutes. A message that finds the completion busy is a duplicate (the last chunk
+ * delivered twice, or asked for again by the reconcile function): the worker at it holds its own
+ * message, which comes back if that worker dies, so this one waits the queue's whole visibility
+ * timeout, by when that worker has ended, instead of coming back every two minutes towards the
+ * dead-letter queue while a long archive is written.
  */
 export async function completeBulkJob(
   jobId: string,
-  { force = false, context }: { force?: boolean; context?: Pick<Context, 'getRemainingTimeInMillis'> } = {},
+  { force = false, context, held }: { force?: boolean; context?: Pick<Context, 'getRemainingTimeInMillis'>; held?: HeldMessage } = {},
 ): Promise<'done' | 'retry'> {
   const store = pdfStore();
   const job = await getJob(store, jobId);
   if (!job || job.kind !== 'bulk' || !job.bulk || job.completedAt !== undefined) return 'done';
   logger.appendKeys({ job_id: job.id, key_id: job.keyId });
-  if ((await takeCompletion(store, job.id, COMPLETION_LEASE_MS)) === 'busy') return 'retry';
-  try {
-    const plan = force ? ((await readPlan(store, job)) ?? []) : [];
-    const read = async (chunk: number): Promise<readonly LineResult[]> => {
-      const results = await readChunkResults(store, job, chunk);
-      if (results) return results;
-      if (!force) throw new Error(`chunk ${chunk} of ${job.id} is done but its results are missing`);
-      const planned = plan[chunk];
-      if (!planned) throw new Error(`chunk ${chunk} of ${job.id} has no results, and the job's plan does not name its lines`);
-      return endChunkLines(job, planned, 'The job could not be completed in its time; this line was not stored and nothing was charged for it');
-    };
-    const lines = async function* () {
-      for await (const result of chunkResults(job.bulk!.chunks, read)) yield manifestLine(result, job.baseUrl);
-    };
-    const manifest = await writeBulkManifest(store, job, lines());
-    if (manifest.lines !== job.bulk.total) throw new Error(`the manifest of ${job.id} has ${manifest.lines} lines for ${job.bulk.total} input lines`);
-    const { succeeded } = manifest;
-    const failed = job.bulk.total - succeeded;
+  const lease = {
+    take: () => takeCompletion(store, job.id, HOLD_LEASE_MS),
+    renew: () => renewCompletion(store, job.id, HOLD_LEASE_MS),
+    release: () => releaseCompletion(store, job.id),
+  };
+  const outcome = await holdingMessage(held, lease, () => completeHeldJob(job, { force, context }));
+  if (!('refused' in outcome)) return 'done';
+  await held?.hide(BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS).catch((error: unknown) => logger.warn('busy bulk completion’s message back at its hold’s end', errorFields(error)));
+  return 'retry';
+}
 
-    let archive: { archive_url: string } | { archive_error: { code: 'ARCHIVE_FAILED'; message: string } } | undefined;
-    if (job.bulk.archive) {
-      if (!context) {
-        archive = { archive_error: { code: 'ARCHIVE_FAILED', message: 'The archive could not be written (the job could not be completed normally); download the PDFs through the manifest' } };
-      } else {
-        const deadline = Date.now() + context.getRemainingTimeInMillis() - AFTER_ARCHIVE_MS;
-        try {
-          const written = await writeBulkArchive(store, job, until(deadline, chunkResults(job.bulk.chunks, read)));
-          if (written.missing.length > 0) logger.warn('bulk archive left out PDFs deleted while the job ran', { missing: written.missing.length });
-          archive = { archive_url: `${job.baseUrl}/v1/jobs/${job.id}/archive` };
-        } catch (error) {
-          if (!(error instanceof ArchiveOutOfTime)) throw error;
-          logger.warn('bulk archive given up: out of time', { succeeded });
-          archive = {
-            archive_error: { code: 'ARCHIVE_FAILED', message: `The archive of ${succeeded} PDFs could not be written in the time one worker has; download the PDFs through the manifest` },
-          };
-        }
+/** completeBulkJob's steps, its lease held. */
+async function completeHeldJob(job: Job, { force, context }: { force: boolean; context: Pick<Context, 'getRemainingTimeInMillis'> | undefined }): Promise<void> {
+  const store = pdfStore();
+  const bulk = job.bulk!;
+  const plan = force ? ((await readPlan(store, job)) ?? []) : [];
+  const read = async (chunk: number): Promise<readonly LineResult[]> => {
+    const results = await readChunkResults(store, job, chunk);
+    if (results) return results;
+    if (!force) throw new Error(`chunk ${chunk} of ${job.id} is done but its results are missing`);
+    const planned = plan[chunk];
+    if (!planned) throw new Error(`chunk ${chunk} of ${job.id} has no results, and the job's plan does not name its lines`);
+    return endChunkLines(job, planned, 'The job could not be completed in its time; this line was not stored and nothing was charged for it');
+  };
+  const lines = async function* () {
+    for await (const result of chunkResults(bulk.chunks, read)) yield manifestLine(result, job.baseUrl);
+  };
+  const manifest = await writeBulkManifest(store, job, lines());
+  if (manifest.lines !== bulk.total) throw new Error(`the manifest of ${job.id} has ${manifest.lines} lines for ${bulk.total} input lines`);
+  const { succeeded } = manifest;
+  const failed = bulk.total - succeeded;
+
+  let archive: { archive_url: string } | { archive_error: { code: 'ARCHIVE_FAILED'; message: string } } | undefined;
+  if (bulk.archive) {
+    if (!context) {
+      archive = { archive_error: { code: 'ARCHIVE_FAILED', message: 'The archive could not be written (the job could not be completed normally); download the PDFs through the manifest' } };
+    } else {
+      const deadline = Date.now() + context.getRemainingTimeInMillis() - AFTER_ARCHIVE_MS;
+      try {
+        const written = await writeBulkArchive(store, job, until(deadline, chunkResults(bulk.chunks, read)));
+        if (written.missing.length > 0) logger.warn('bulk archive left out PDFs deleted while the job ran', { missing: written.missing.length });
+        archive = { archive_url: `${job.baseUrl}/v1/jobs/${job.id}/archive` };
+      } catch (error) {
+        if (!(error instanceof ArchiveOutOfTime)) throw error;
+        logger.warn('bulk archive given up: out of time', { succeeded });
+        archive = {
+          archive_error: { code: 'ARCHIVE_FAILED', message: `The archive of ${succeeded} PDFs could not be written in the time one worker has; download the PDFs through the manifest` },
+        };
       }
     }
+  }
 
-    // Exactly the PDFs stored are charged: what the reservation holds beyond them goes back, once.
-    await settleReservation(counterStore(), job.reservation, job.reservation.count - succeeded);
-    const completedAt = new Date();
-    const delivery = job.webhookUrl
-      ? await enqueueDelivery(webhookDeps().store, { id: jobWebhookId(job), keyId: job.keyId, jobId: job.id, url: job.webhookUrl, now: completedAt })
-      : undefined;
-    const result = { manifest_url: `${job.baseUrl}/v1/jobs/${job.id}/manifest`, ...archive, succeeded, failed };
-    if (await finishBulkJob(store, job, { status: force ? 'failed' : 'succeeded', result, succeeded, failed, completedAt })) {
-      logger.info('bulk job finished', { succeeded, failed });
-      // Its sealed shared options outlive no job (a late duplicate of a chunk finds the job ended first).
-      await deleteJobRequest(store, job.requestKey).catch((error: unknown) => logger.warn('job request not removed', errorFields(error)));
-      // Nor its input (the upload's claim stays: the upload cannot back another job).
-      await deleteUpload(store, job, job.bulk.uploadId).catch((error: unknown) => logger.warn('bulk upload not removed', errorFields(error)));
-      if (delivery) await attemptDelivery(webhookDeps(), delivery).catch((error: unknown) => logger.error('webhook delivery failed', errorFields(error)));
-    }
-    return 'done';
-  } catch (error) {
-    await releaseCompletion(store, job.id).catch(() => undefined);
-    throw error;
+  // Exactly the PDFs stored are charged: what the reservation holds beyond them goes back, once.
+  await settleReservation(counterStore(), job.reservation, job.reservation.count - succeeded);
+  const completedAt = new Date();
+  const delivery = job.webhookUrl
+    ? await enqueueDelivery(webhookDeps().store, { id: jobWebhookId(job), keyId: job.keyId, jobId: job.id, url: job.webhookUrl, now: completedAt })
+    : undefined;
+  const result = { manifest_url: `${job.baseUrl}/v1/jobs/${job.id}/manifest`, ...archive, succeeded, failed };
+  if (await finishBulkJob(store, job, { status: force ? 'failed' : 'succeeded', result, succeeded, failed, completedAt })) {
+    logger.info('bulk job finished', { succeeded, failed });
+    // Its sealed shared options outlive no job (a late duplicate of a chunk finds the job ended first).
+    await deleteJobRequest(store, job.requestKey).catch((error: unknown) => logger.warn('job request not removed', errorFields(error)));
+    // Nor its input (the upload's claim stays: the upload cannot back another job).
+    await deleteUpload(store, job, bulk.uploadId).catch((error: unknown) => logger.warn('bulk upload not removed', errorFields(error)));
+    if (delivery) await attemptDelivery(webhookDeps(), delivery).catch((error: unknown) => logger.error('webhook delivery failed', errorFields(error)));
   }
 }

@@ -64,25 +64,26 @@ export function chunksInShard(layout: ShardLayout, shard: number): number {
  * The bulk worker's timeout (cdk/stack.ts), and how the queue hands it work. The worker's 15
  * minutes are a job's completion's (its manifest and archive in one invocation); Lambda's event
  * source mapping requires the queue's visibility timeout to be at least the function's timeout, so
- * the queue's is the timeout and 3 minutes more, and a completion's lease (COMPLETION_LEASE_MS)
- * outlives the worker that took it while its message's visibility outlives the lease: a completion
- * delivered again after its worker died always finds itself free.
+ * the queue's is the timeout and 3 minutes more.
  *
- * A chunk (ten lines, seconds) does not wait that long when its worker dies: the worker hides its
- * message for CHUNK_HOLD_SECONDS only, and holds its lease for CHUNK_LEASE_MS, both renewed every
- * CHUNK_HEARTBEAT_MS while it works (lib/bulk/chunk-hold.ts). A worker that crashed or timed out
- * stops renewing: its lease lapses within CHUNK_LEASE_MS and its message comes back within
- * CHUNK_HOLD_SECONDS, always after the lease (each renewal sets both, the message 30 s past the
- * lease), so the next delivery finds the chunk free. A message received BULK_MAX_RECEIVE_COUNT
- * times without its chunk getting done goes to the dead-letter queue, where the reconcile function
- * ends the chunk (its unstored lines fail) so that its job still completes.
+ * No message waits that long when its worker dies: the worker hides the message it runs (a chunk,
+ * ten lines, seconds; or a job's completion, up to the whole 15 minutes) for HOLD_MESSAGE_SECONDS
+ * only, and holds its work's lease (the chunk's, the completion's) for HOLD_LEASE_MS, both renewed
+ * every HOLD_HEARTBEAT_MS while it works (lib/bulk/message-hold.ts). A worker that crashed or timed
+ * out stops renewing: its lease lapses within HOLD_LEASE_MS and its message comes back within
+ * HOLD_MESSAGE_SECONDS, always after the lease (each renewal sets both, the message 30 s past the
+ * lease), so the next delivery finds the work free. A lease as long as the worker's timeout is no
+ * longer needed for a completion: a live worker keeps its lease by renewing it, and one that lost it
+ * (two renewals failed) and goes on beside the next delivery only repeats steps that change nothing
+ * run twice. A message received BULK_MAX_RECEIVE_COUNT times without its work getting done goes to
+ * the dead-letter queue, where the reconcile function ends the chunk (its unstored lines fail), or
+ * completes the job without its archive, so that the job still completes.
  */
 export const BULK_WORKER_TIMEOUT_SECONDS = 900;
-export const COMPLETION_LEASE_MS = (BULK_WORKER_TIMEOUT_SECONDS + 60) * 1000;
 export const BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS = BULK_WORKER_TIMEOUT_SECONDS + 180;
-export const CHUNK_HEARTBEAT_MS = 30_000;
-export const CHUNK_LEASE_MS = 3 * CHUNK_HEARTBEAT_MS;
-export const CHUNK_HOLD_SECONDS = CHUNK_LEASE_MS / 1000 + 30;
+export const HOLD_HEARTBEAT_MS = 30_000;
+export const HOLD_LEASE_MS = 3 * HOLD_HEARTBEAT_MS;
+export const HOLD_MESSAGE_SECONDS = HOLD_LEASE_MS / 1000 + 30;
 export const BULK_MAX_RECEIVE_COUNT = 5;
 /**
  * How long a message whose worker caught an error (the worker gave its lease up first) stays
@@ -91,8 +92,8 @@ export const BULK_MAX_RECEIVE_COUNT = 5;
  * same passing fault (a throttled table, a slow bucket) do not all come back at once. Short for a
  * passing fault, yet its five deliveries span some 14 minutes before the dead-letter queue: a
  * fault that lasts minutes does not fail the lines. Before, every such message waited the queue's
- * whole visibility timeout (18 minutes) each time. A crash or a timeout still does: nothing is left
- * to say when.
+ * whole visibility timeout (18 minutes) each time. A crash or a timeout says nothing: its message
+ * comes back when its worker's hold runs out (HOLD_MESSAGE_SECONDS after the last renewal).
  */
 export const RETRY_FIRST_DELAY_SECONDS = 10;
 export function retryDelaySeconds(receiveCount: number, random: () => number = Math.random): number {
@@ -254,7 +255,7 @@ export async function takeChunk(store: PdfStore, job: BulkJobRef, chunk: number,
 }
 
 /**
- * Renews a chunk's lease to `leaseMs` from now, while its worker works (lib/bulk/chunk-hold.ts):
+ * Renews a chunk's lease to `leaseMs` from now, while its worker works (lib/bulk/message-hold.ts):
  * `held`, or `lost` if the chunk is done or its lease is gone (released, or lapsed and taken over by
  * the message's next delivery; that worker's lines are the same lines, stored once whoever renders
  * them, so nothing is charged twice either way).
@@ -311,6 +312,30 @@ export async function takeCompletion(store: PdfStore, jobId: string, leaseMs: nu
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
     return 'busy';
+  }
+}
+
+/**
+ * Renews a job's completion's lease to `leaseMs` from now, while its worker works
+ * (lib/bulk/message-hold.ts): `held`, or `lost` if its lease is gone (given up, or lapsed and taken
+ * over by the message's next delivery, which repeats only steps that change nothing run twice).
+ */
+export async function renewCompletion(store: PdfStore, jobId: string, leaseMs: number): Promise<'held' | 'lost'> {
+  try {
+    await store.dynamo.send(
+      new UpdateCommand({
+        TableName: store.tableName,
+        Key: completionKey(jobId),
+        UpdateExpression: 'SET #lease = :until',
+        ConditionExpression: 'attribute_exists(#lease)',
+        ExpressionAttributeNames: { '#lease': 'lease_completion' },
+        ExpressionAttributeValues: { ':until': Date.now() + leaseMs },
+      }),
+    );
+    return 'held';
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return 'lost';
+    throw error;
   }
 }
 

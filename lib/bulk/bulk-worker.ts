@@ -17,14 +17,14 @@ import { withPinnedVersion, type RenderItem } from '#lib/documents/batch.ts';
 import { renderItem } from '#lib/documents/render-item.ts';
 import { templateReader } from '#lib/documents/templates.ts';
 import { getJob, jobPdfId, readJobRequest, type Job } from '#lib/jobs/job-records.ts';
-import { errorFields, logger } from '#lib/observability/logger.ts';
+import { logger } from '#lib/observability/logger.ts';
 import { asKeyWork } from '#lib/render/capacity.ts';
 import { settings } from '#lib/settings.ts';
 import { getPdfRecordEvenDeleted, putPdfRecord } from '#lib/storage/pdfs.ts';
 import { afterChunk, completeBulkJob, recordChunk } from './bulk-completion.ts';
 import { readChunkLines } from './bulk-lines.ts';
-import { BULK_MAX_RUN_MS, CHUNK_HEARTBEAT_MS, CHUNK_HOLD_SECONDS, CHUNK_LEASE_MS, markBulkJobRunning, releaseChunk, renewChunk, takeChunk, type LineResult } from './bulk-records.ts';
-import { holdChunk } from './chunk-hold.ts';
+import { BULK_MAX_RUN_MS, HOLD_LEASE_MS, markBulkJobRunning, releaseChunk, renewChunk, takeChunk, type LineResult } from './bulk-records.ts';
+import { holdingMessage, type HeldMessage } from './message-hold.ts';
 import { bulkLineCheck } from './upload-lines.ts';
 
 /** The job's shared options, opened once per job in a worker's life. */
@@ -104,54 +104,43 @@ async function runChunkLines(job: Job, chunk: ChunkMessage, render: boolean): Pr
   return results;
 }
 
-/** The message a worker runs, as far as the worker changes it: how long it stays hidden from now (ChangeMessageVisibility). */
-export interface HeldMessage {
-  hide(seconds: number): Promise<void>;
-}
-
 /**
- * One message of the bulk queue (the bulk worker, once per message): `done` (the message may go) or
- * `retry` (another worker has the chunk or the completion now: the message comes back once its
- * visibility runs out, and finds the work done, or free if that worker died).
+ * One message of the bulk queue (the bulk worker, once per message), held while it runs
+ * (lib/bulk/message-hold.ts): `done` (the message may go) or `retry` (another worker has the chunk
+ * or the completion now: the message comes back once its visibility runs out, and finds the work
+ * done, or free if that worker died).
  */
 export async function runBulkMessage(message: BulkMessage, context: Pick<Context, 'getRemainingTimeInMillis'>, held: HeldMessage): Promise<'done' | 'retry'> {
-  if (isCompletionMessage(message)) return completeBulkJob(message.job_id, { force: message.force === true, context });
+  if (isCompletionMessage(message)) return completeBulkJob(message.job_id, { force: message.force === true, context, held });
   return runChunk(message, context, held);
 }
 
 /**
- * One chunk of a bulk job. Its message is hidden for CHUNK_HOLD_SECONDS, not the queue's 18
+ * One chunk of a bulk job. Its message is hidden for HOLD_MESSAGE_SECONDS, not the queue's 18
  * minutes, and while the chunk's lines run the worker renews that and the chunk's lease
- * (lib/bulk/chunk-hold.ts): a worker that dies leaves its chunk to come back within two minutes.
+ * (lib/bulk/message-hold.ts): a worker that dies leaves its chunk to come back within two minutes.
  */
 export async function runChunk(chunk: ChunkMessage, context: Pick<Context, 'getRemainingTimeInMillis'>, held: HeldMessage): Promise<'done' | 'retry'> {
   const store = pdfStore();
   const job = await getJob(store, chunk.job_id);
   if (!job || job.kind !== 'bulk' || !job.bulk || job.completedAt !== undefined) return 'done';
   logger.appendKeys({ job_id: job.id, key_id: job.keyId });
-  const hide = () => held.hide(CHUNK_HOLD_SECONDS);
-  // Before the lease, so that whatever happens next (a busy chunk, a crash) the message is back in minutes; if SQS refuses, the queue's timeout still brings it back.
-  await hide().catch((error: unknown) => logger.warn('bulk chunk message left to the queue’s visibility timeout', errorFields(error)));
-  const taken = await takeChunk(store, job, chunk.chunk, CHUNK_LEASE_MS);
-  if (taken === 'busy') return 'retry';
-  if (taken === 'taken') {
-    const hold = holdChunk({ renewLease: () => renewChunk(store, job, chunk.chunk, CHUNK_LEASE_MS), hideMessage: hide, everyMs: CHUNK_HEARTBEAT_MS });
+  const lease = {
+    take: () => takeChunk(store, job, chunk.chunk, HOLD_LEASE_MS),
+    renew: () => renewChunk(store, job, chunk.chunk, HOLD_LEASE_MS),
+    // Free for the message's next delivery, which comes soon (functions/bulkWorker.ts).
+    release: () => releaseChunk(store, job, chunk.chunk),
+  };
+  const outcome = await holdingMessage(held, lease, async () => {
     const render = Date.now() - Date.parse(job.createdAt) <= BULK_MAX_RUN_MS;
-    try {
-      if (job.status === 'queued') await markBulkJobRunning(store, job.id);
-      // Locally every worker shares one machine: the job's lines take turns in its key's line, within its tier's share.
-      const share = { maxRunning: TIERS[job.tier].maxConcurrentRenders, maxWaitMs: Math.max(1, context.getRemainingTimeInMillis() - 60_000) };
-      const results = await asKeyWork(job.keyId, share, () => runChunkLines(job, chunk, render));
-      await recordChunk(job, chunk.chunk, results);
-    } catch (error) {
-      await hold.stop();
-      // Free for the message's next delivery, which comes soon (functions/bulkWorker.ts).
-      await releaseChunk(store, job, chunk.chunk).catch(() => undefined);
-      throw error;
-    } finally {
-      await hold.stop();
-    }
-  }
+    if (job.status === 'queued') await markBulkJobRunning(store, job.id);
+    // Locally every worker shares one machine: the job's lines take turns in its key's line, within its tier's share.
+    const share = { maxRunning: TIERS[job.tier].maxConcurrentRenders, maxWaitMs: Math.max(1, context.getRemainingTimeInMillis() - 60_000) };
+    const results = await asKeyWork(job.keyId, share, () => runChunkLines(job, chunk, render));
+    await recordChunk(job, chunk.chunk, results);
+  });
+  if ('refused' in outcome && outcome.refused === 'busy') return 'retry';
+  // Done now, or by another delivery before: the job's completion is asked for if it was the last.
   await afterChunk(job, chunk.chunk);
   return 'done';
 }

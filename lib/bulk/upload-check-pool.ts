@@ -12,6 +12,9 @@
  *   submission refused (400: split the upload), and the worker replaced.
  * - Shared per key like render slots (lib/render/capacity.ts, the same class): a key never holds
  *   every worker, so eight submissions of one key leave another key's submission a worker.
+ * - A worker that waits WORKER_IDLE_MS for a submission is ended (lib/customer-code/idle-workers.ts),
+ *   its heap given back: submissions come seldom, and a worker that read little still holds tens
+ *   of MB.
  *
  * In AWS the bulk function serves one submission per execution environment; the same code runs
  * there, the worker's file bundled beside the function's index.mjs (cdk/bundling.ts).
@@ -19,6 +22,7 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { startBoundedWorker, workerFile } from '#lib/customer-code/bounded-worker.ts';
+import { IdleWorkers } from '#lib/customer-code/idle-workers.ts';
 import { errorFields, logger } from '#lib/observability/logger.ts';
 import { RenderCapacity } from '#lib/render/capacity.ts';
 import type { UploadCheck } from './upload-check.ts';
@@ -155,7 +159,7 @@ export class UploadCheckPool {
   readonly heapMb: number;
   readonly timeLimitMs: number;
   readonly #slots: RenderCapacity;
-  readonly #idle: UploadCheckWorker[] = [];
+  readonly #idle = new IdleWorkers<UploadCheckWorker>();
   #closed = false;
 
   constructor({
@@ -182,7 +186,7 @@ export class UploadCheckPool {
    */
   async check(keyId: string, input: Body | (() => Promise<Body>), options: UploadCheckOptions): Promise<UploadCheck> {
     using _slot = await this.#slots.acquire(keyId, { maxRunning: this.workers });
-    const worker = this.#idle.pop() ?? new UploadCheckWorker(this.heapMb);
+    const worker = this.#idle.take() ?? new UploadCheckWorker(this.heapMb);
     let reusable = false;
     try {
       await worker.ready;
@@ -198,11 +202,11 @@ export class UploadCheckPool {
       reusable = result.reusable;
       return result.check;
     } finally {
-      if (reusable && !this.#closed) this.#idle.push(worker);
+      if (reusable && !this.#closed) this.#idle.put(worker);
       else {
         void worker.thread.terminate();
         // Replaced at once, so the next submission finds a worker loaded.
-        if (!this.#closed && this.#idle.length === 0) this.#idle.push(new UploadCheckWorker(this.heapMb));
+        if (!this.#closed && this.#idle.size === 0) this.#idle.put(new UploadCheckWorker(this.heapMb));
       }
     }
   }
@@ -210,7 +214,7 @@ export class UploadCheckPool {
   /** Terminates every idle worker (tests; idle workers never keep a process alive). */
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all(this.#idle.splice(0).map((worker) => worker.thread.terminate()));
+    await this.#idle.endAll();
   }
 }
 

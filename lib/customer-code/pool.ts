@@ -10,7 +10,8 @@
  * - Shared per key like render slots (lib/render/capacity.ts, the same class): a task waits its
  *   key's turn, a key never holds every worker (one is always left for the others), and one that
  *   cannot get a worker in time is refused with ServiceBusyError (503, nothing charged).
- * - One task per worker at a time, sized to the cores (at least two). The workers get no
+ * - One task per worker at a time, sized to the cores (at least two); a worker that waits
+ *   WORKER_IDLE_MS for a task is ended (./idle-workers.ts), its heap given back. The workers get no
  *   environment variables: nothing of the process's configuration or credentials is in reach of
  *   the code they run.
  *
@@ -39,6 +40,7 @@ import type { CustomerCodeTask, Refusal, TaskOutcome, TaskStep } from './tasks.t
 import type { WorkerMessage } from './worker.ts';
 import { BUNDLED_WORKER_NAME, WORKER_SOURCE } from './worker-file.ts';
 import { startBoundedWorker, workerFile } from './bounded-worker.ts';
+import { IdleWorkers } from './idle-workers.ts';
 
 export type { Refusal } from './tasks.ts';
 
@@ -161,7 +163,8 @@ export class CustomerCodePool {
   /** Each step's time limit: ./limits.ts's, unless given (tests). */
   readonly limitsMs: StepLimits;
   readonly #slots: RenderCapacity;
-  readonly #idle: PooledWorker[] = [];
+  // A worker ended idle is one less alive.
+  readonly #idle = new IdleWorkers<PooledWorker>({ onEnded: () => void this.#alive-- });
   #alive = 0;
   #closed = false;
 
@@ -228,13 +231,13 @@ export class CustomerCodePool {
   /** Terminates every idle worker (tests; a process that ends needs nothing, its workers are unref'd). */
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all(this.#idle.splice(0).map((worker) => worker.thread.terminate()));
+    await this.#idle.endAll();
   }
 
   async #run(keyId: string, task: CustomerCodeTask, signal?: AbortSignal): Promise<TaskOutcome> {
     // A customer's share: finite, so never every worker (see RenderCapacity's cap).
     using _slot = await this.#slots.acquire(keyId, { maxRunning: this.workers, ...(signal && { signal }) });
-    const worker = this.#idle.pop() ?? this.#spawn();
+    const worker = this.#idle.take() ?? this.#spawn();
     let reusable = false;
     try {
       await worker.ready;
@@ -243,12 +246,12 @@ export class CustomerCodePool {
       return result.outcome;
     } finally {
       if (reusable && !this.#closed) {
-        this.#idle.push(worker);
+        this.#idle.put(worker);
       } else {
         this.#alive--;
         void worker.thread.terminate();
         // Replaced at once, so the next task finds a worker loaded (unless as many are still idle).
-        if (!this.#closed && this.#alive < this.workers && this.#idle.length === 0) this.#idle.push(this.#spawn());
+        if (!this.#closed && this.#alive < this.workers && this.#idle.size === 0) this.#idle.put(this.#spawn());
       }
     }
   }

@@ -4,7 +4,8 @@
  * finishing a printed one): started on first use, one task per worker at a time, shared per key
  * like render slots (lib/render/capacity.ts, the same class; a key never holds every worker), and a
  * worker whose task did not end cleanly (refused, failed, stopped at its limit or by its caller,
- * out of its heap) terminated and replaced, so no task ever sees another's leftovers.
+ * out of its heap) terminated and replaced, so no task ever sees another's leftovers. A worker
+ * that waits WORKER_IDLE_MS for a task is ended (./idle-workers.ts), its heap given back.
  *
  * A task talks to its worker with `ask`: one message out, one answer back, settled once however the
  * worker ends. ./pool.ts keeps its own loop for customer code, whose steps each have their limit.
@@ -13,6 +14,7 @@ import { availableParallelism } from 'node:os';
 import type { Transferable, Worker, WorkerOptions } from 'node:worker_threads';
 import { RenderCapacity } from '#lib/render/capacity.ts';
 import { startBoundedWorker, type BoundedWorker } from './bounded-worker.ts';
+import { IdleWorkers } from './idle-workers.ts';
 
 /** What a pooled worker answers to one message: its result, a refusal it chose, or a bug's text. */
 export type WorkerAnswer<T> = { readonly type: 'done'; readonly value: T } | { readonly type: 'refused'; readonly code: string; readonly message: string } | { readonly type: 'failed'; readonly error: string };
@@ -104,7 +106,7 @@ export class BoundedWorkerPool {
   readonly #env: WorkerOptions['env'] | undefined;
   readonly #maxWaitMs: number;
   readonly #slots: RenderCapacity;
-  readonly #idle: BoundedWorker[] = [];
+  readonly #idle = new IdleWorkers<BoundedWorker>();
   #closed = false;
 
   constructor({
@@ -145,7 +147,7 @@ export class BoundedWorkerPool {
   async use<T>(keyId: string, task: (thread: Worker) => Promise<T>, { signal }: { signal?: AbortSignal } = {}): Promise<T> {
     // A key's share: finite, so never every worker (RenderCapacity caps it at all but one).
     using _slot = await this.#slots.acquire(keyId, { maxRunning: this.workers, maxWaitMs: this.#maxWaitMs, ...(signal && { signal }) });
-    const worker = this.#idle.pop() ?? this.#spawn();
+    const worker = this.#idle.take() ?? this.#spawn();
     let reusable = false;
     try {
       await untilReady(worker, signal);
@@ -153,11 +155,11 @@ export class BoundedWorkerPool {
       reusable = true;
       return value;
     } finally {
-      if (reusable && !this.#closed) this.#idle.push(worker);
+      if (reusable && !this.#closed) this.#idle.put(worker);
       else {
         void worker.thread.terminate();
         // Replaced at once, so the next task finds a worker loaded.
-        if (!this.#closed && this.#idle.length === 0) this.#idle.push(this.#spawn());
+        if (!this.#closed && this.#idle.size === 0) this.#idle.put(this.#spawn());
       }
     }
   }
@@ -165,7 +167,7 @@ export class BoundedWorkerPool {
   /** Terminates every idle worker (tests; a process that ends needs nothing, its workers are unref'd). */
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.all(this.#idle.splice(0).map((worker) => worker.thread.terminate()));
+    await this.#idle.endAll();
   }
 
   #spawn(): BoundedWorker {

@@ -12,7 +12,7 @@ import { JOB_REQUEST_PREFIX, JOB_RESULT_PREFIX } from '#lib/jobs/job-records.ts'
 import { ENTITY_INDEX } from '#lib/storage/table.ts';
 import { retentionPrefix } from '#lib/storage/pdfs.ts';
 import { TEMPLATE_BODY_PREFIX, TEMPLATE_KEY_PREFIX } from '#lib/storage/templates.ts';
-import { BULK_MAX_RECEIVE_COUNT, BULK_PREFIX, BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS, CHUNK_LEASE_MS, UPLOAD_PREFIX } from '#lib/bulk/bulk-records.ts';
+import { BULK_MAX_RECEIVE_COUNT, BULK_PREFIX, BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS, HOLD_LEASE_MS, UPLOAD_PREFIX } from '#lib/bulk/bulk-records.ts';
 import { HEALTH_PROBE_KEY, HEALTH_PROBE_PREFIX } from '#lib/observability/health.ts';
 import { functionId } from '../../cdk/constructs/service-function.ts';
 import { asArray, resourcesOfType, roleOf, statementsOfRole, synthStack, type CfnResource, type Statement } from './stack-fixture.ts';
@@ -245,12 +245,12 @@ describe('IAM', () => {
     expect(queue.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [idOf('AWS::SQS::Queue', 'UnhandledJobFailures'), 'Arn'] }, maxReceiveCount: 5 });
     expect(queue.VisibilityTimeout).toBeGreaterThan((resources[functionId('reconcile')]?.Properties as Record<string, any>).Timeout);
     // A chunk every delivery failed goes to the dead-letter queue; a message delivered again after its
-    // worker died comes back after the worker's timeout and its chunk lease, so it finds the chunk free.
+    // worker died comes back after the worker's timeout and its work's lease, so it finds the work free.
     const bulkQueue = resources[idOf('AWS::SQS::Queue', 'BulkQueue')]?.Properties as Record<string, any>;
     expect(bulkQueue.RedrivePolicy).toEqual({ deadLetterTargetArn: queueArn('BulkDeadLetters'), maxReceiveCount: BULK_MAX_RECEIVE_COUNT });
     expect(bulkQueue.VisibilityTimeout).toBe(BULK_QUEUE_VISIBILITY_TIMEOUT_SECONDS);
     expect(bulkQueue.VisibilityTimeout).toBeGreaterThan((resources[functionId('bulkWorker')]?.Properties as Record<string, any>).Timeout);
-    expect(bulkQueue.VisibilityTimeout * 1000).toBeGreaterThan(CHUNK_LEASE_MS);
+    expect(bulkQueue.VisibilityTimeout * 1000).toBeGreaterThan(HOLD_LEASE_MS);
     expect((resources[idOf('AWS::SQS::Queue', 'BulkDeadLetters')]?.Properties as Record<string, any>).VisibilityTimeout).toBeGreaterThan(
       (resources[functionId('reconcile')]?.Properties as Record<string, any>).Timeout,
     );
