@@ -36,16 +36,22 @@ export interface StackProcess {
 }
 
 /**
- * The Node flags `npm start` gives the stack (package.json's `start` script, the one place they are
- * written): the bench measures the stack as a user runs it. `--max-semi-space-size=16` bounds the
- * main thread's young generation (V8's default let it grow to 128 MB on a 23 GB machine under a bulk
- * job, and keep it; docs/bulk-jobs.md, "Memory through a job").
+ * How `npm start` starts the stack (package.json's `start` script, the one place it is written:
+ * `[NAME=value ...] node [flags] lib/local/start.ts`): the bench measures the stack as a user runs
+ * it. Why each is there is in docs/bulk-jobs.md, "Memory through a job": `--max-semi-space-size=16`
+ * bounds the main thread's young generation, `--heap-growing-percent=30` its old generation's growth
+ * (V8's default let both grow under a bulk job and keep what they took), and `MALLOC_ARENA_MAX=2`
+ * glibc's arenas, one per allocating thread by default, kept after the thread ends.
  */
-export function startScriptNodeFlags(): string[] {
+export function startScript(): { env: Record<string, string>; nodeFlags: string[] } {
   const script = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   const words = script.split(/\s+/);
-  if (words[0] !== 'node' || words.at(-1) !== 'lib/local/start.ts') throw new Error(`package.json's start script is not "node [flags] lib/local/start.ts": ${script}`);
-  return words.slice(1, -1);
+  const assignments = words.slice(0, words.indexOf('node'));
+  if (!words.includes('node') || words.at(-1) !== 'lib/local/start.ts' || !assignments.every((word) => /^[A-Z_][A-Z0-9_]*=\S*$/.test(word))) {
+    throw new Error(`package.json's start script is not "[NAME=value ...] node [flags] lib/local/start.ts": ${script}`);
+  }
+  const env = Object.fromEntries(assignments.map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]));
+  return { env, nodeFlags: words.slice(assignments.length + 1, -1) };
 }
 
 /**
@@ -90,9 +96,10 @@ export async function startStackProcess(dataDir: string, onSpawn?: (pid: number)
   // BENCH_STACK_NODE_ARGS: flags for the stack's Node only, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
   // to see where its time goes (Node refuses --cpu-prof in NODE_OPTIONS).
   const nodeArgs = (process.env.BENCH_STACK_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const child = spawn(process.execPath, [...startScriptNodeFlags(), ...extraNodeArgs, ...nodeArgs, 'lib/local/start.ts'], {
+  const start = startScript();
+  const child = spawn(process.execPath, [...start.nodeFlags, ...extraNodeArgs, ...nodeArgs, 'lib/local/start.ts'], {
     cwd: REPO_ROOT,
-    env: stackEnvironment(dataDir, env),
+    env: stackEnvironment(dataDir, { ...start.env, ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);
