@@ -16,6 +16,7 @@
  * at the frame.
  */
 import type { Page } from 'puppeteer-core';
+import { printStampPage } from './stamp-page.ts';
 
 /** What the box shows. Its size is in PDF points (1/72 in), as the box on the page. */
 export interface BoxStamp {
@@ -79,16 +80,6 @@ export async function printBoxStamp(page: Page, box: BoxStamp, timeoutMs: number
     },
     { lines: [...box.lines(printedAt)], maxPt: BOX_FONT_MAX_PT, minPt: BOX_FONT_MIN_PT },
   );
-  const bytes = await page.pdf({
-    width: `${(box.width * PX_PER_PT).toFixed(3)}px`,
-    height: `${(box.height * PX_PER_PT).toFixed(3)}px`,
-    margin: { top: 0, right: 0, bottom: 0, left: 0 },
-    printBackground: false,
-    preferCSSPageSize: false,
-    pageRanges: '1',
-    // An appearance is an annotation's, not the document's content: the document's tags stay its own.
-    tagged: false,
-    timeout: timeoutMs,
-  });
+  const bytes = await printStampPage(page, { width: `${(box.width * PX_PER_PT).toFixed(3)}px`, height: `${(box.height * PX_PER_PT).toFixed(3)}px` }, timeoutMs);
   return { bytes, printedAt };
 }

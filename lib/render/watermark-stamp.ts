@@ -11,6 +11,7 @@
  */
 import type { Page } from 'puppeteer-core';
 import type { Watermark } from './finishing-options.ts';
+import { printStampPage } from './stamp-page.ts';
 
 /** Large enough that the stamp stays sharp scaled up to a 200-inch page; it is vector text anyway. */
 const FONT_SIZE_PX = 96;
@@ -38,15 +39,5 @@ export async function printStamp(page: Page, watermark: Watermark, timeoutMs: nu
   }, watermark.text);
   const box = await span.boundingBox();
   if (!box) throw new Error('the watermark stamp has no size');
-  return page.pdf({
-    width: `${Math.ceil(box.width)}px`,
-    height: `${Math.ceil(box.height)}px`,
-    margin: { top: 0, right: 0, bottom: 0, left: 0 },
-    printBackground: false,
-    preferCSSPageSize: false,
-    pageRanges: '1',
-    // A stamp is an artifact, not content: the document's tags stay the document's.
-    tagged: false,
-    timeout: timeoutMs,
-  });
+  return printStampPage(page, { width: `${Math.ceil(box.width)}px`, height: `${Math.ceil(box.height)}px` }, timeoutMs);
 }
