@@ -17,9 +17,14 @@
  * The target: after ≤ before × 1.10. Nothing forces a garbage collection: what is measured is what
  * the process holds on to by itself.
  *
+ * Diagnosis, BENCH_BULK_MEMORY_DIAGNOSE=<directory>: the stack runs with --expose-gc (which changes
+ * nothing until called); once *after* is read, the probe collects garbage, reads again and writes a
+ * heap snapshot into the directory, beside the probe's log (heap-log.jsonl): what after a job is
+ * garbage not yet collected, and what is held, by whom.
+ *
  * Alone: `BENCH_PHASES=bulk-memory npm run bench` or `node bench/lib/bulk-memory.ts`.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,8 +56,8 @@ export interface BulkMemoryResult extends BulkJobFigures {
    * main isolate's heap, its workers' heaps, and its resident memory by kind (V8's pages, glibc's
    * heap...), which tell what the service keeps from what V8 and the allocator keep around it.
    */
-  readonly insideBefore: StackHeapLine | undefined;
-  readonly insideAfter: StackHeapLine | undefined;
+  readonly insideBefore: StackReading | undefined;
+  readonly insideAfter: StackReading | undefined;
   /** The whole tree (the stack process and its Chromiums) at its peak during the job (MiB). */
   readonly treePeakMiB: number;
   readonly settleSeconds: number;
@@ -61,15 +66,40 @@ export interface BulkMemoryResult extends BulkJobFigures {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const mib = (kib: number) => Math.round((kib / 1024) * 10) / 10;
 
-/** The stack's last line of bench/lib/stack-heap-log.ts. */
-function lastHeapLine(file: string): StackHeapLine | undefined {
-  if (!existsSync(file)) return undefined;
-  const line = readFileSync(file, 'utf8').trim().split('\n').at(-1);
-  return line ? (JSON.parse(line) as StackHeapLine) : undefined;
+/** A reading of the stack process: the probe's last line from inside, and its resident memory by kind of mapping, read from outside. */
+export interface StackReading extends StackHeapLine {
+  readonly residentMiB: { readonly v8Pages: number; readonly mallocHeap: number; readonly otherAnonymous: number; readonly files: number };
 }
 
-const describeInside = (line: StackHeapLine | undefined) =>
+/**
+ * A process's resident memory by kind of mapping, from /proc/<pid>/smaps: V8's 256 KiB heap pages,
+ * glibc's main heap (`[heap]`), other anonymous memory (thread arenas and stacks, large buffers,
+ * V8's larger mappings), files.
+ */
+function residentByKind(pid: number): StackReading['residentMiB'] {
+  const kib = { v8Pages: 0, mallocHeap: 0, otherAnonymous: 0, files: 0 };
+  let kind: keyof typeof kib | undefined;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const mapping = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (mapping) {
+      const sizeKiB = (parseInt(mapping[2]!, 16) - parseInt(mapping[1]!, 16)) / 1024;
+      const name = mapping[3]!.trim();
+      kind = name === '[heap]' ? 'mallocHeap' : name.startsWith('/') ? 'files' : name === '' ? (sizeKiB === 256 ? 'v8Pages' : 'otherAnonymous') : undefined;
+    } else if (kind && line.startsWith('Rss:')) kib[kind] += Number(line.split(/\s+/)[1]);
+  }
+  return { v8Pages: mib(kib.v8Pages), mallocHeap: mib(kib.mallocHeap), otherAnonymous: mib(kib.otherAnonymous), files: mib(kib.files) };
+}
+
+/** The stack's last line of bench/lib/stack-heap-log.ts, with its resident memory by kind now. */
+function readStack(file: string, pid: number): StackReading | undefined {
+  if (!existsSync(file)) return undefined;
+  const line = readFileSync(file, 'utf8').trim().split('\n').at(-1);
+  return line ? { ...(JSON.parse(line) as StackHeapLine), residentMiB: residentByKind(pid) } : undefined;
+}
+
+const describeInside = (line: StackReading | undefined) =>
   line
     ? `main heap ${line.main.usedMiB} used of ${line.main.totalMiB} MiB (young generation ${line.main.youngMiB}, ArrayBuffers ${line.main.arrayBuffersMiB}); ` +
       `workers ${Object.entries(line.workers).map(([name, heap]) => `${name} ${heap.usedMiB}/${heap.totalMiB}`).join(', ')}; ` +
@@ -92,7 +122,14 @@ const round1 = (value: number) => Math.round(value * 10) / 10;
 export async function runBulkMemory(options: { lines: number; warmupLines: number }, log: (line: string) => void): Promise<BulkMemoryResult> {
   const dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-bench-bulk-memory-'));
   const heapLog = join(dataDir, 'heap-log.jsonl');
-  const stack = await startStackProcess(dataDir, undefined, { STACK_HEAP_LOG: heapLog, STACK_HEAP_LOG_MS: '2000' }, ['--import', './bench/lib/stack-heap-log.ts']);
+  const diagnosisDir = process.env.BENCH_BULK_MEMORY_DIAGNOSE;
+  if (diagnosisDir) mkdirSync(diagnosisDir, { recursive: true });
+  const stack = await startStackProcess(
+    dataDir,
+    undefined,
+    { STACK_HEAP_LOG: heapLog, STACK_HEAP_LOG_MS: '2000', ...(diagnosisDir && { STACK_HEAP_SNAPSHOT_DIR: diagnosisDir }) },
+    ['--import', './bench/lib/stack-heap-log.ts', ...(diagnosisDir ? ['--expose-gc'] : [])],
+  );
   const pid = stack.child.pid!;
   let peaks: ProcessPeaks | undefined;
   try {
@@ -105,7 +142,7 @@ export async function runBulkMemory(options: { lines: number; warmupLines: numbe
     await sleep(SETTLE_MS);
     const stackBeforeMiB = rssMiB(pid);
     const standInsBeforeMiB = standInsMiB(pid);
-    const insideBefore = lastHeapLine(heapLog);
+    const insideBefore = readStack(heapLog, pid);
     log(`inside before: ${describeInside(insideBefore)}`);
     log(`stack process: ${round1(stackStartMiB)} MiB at start, ${round1(stackBeforeMiB)} MiB before the job (AWS stand-ins' process ${round1(standInsBeforeMiB)} MiB)`);
 
@@ -117,8 +154,21 @@ export async function runBulkMemory(options: { lines: number; warmupLines: numbe
     peaks.stop();
     const stackAfterMiB = rssMiB(pid);
     const standInsAfterMiB = standInsMiB(pid);
-    const insideAfter = lastHeapLine(heapLog);
+    const insideAfter = readStack(heapLog, pid);
     log(`inside after: ${describeInside(insideAfter)}`);
+    if (diagnosisDir) {
+      process.kill(pid, 'SIGUSR2');
+      const afterCollection = () =>
+        readFileSync(heapLog, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as StackHeapLine).find((line) => line.afterCollection);
+      for (let waited = 0; waited < 30_000 && !afterCollection(); waited += 100) await sleep(100);
+      const collected = afterCollection();
+      log(`inside after a forced collection: ${describeInside(collected && { ...collected, residentMiB: residentByKind(pid) })}`);
+      const snapshot = join(diagnosisDir, 'stack-after-job.heapsnapshot');
+      for (let waited = 0; waited < 120_000 && !existsSync(snapshot); waited += 1_000) await sleep(1_000);
+      await sleep(5_000);
+      log(`heap snapshot: ${snapshot}`);
+      copyFileSync(heapLog, join(diagnosisDir, 'heap-log.jsonl'));
+    }
     const { counts, exact } = await checkBulkJob(client, finished, options.lines);
     const result: BulkMemoryResult = {
       ...jobFigures(options.lines, finished),
@@ -147,6 +197,8 @@ export async function runBulkMemory(options: { lines: number; warmupLines: numbe
   } finally {
     peaks?.stop();
     await stopStackProcess(stack);
+    // With BENCH_STACK_NODE_ARGS="--trace-gc --trace-memory-reducer", V8's own account of its collections.
+    if (diagnosisDir) writeFileSync(join(diagnosisDir, 'stack-output.log'), stack.output.join(''));
     await rm(dataDir, { recursive: true, force: true });
   }
 }

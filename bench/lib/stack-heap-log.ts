@@ -5,13 +5,16 @@
  * tell what the service keeps (live objects) from what V8 and the C allocator keep around them:
  * - the main isolate's heap: committed (`totalMiB`), used (live and not yet collected garbage), its
  *   young generation's committed size, and `ArrayBuffer` memory;
- * - each worker thread's heap (committed, used), by the worker's file;
- * - the resident memory by kind of mapping (/proc/self/smaps): V8's 256 KiB heap pages, glibc's
- *   main heap (`[heap]`), other anonymous memory (thread arenas and stacks, Chromium's pipes'
- *   buffers), files.
+ * - each worker thread's heap (committed, used), by the worker's file.
+ * Its resident memory by kind of mapping is read by the phase, from outside (bulk-memory.ts,
+ * `residentByKind`): parsing /proc/self/smaps in here every 2 s allocated about 1 MB a second, which
+ * V8's memory reducer counts as work under way and so never runs while the probe watches.
+ * On SIGUSR2 (the phase's diagnosis, BENCH_BULK_MEMORY_DIAGNOSE) it collects garbage when Node runs
+ * with --expose-gc, appends one more line marked `afterCollection`, and writes a heap snapshot into
+ * STACK_HEAP_SNAPSHOT_DIR: what is still held once nothing waits for a collection, and by whom.
  * A bench tool only: the service never loads it.
  */
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import v8 from 'node:v8';
 import type { Worker as WorkerThread } from 'node:worker_threads';
@@ -22,26 +25,12 @@ export interface StackHeapLine {
   readonly rssMiB: number;
   readonly main: { readonly totalMiB: number; readonly usedMiB: number; readonly youngMiB: number; readonly arrayBuffersMiB: number };
   readonly workers: Record<string, { readonly totalMiB: number; readonly usedMiB: number }>;
-  readonly residentMiB: { readonly v8Pages: number; readonly mallocHeap: number; readonly otherAnonymous: number; readonly files: number };
+  /** The line written on SIGUSR2 after a forced collection. */
+  readonly afterCollection?: true;
 }
 
 const INTERVAL_MS = Number(process.env.STACK_HEAP_LOG_MS ?? 5_000);
 const mib = (bytes: number) => Math.round((bytes / 1_048_576) * 10) / 10;
-
-/** Resident memory by kind of mapping, from /proc/self/smaps. */
-function residentByKind(): StackHeapLine['residentMiB'] {
-  const kib = { v8Pages: 0, mallocHeap: 0, otherAnonymous: 0, files: 0 };
-  let kind: keyof typeof kib | undefined;
-  for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
-    const mapping = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
-    if (mapping) {
-      const sizeKiB = (parseInt(mapping[2]!, 16) - parseInt(mapping[1]!, 16)) / 1024;
-      const name = mapping[3]!.trim();
-      kind = name === '[heap]' ? 'mallocHeap' : name.startsWith('/') ? 'files' : name === '' ? (sizeKiB === 256 ? 'v8Pages' : 'otherAnonymous') : undefined;
-    } else if (kind && line.startsWith('Rss:')) kib[kind] += Number(line.split(/\s+/)[1]);
-  }
-  return { v8Pages: mib(kib.v8Pages * 1024), mallocHeap: mib(kib.mallocHeap * 1024), otherAnonymous: mib(kib.otherAnonymous * 1024), files: mib(kib.files * 1024) };
-}
 
 const logFile = process.env.STACK_HEAP_LOG;
 const threads = createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads');
@@ -59,7 +48,7 @@ if (logFile && threads.isMainThread) {
   };
   syncBuiltinESMExports();
   const t0 = Date.now();
-  setInterval(async () => {
+  const readLine = async (): Promise<StackHeapLine> => {
     const heap = v8.getHeapStatistics();
     const young = v8.getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
     const perWorker: StackHeapLine['workers'] = {};
@@ -67,13 +56,19 @@ if (logFile && threads.isMainThread) {
       const stats = await worker.getHeapStatistics().catch(() => undefined);
       if (stats) perWorker[name] = { totalMiB: mib(stats.total_heap_size), usedMiB: mib(stats.used_heap_size) };
     }
-    const line: StackHeapLine = {
+    return {
       s: Math.round((Date.now() - t0) / 1000),
       rssMiB: mib(process.memoryUsage.rss()),
       main: { totalMiB: mib(heap.total_heap_size), usedMiB: mib(heap.used_heap_size), youngMiB: mib(young?.space_size ?? 0), arrayBuffersMiB: mib(process.memoryUsage().arrayBuffers) },
       workers: perWorker,
-      residentMiB: residentByKind(),
     };
-    appendFileSync(logFile, `${JSON.stringify(line)}\n`);
-  }, INTERVAL_MS).unref();
+  };
+  setInterval(async () => appendFileSync(logFile, `${JSON.stringify(await readLine())}\n`), INTERVAL_MS).unref();
+  process.on('SIGUSR2', async () => {
+    (globalThis as { gc?: () => void }).gc?.();
+    appendFileSync(logFile, `${JSON.stringify({ ...(await readLine()), afterCollection: true })}\n`);
+    // Later, once the phase has read the resident memory this line goes with: writing a snapshot takes memory of its own.
+    const snapshotDir = process.env.STACK_HEAP_SNAPSHOT_DIR;
+    if (snapshotDir) setTimeout(() => v8.writeHeapSnapshot(`${snapshotDir}/stack-after-job.heapsnapshot`), 3_000);
+  });
 }
