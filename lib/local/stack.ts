@@ -44,6 +44,7 @@ import { createKmsStandIn } from './kms-standin.ts';
 import { mendTornPdfRecords } from './torn-writes.ts';
 import { ensureBucket, ensureBulkQueues, ensureIdempotencyTable, ensureTable } from './provision.ts';
 import { startEventSourceMapping } from './event-source-mapping.ts';
+import { keepMemoryReducerWorking } from './memory-reducer.ts';
 import { LOCAL_REGION, localAwsEnvironment, stackInfoPath, type StackInfo } from './stack-info.ts';
 
 export const LOCAL_TABLE_NAME = 'pdf-api';
@@ -254,6 +255,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   // And while it runs, as the scheduled reconcile function does in AWS: every step whatever the others did.
   const reconciliation = setInterval(() => void reconcileNow(stores), RECONCILE_INTERVAL_MS);
   reconciliation.unref();
+  // A long-running process, unlike a Lambda environment: what a burst of work left goes back once it is quiet.
+  const stopKeepingMemoryReducer = keepMemoryReducerWorking();
   // Webhook deliveries that are due, as the scheduled webhooks function does in AWS: the same pool
   // of senders, fair between keys, here running for as long as the stack does.
   const webhookSending = new AbortController();
@@ -326,6 +329,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   stopStack = () => (stopping ??= stop());
   async function stop() {
     clearInterval(reconciliation);
+    stopKeepingMemoryReducer();
     await Promise.all([bulkMapping.stop(), deadLetterMapping.stop()]);
     sqsClient.destroy();
     webhookSending.abort();
