@@ -66,7 +66,7 @@ export interface BulkMemoryResult extends BulkJobFigures {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const mib = (kib: number) => Math.round((kib / 1024) * 10) / 10;
+const round1 = (value: number) => Math.round(value * 10) / 10;
 
 /** A reading of the stack process: the probe's last line from inside, and its resident memory by kind of mapping, read from outside. */
 export interface StackReading extends StackHeapLine {
@@ -89,15 +89,17 @@ function residentByKind(pid: number): StackReading['residentMiB'] {
       kind = name === '[heap]' ? 'mallocHeap' : name.startsWith('/') ? 'files' : name === '' ? (sizeKiB === 256 ? 'v8Pages' : 'otherAnonymous') : undefined;
     } else if (kind && line.startsWith('Rss:')) kib[kind] += Number(line.split(/\s+/)[1]);
   }
-  return { v8Pages: mib(kib.v8Pages), mallocHeap: mib(kib.mallocHeap), otherAnonymous: mib(kib.otherAnonymous), files: mib(kib.files) };
+  return { v8Pages: round1(kib.v8Pages / 1024), mallocHeap: round1(kib.mallocHeap / 1024), otherAnonymous: round1(kib.otherAnonymous / 1024), files: round1(kib.files / 1024) };
 }
 
-/** The stack's last line of bench/lib/stack-heap-log.ts, with its resident memory by kind now. */
-function readStack(file: string, pid: number): StackReading | undefined {
-  if (!existsSync(file)) return undefined;
-  const line = readFileSync(file, 'utf8').trim().split('\n').at(-1);
-  return line ? { ...(JSON.parse(line) as StackHeapLine), residentMiB: residentByKind(pid) } : undefined;
+/** The lines bench/lib/stack-heap-log.ts has written so far. */
+function heapLines(file: string): StackHeapLine[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as StackHeapLine);
 }
+
+/** A probe's line, with the stack's resident memory by kind now. */
+const reading = (line: StackHeapLine | undefined, pid: number): StackReading | undefined => line && { ...line, residentMiB: residentByKind(pid) };
 
 const describeInside = (line: StackReading | undefined) =>
   line
@@ -117,7 +119,6 @@ function standInsMiB(stackPid: number): number {
   }
   return 0;
 }
-const round1 = (value: number) => Math.round(value * 10) / 10;
 
 export async function runBulkMemory(options: { lines: number; warmupLines: number }, log: (line: string) => void): Promise<BulkMemoryResult> {
   const dataDir = await mkdtemp(join(tmpdir(), 'pdf-api-bench-bulk-memory-'));
@@ -142,7 +143,7 @@ export async function runBulkMemory(options: { lines: number; warmupLines: numbe
     await sleep(SETTLE_MS);
     const stackBeforeMiB = rssMiB(pid);
     const standInsBeforeMiB = standInsMiB(pid);
-    const insideBefore = readStack(heapLog, pid);
+    const insideBefore = reading(heapLines(heapLog).at(-1), pid);
     log(`inside before: ${describeInside(insideBefore)}`);
     log(`stack process: ${round1(stackStartMiB)} MiB at start, ${round1(stackBeforeMiB)} MiB before the job (AWS stand-ins' process ${round1(standInsBeforeMiB)} MiB)`);
 
@@ -154,15 +155,13 @@ export async function runBulkMemory(options: { lines: number; warmupLines: numbe
     peaks.stop();
     const stackAfterMiB = rssMiB(pid);
     const standInsAfterMiB = standInsMiB(pid);
-    const insideAfter = readStack(heapLog, pid);
+    const insideAfter = reading(heapLines(heapLog).at(-1), pid);
     log(`inside after: ${describeInside(insideAfter)}`);
     if (diagnosisDir) {
       process.kill(pid, 'SIGUSR2');
-      const afterCollection = () =>
-        readFileSync(heapLog, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as StackHeapLine).find((line) => line.afterCollection);
+      const afterCollection = () => heapLines(heapLog).find((line) => line.afterCollection);
       for (let waited = 0; waited < 30_000 && !afterCollection(); waited += 100) await sleep(100);
-      const collected = afterCollection();
-      log(`inside after a forced collection: ${describeInside(collected && { ...collected, residentMiB: residentByKind(pid) })}`);
+      log(`inside after a forced collection: ${describeInside(reading(afterCollection(), pid))}`);
       const snapshot = join(diagnosisDir, 'stack-after-job.heapsnapshot');
       for (let waited = 0; waited < 120_000 && !existsSync(snapshot); waited += 1_000) await sleep(1_000);
       await sleep(5_000);
